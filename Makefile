@@ -1,0 +1,37 @@
+# Sonora's two commands: `make run` (the main job) and `make test`.
+# Both first install the Debian packages the build needs (only those missing).
+
+SWIFT ?= swift
+# C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
+DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev
+# Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
+TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests
+
+.PHONY: run test deps release build tsan bench clean
+
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
+	@scripts/install-deps.sh $(DEBIAN_PACKAGES)
+
+release: deps
+	$(SWIFT) build -c release --product sonora
+
+# The main job. Until the pipeline runtime exists it is the ring benchmark.
+run: release
+	.build/release/sonora bench ring
+
+build: deps
+	$(SWIFT) build --build-tests
+
+test: build
+	$(SWIFT) test --skip-build --disable-xctest
+	$(MAKE) --no-print-directory tsan
+
+tsan: deps
+	$(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)'
+
+bench: release
+	.build/release/sonora bench ring
+
+clean:
+	rm -rf .build .build-tsan

@@ -1,0 +1,52 @@
+// swift-tools-version:6.1
+// Sonora: Core Audio's model on Linux — audio units, graphs, files, queues — over ALSA and LV2.
+// Layers (lowest first; a module imports only layers below it) are described in ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "Sonora",
+    products: [
+        .library(name: "SonoraCore", targets: ["SonoraCore"]),
+        .executable(name: "sonora", targets: ["sonora"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C layer: a module map and a shim header per system library, found through pkg-config.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // JACK's ring buffer, the anchor `sonora bench ring` measures against.
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // The few Linux calls Swift cannot reach directly (CPU_SET macros, MXCSR/FPCR, memfd).
+        .target(name: "CSonoraSystem"),
+
+        // Core: formats, errors, time, buffers, lock-free rings and queues, realtime threads.
+        .target(
+            name: "SonoraCore",
+            dependencies: [
+                "CSonoraSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The one CLI.
+        .executableTarget(
+            name: "sonora",
+            dependencies: [
+                "SonoraCore",
+                "CJack",
+                "CSonoraSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Test support: counts heap allocations per thread by overriding malloc in the test binary.
+        .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
+        .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),
+    ]
+)

@@ -1,0 +1,129 @@
+/// A lock-free single-producer / single-consumer ring of non-interleaved Float
+/// samples, `channelCount` channels, power-of-two capacity in frames.
+///
+/// Producers and consumers work in place: `writeRegion` / `readRegion` hand out
+/// the free or filled frames as at most two `AudioBufferList` spans (the second
+/// is non-empty only at the wrap), which a unit can render into or read from
+/// directly; `commitWrite` / `commitRead` publish the work. `write(from:)` and
+/// `read(into:)` are copying conveniences over the same calls.
+///
+/// Exactly one thread may produce and one consume; neither blocks, allocates or locks.
+public final class SampleRing: @unchecked Sendable {
+    public let channelCount: Int
+    /// Frames the ring holds (the requested capacity rounded up to a power of two).
+    public let capacity: Int
+    @usableFromInline let mask: Int
+    @usableFromInline let cursors: RingCursors
+    /// Channel storage, reached from the hot path only through `channels` so that
+    /// neither side retains or releases the shared owner (its reference count would
+    /// bounce between the producer's and the consumer's cores).
+    private let buffers: OwnedAudioBufferList
+    @usableFromInline let channels: UnsafePointer<UnsafeMutablePointer<Float>>
+
+    /// A ring of at least `capacity` frames (rounded up to a power of two, at most 2²⁸).
+    public init(channelCount: Int, capacity: Int) throws(AudioError) {
+        guard channelCount > 0 else {
+            throw AudioError(.parameterError, "a sample ring needs at least one channel, not \(channelCount)")
+        }
+        self.capacity = try ringCapacity(capacity, limit: 1 << 28, what: "sample ring")
+        self.channelCount = channelCount
+        mask = self.capacity - 1
+        buffers = try OwnedAudioBufferList(channelCount: channelCount, frameCapacity: self.capacity)
+        channels = UnsafePointer(buffers.channelPointers)
+        cursors = RingCursors()
+    }
+
+    deinit { cursors.deallocate() }
+
+    // MARK: Producer
+
+    /// Frames the producer can write now.
+    @inlinable
+    public var writableFrames: Int { cursors.producerView(wanted: capacity, capacity: capacity).free }
+
+    /// Up to `maxFrames` free frames to write into, in place.
+    @inlinable
+    public func writeRegion(maxFrames: Int = .max) -> SampleRingRegion {
+        let (position, free) = cursors.producerView(wanted: maxFrames, capacity: capacity)
+        return region(at: position, count: min(max(maxFrames, 0), free))
+    }
+
+    /// Publishes `frames` written into the region (never more than were free).
+    @inlinable
+    public func commitWrite(_ frames: Int) throws(AudioError) {
+        let (position, free) = cursors.producerView(wanted: frames, capacity: capacity)
+        guard frames >= 0 && frames <= free else { throw overcommit("write", frames, available: free) }
+        cursors.publishWrite(position + frames)
+    }
+
+    /// Copies as many of `source`'s frames as fit; returns the number written.
+    @inlinable
+    public func write(from source: AudioBufferList) -> Int {
+        precondition(source.channelCount == channelCount, "source has \(source.channelCount) channels, ring \(channelCount)")
+        let region = writeRegion(maxFrames: source.frameCount)
+        region.first.copy(from: source)
+        region.second.copy(from: source.frames(from: region.first.frameCount, count: region.second.frameCount))
+        cursors.advanceWrite(by: region.frameCount)
+        return region.frameCount
+    }
+
+    // MARK: Consumer
+
+    /// Frames the consumer can read now.
+    @inlinable
+    public var readableFrames: Int { cursors.consumerView(wanted: capacity).filled }
+
+    /// Up to `maxFrames` filled frames to read, in place.
+    @inlinable
+    public func readRegion(maxFrames: Int = .max) -> SampleRingRegion {
+        let (position, filled) = cursors.consumerView(wanted: maxFrames)
+        return region(at: position, count: min(max(maxFrames, 0), filled))
+    }
+
+    /// Releases `frames` read from the region back to the producer.
+    @inlinable
+    public func commitRead(_ frames: Int) throws(AudioError) {
+        let (position, filled) = cursors.consumerView(wanted: frames)
+        guard frames >= 0 && frames <= filled else { throw overcommit("read", frames, available: filled) }
+        cursors.publishRead(position + frames)
+    }
+
+    /// Copies up to `destination.frameCount` frames out; returns the number read.
+    @inlinable
+    public func read(into destination: AudioBufferList) -> Int {
+        precondition(destination.channelCount == channelCount, "destination has \(destination.channelCount) channels, ring \(channelCount)")
+        let region = readRegion(maxFrames: destination.frameCount)
+        destination.copy(from: region.first)
+        destination.frames(from: region.first.frameCount, count: region.second.frameCount).copy(from: region.second)
+        cursors.advanceRead(by: region.frameCount)
+        return region.frameCount
+    }
+
+    /// Filled frames as seen from any thread: a snapshot for meters and logs.
+    public var approximateFillLevel: Int { cursors.approximateCount() }
+
+    @inlinable
+    func region(at position: Int, count: Int) -> SampleRingRegion {
+        let start = position & mask
+        let firstCount = min(count, capacity - start)
+        let list = AudioBufferList(channels: channels, channelCount: channelCount, frameCount: capacity)
+        return SampleRingRegion(
+            first: list.frames(from: start, count: firstCount),
+            second: list.frames(from: 0, count: count - firstCount))
+    }
+}
+
+/// Frames of a `SampleRing` handed to one side: `first`, then `second` (empty unless the region wraps).
+@frozen
+public struct SampleRingRegion: @unchecked Sendable, BitwiseCopyable {
+    public let first: AudioBufferList
+    public let second: AudioBufferList
+
+    @inlinable
+    init(first: AudioBufferList, second: AudioBufferList) {
+        self.first = first
+        self.second = second
+    }
+
+    @inlinable public var frameCount: Int { first.frameCount + second.frameCount }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+@main
+struct Sonora: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sonora",
+        abstract: "Sonora: a realtime audio runtime for Linux — Core Audio's model on ALSA and LV2.",
+        discussion: """
+            Examples:
+              sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
+              sonora bench ring --json     # the same, as rows for scripts
+            """,
+        version: SonoraVersion.string,
+        subcommands: [Bench.self]
+    )
+}
+
+enum SonoraVersion {
+    static let string = "0.1.0"
+}
