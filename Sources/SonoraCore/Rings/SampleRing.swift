@@ -61,8 +61,13 @@ public final class SampleRing: @unchecked Sendable {
     public func write(from source: AudioBufferList) -> Int {
         precondition(source.channelCount == channelCount, "source has \(source.channelCount) channels, ring \(channelCount)")
         let region = writeRegion(maxFrames: source.frameCount)
-        region.first.copy(from: source)
-        region.second.copy(from: source.frames(from: region.first.frameCount, count: region.second.frameCount))
+        let firstCount = region.first.frameCount
+        let secondCount = region.second.frameCount
+        for channel in 0..<channelCount {
+            let from = UnsafePointer(source.samples(channel))
+            copySamples(from: from, to: region.first.samples(channel), count: firstCount)
+            if secondCount > 0 { copySamples(from: from + firstCount, to: region.second.samples(channel), count: secondCount) }
+        }
         cursors.advanceWrite(by: region.frameCount)
         return region.frameCount
     }
@@ -93,8 +98,13 @@ public final class SampleRing: @unchecked Sendable {
     public func read(into destination: AudioBufferList) -> Int {
         precondition(destination.channelCount == channelCount, "destination has \(destination.channelCount) channels, ring \(channelCount)")
         let region = readRegion(maxFrames: destination.frameCount)
-        destination.copy(from: region.first)
-        destination.frames(from: region.first.frameCount, count: region.second.frameCount).copy(from: region.second)
+        let firstCount = region.first.frameCount
+        let secondCount = region.second.frameCount
+        for channel in 0..<channelCount {
+            let to = destination.samples(channel)
+            copySamples(from: region.first.samples(channel), to: to, count: firstCount)
+            if secondCount > 0 { copySamples(from: region.second.samples(channel), to: to + firstCount, count: secondCount) }
+        }
         cursors.advanceRead(by: region.frameCount)
         return region.frameCount
     }

@@ -5,11 +5,15 @@ struct RingBenchCommand: ParsableCommand {
         commandName: "ring",
         abstract: "Ring-buffer throughput across two threads, against JACK's ring and memcpy.",
         discussion: """
-            Moves stereo Float32 audio through Sonora's SampleRing in 32-, 256- and
-            4096-frame chunks between two threads, and the same bytes through JACK's
-            jack_ringbuffer_t and through memcpy on one thread. Goals: the Sonora ring at
-            or above JACK's at every chunk size; at 4096 frames at least half of memcpy.
-            A last row tells whether the mirrored (double-mapped) byte ring pays.
+            Moves stereo Float32 audio between two threads in 32-, 256- and 4096-frame
+            chunks through Sonora's SampleRing (non-interleaved, one span per channel),
+            through Sonora's ByteRing and JACK's jack_ringbuffer_t (both carrying the
+            interleaved frames), and copies the same bytes with memcpy on one thread.
+            Goals: Sonora's rings at or above JACK's at every chunk size; at 4096 frames
+            the sample ring at least half of memcpy. A last row tells whether the
+            mirrored (double-mapped) byte ring pays. Every contender runs in each trial,
+            back to back, and rows report the median of the per-trial ratios, so the
+            machine's changing load affects both sides of a ratio alike.
 
             Examples:
               sonora bench ring
@@ -21,10 +25,10 @@ struct RingBenchCommand: ParsableCommand {
     var json = false
 
     @Option(help: "Megabytes (MiB) moved per trial.")
-    var megabytes = 64
+    var megabytes = 32
 
-    @Option(help: "Trials per measurement; the median is reported.")
-    var trials = 9
+    @Option(help: "Trials; goals are judged on the median of per-trial ratios.")
+    var trials = 21
 
     @Option(help: "Ring capacity in stereo frames (a power of two; 16384 frames = 128 KiB).")
     var ringFrames = 16384

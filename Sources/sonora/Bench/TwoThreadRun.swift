@@ -44,7 +44,7 @@ final class GoGate: Sendable {
     func open() { opened.store(true, ordering: .releasing) }
 }
 
-/// Median of positive samples.
+/// The median (upper median for an even count).
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
