@@ -7,6 +7,8 @@ let package = Package(
     name: "Sonora",
     products: [
         .library(name: "SonoraCore", targets: ["SonoraCore"]),
+        .library(name: "SonoraDSP", targets: ["SonoraDSP"]),
+        .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .executable(name: "sonora", targets: ["sonora"]),
     ],
     dependencies: [
@@ -33,11 +35,18 @@ let package = Package(
             ]
         ),
 
+        // DSP: stateless and small-state kernels (biquads, ramps, mixing, meters, sample conversion, generators).
+        .target(name: "SonoraDSP", dependencies: ["SonoraCore"]),
+
+        // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
+        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "CSoxr"]),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
             dependencies: [
                 "SonoraCore",
+                "SonoraUnits",
                 "CJack",
                 "CSonoraSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -47,6 +56,8 @@ let package = Package(
         // Test support: counts heap allocations per thread by overriding malloc in the test binary.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
+        .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
+        .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),
     ]
 )

@@ -7,11 +7,12 @@ struct Sonora: ParsableCommand {
         abstract: "Sonora: a realtime audio runtime for Linux — Core Audio's model on ALSA and LV2.",
         discussion: """
             Examples:
+              sonora units                 # the audio units Sonora can create
               sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [Bench.self]
+        subcommands: [UnitsCommand.self, Bench.self]
     )
 }
 

@@ -35,6 +35,9 @@ extension AudioError {
 
         init(_ code: FourCharCode) { rawValue = Int32(bitPattern: code.rawValue) }
 
+        /// Success (`noErr`).
+        public static let noError = Code(rawValue: 0)
+
         // General (CoreAudioBaseTypes).
         public static let unimplemented = Code(rawValue: -4)
         public static let fileNotFound = Code(rawValue: -43)
@@ -151,7 +154,7 @@ extension AudioError {
         }
 
         private static let names: [Code: String] = [
-            .unimplemented: "unimplemented", .fileNotFound: "file not found",
+            .noError: "no error", .unimplemented: "unimplemented", .fileNotFound: "file not found",
             .filePermission: "file permission", .tooManyFilesOpen: "too many files open",
             .badFilePath: "bad file path", .parameterError: "parameter error", .memoryFull: "memory full",
             .invalidProperty: "invalid property", .invalidParameter: "invalid parameter",

@@ -1,0 +1,204 @@
+import SonoraCore
+import SonoraDSP
+import Synchronization
+
+extension AudioUnit {
+    /// Renders `frameCount` frames of output element `bus` into `buffers` (pull
+    /// model): takes pending commands, pulls every input once per time stamp
+    /// (from its connection or render callback), then calls `process(_:)` per
+    /// slice between parameter events. Returns `.noError` or the failure status
+    /// (also kept as LastRenderError). Realtime-safe.
+    public func render(
+        flags: inout RenderActionFlags, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        into buffers: AudioBufferList
+    ) -> AudioError.Code {
+        guard let core else { return .uninitialized }
+        guard frameCount >= 0 && frameCount <= core.pointee.maximumFrames else {
+            return failed(.tooManyFramesToProcess, core)
+        }
+        guard bus >= 0 && bus < core.pointee.outputCount else { return failed(.invalidElement, core) }
+        guard buffers.channelCount == core.pointee.outputChannels[bus] && buffers.frameCount >= frameCount else {
+            return failed(.parameterError, core)
+        }
+        let output = buffers.frames(from: 0, count: frameCount)
+        applyCommands(core)
+        callNotify(core, .preRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
+
+        // Every output element of one cycle shares one pull of the inputs.
+        let isNewCycle = timeStamp.sampleTime != core.pointee.lastPulledSampleTime
+            || frameCount != core.pointee.lastPulledFrames || !timeStamp.flags.contains(.sampleTimeValid)
+        if isNewCycle {
+            let status = pullInputs(core, timeStamp: timeStamp, frameCount: frameCount)
+            if status != .noError { return failed(status, core) }
+            core.pointee.lastPulledSampleTime = timeStamp.sampleTime
+            core.pointee.lastPulledFrames = frameCount
+        }
+
+        let status = processSlices(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
+        if status != .noError { return failed(status, core) }
+        callNotify(core, .postRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
+        return .noError
+    }
+
+    func failed(_ status: AudioError.Code, _ core: UnsafeMutablePointer<RealtimeCore>) -> AudioError.Code {
+        core.pointee.lastError.pointee.store(status.rawValue, ordering: .relaxed)
+        return status
+    }
+
+    func applyCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
+        var applied = 0
+        while let command = core.pointee.commands._withUnsafeGuaranteedRef({ $0.pop() }) {
+            applied += 1
+            switch command {
+            case .parameter(let event):
+                insert(event, core)
+            case .setInput(let element, let source):
+                core.pointee.inputSources[Int(element)] = source
+                core.pointee.lastPulledSampleTime = -1
+            case .setNotify(let index, let callback):
+                core.pointee.notify[Int(index)] = callback
+            case .setBypass(let on):
+                core.pointee.bypass = on
+            case .reset:
+                resetRenderState()
+            }
+        }
+        if applied > 0 {
+            core.pointee.commandsApplied.pointee.add(applied, ordering: .releasing)
+        }
+    }
+
+    /// Keeps pending events sorted by frame offset (stable, so same-offset events keep their order).
+    func insert(_ event: ParameterEvent, _ core: UnsafeMutablePointer<RealtimeCore>) {
+        let events = core.pointee.events
+        var count = core.pointee.eventCount
+        if count == RealtimeCore.eventCapacity {
+            apply(events[0], core)
+            (events).update(from: events + 1, count: count - 1)
+            count -= 1
+        }
+        var index = count
+        while index > 0 && events[index - 1].frameOffset > event.frameOffset {
+            events[index] = events[index - 1]
+            index -= 1
+        }
+        events[index] = event
+        core.pointee.eventCount = count + 1
+    }
+
+    func apply(_ event: ParameterEvent, _ core: UnsafeMutablePointer<RealtimeCore>) {
+        let ramp = core.pointee.ramps + Int(event.slot)
+        if event.duration > 0 {
+            ramp.pointee.ramp(
+                from: event.hasStartValue ? event.startValue : nil, to: event.endValue, frames: Int(event.duration))
+        } else {
+            ramp.pointee.set(event.endValue)
+        }
+    }
+
+    func pullInputs(_ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, frameCount: Int)
+        -> AudioError.Code
+    {
+        for element in 0..<core.pointee.inputCount {
+            let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
+            switch core.pointee.inputSources[element] {
+            case .none:
+                if requiresConnectedInputs { return .noConnection }
+                list.clear()
+            case .connection(let unit, let bus):
+                var flags = RenderActionFlags()
+                let status = unit._withUnsafeGuaranteedRef {
+                    $0.render(flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, into: list)
+                }
+                if status != .noError { return status }
+            case .callback(let callback):
+                var request = RenderRequest(
+                    flags: [], timeStamp: timeStamp, bus: element, frameCount: frameCount, buffers: list)
+                let status = withUnsafeMutablePointer(to: &request) { callback.call($0) }
+                if status != .noError { return status }
+            }
+        }
+        return .noError
+    }
+
+    func processSlices(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList
+    ) -> AudioError.Code {
+        let events = core.pointee.events
+        let eventCount = core.pointee.eventCount
+        var eventIndex = 0
+        var position = 0
+        var status = AudioError.Code.noError
+        while position < frameCount {
+            while eventIndex < eventCount && Int(events[eventIndex].frameOffset) <= position {
+                apply(events[eventIndex], core)
+                eventIndex += 1
+            }
+            var end = eventIndex < eventCount ? min(frameCount, Int(events[eventIndex].frameOffset)) : frameCount
+            if anyRamping(core) { end = min(end, position + Self.rampSliceFrames) }
+            let context = RenderContext(
+                frameCount: end - position, frameOffset: position,
+                timeStamp: timeStamp.advanced(byFrames: position, sampleRate: core.pointee.sampleRate), bus: bus,
+                output: output.frames(from: position, count: end - position), core: core)
+            core.pointee.nextScratch = 0
+            if core.pointee.bypass && core.pointee.inputCount > 0 {
+                let input = context.input(0)
+                if input.channelCount == context.output.channelCount {
+                    context.output.copy(from: input)
+                } else {
+                    context.output.clear()
+                }
+            } else {
+                status = process(context)
+                if status != .noError { break }
+            }
+            position = end
+        }
+        // Events at or past the end of this cycle take effect now, before the next.
+        while eventIndex < eventCount {
+            apply(events[eventIndex], core)
+            eventIndex += 1
+        }
+        core.pointee.eventCount = 0
+        return status
+    }
+
+    func anyRamping(_ core: UnsafeMutablePointer<RealtimeCore>) -> Bool {
+        let ramps = core.pointee.ramps
+        for slot in 0..<core.pointee.slotCount where ramps[slot].isRamping { return true }
+        return false
+    }
+
+    func callNotify(
+        _ core: UnsafeMutablePointer<RealtimeCore>, _ phase: RenderActionFlags, timeStamp: AudioTimeStamp, bus: Int,
+        frameCount: Int, buffers: AudioBufferList
+    ) {
+        for index in 0..<RealtimeCore.notifyCapacity {
+            guard let callback = core.pointee.notify[index] else { continue }
+            var request = RenderRequest(flags: phase, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: buffers)
+            _ = withUnsafeMutablePointer(to: &request) { callback.call($0) }
+        }
+    }
+
+    // MARK: Render notifications (control side)
+
+    /// Adds a callback called before and after every render (flags `.preRender` / `.postRender`).
+    /// Returns its index for `removeRenderNotify`. At most 8 per unit.
+    @discardableResult
+    public func addRenderNotify(_ callback: RenderCallback, keeping target: AnyObject? = nil) throws(AudioError) -> Int {
+        guard let index = notifyCallbacks.firstIndex(where: { $0 == nil }) else {
+            throw AudioError(.invalidPropertyValue, "\(name) already has \(RealtimeCore.notifyCapacity) render notifications")
+        }
+        notifyCallbacks[index] = (callback, target)
+        send(.setNotify(index: Int32(index), callback: callback))
+        return index
+    }
+
+    public func removeRenderNotify(_ index: Int) {
+        guard index >= 0 && index < notifyCallbacks.count, let entry = notifyCallbacks[index] else { return }
+        retire(entry.target)
+        notifyCallbacks[index] = nil
+        send(.setNotify(index: Int32(index), callback: nil))
+    }
+}

@@ -1,0 +1,256 @@
+import Logging
+import SonoraCore
+import SonoraDSP
+import Synchronization
+
+/// An audio unit: Core Audio's processing element, with properties addressed by
+/// `(AudioUnitPropertyID, AudioUnitScope, AudioUnitElement)`, parameters by
+/// `(AudioUnitParameterID, scope, element)`, and a pull-model `render`.
+///
+/// Lifecycle: create → configure (formats, element counts, callbacks,
+/// connections) → `initialize()` (allocates everything render needs) → render
+/// → `uninitialize()`. Properties that size render resources cannot change while
+/// initialized (`-10849`). Configuration calls come from one control thread at a
+/// time; `render` comes from one realtime thread and never allocates, locks or logs.
+///
+/// Subclasses declare their parameters and element counts in `init`, may check
+/// formats in `validateFormats()`, prepare state in `allocateRenderResources()`
+/// and implement `process(_:)`.
+open class AudioUnit: @unchecked Sendable {
+    public let componentDescription: AudioComponentDescription
+    public let name: String
+    public private(set) var isInitialized = false
+
+    /// Longest ramp slice: while a ramp runs, `process` is called for at most this many frames.
+    public static let rampSliceFrames = 32
+
+    // MARK: Configuration (control side)
+
+    struct InputElement {
+        var format: StreamFormat
+        var name: String?
+        var callback: RenderCallback?
+        var callbackTarget: RenderCallbackTarget?
+        var connection: AudioUnitConnection?
+    }
+
+    struct OutputElement {
+        var format: StreamFormat
+        var name: String?
+    }
+
+    var inputs: [InputElement]
+    var outputs: [OutputElement]
+    public internal(set) var maximumFramesPerSlice = 4096
+    var bypassEnabled = false
+    var notifyCallbacks: [(callback: RenderCallback, target: AnyObject?)?] = Array(repeating: nil, count: RealtimeCore.notifyCapacity)
+    var presentPresetValue: AudioUnitPreset?
+    let inputCountIsWritable: Bool
+    let outputCountIsWritable: Bool
+
+    // Parameters: definitions, the slot of each address, the control-side value of each slot.
+    public let parameterDefinitions: [AudioUnitParameterDefinition]
+    var slotBases: [Int] = []
+    var slotValues: [Float] = []
+
+    // Property listeners.
+    public typealias PropertyListener = (AudioUnit, AudioUnitPropertyID, AudioUnitScope, AudioUnitElement) -> Void
+    var listeners: [(id: Int, property: AudioUnitPropertyID, handler: PropertyListener)] = []
+    var nextListenerID = 0
+
+    // MARK: Realtime side
+
+    var resources: RealtimeResources?
+    /// Read on the realtime thread; written only while it does not render.
+    @exclusivity(unchecked) var core: UnsafeMutablePointer<RealtimeCore>?
+    var commandsSent = 0
+    /// Objects the realtime thread may still use, kept until it has applied the command that replaced them.
+    var retired: [(afterCommand: Int, object: AnyObject)] = []
+
+    static let logger = Logger(label: "sonora.units")
+
+    /// - Parameters:
+    ///   - inputs, outputs: element counts.
+    ///   - format: initial format of every element (canonical; 48 kHz stereo by default).
+    ///   - inputCountIsWritable / outputCountIsWritable: whether ElementCount may be set (a mixer's inputs).
+    public init(
+        description: AudioComponentDescription, name: String, inputs: Int, outputs: Int,
+        format: StreamFormat = .canonical(sampleRate: 48000, channels: 2),
+        parameters: [AudioUnitParameterDefinition] = [],
+        inputCountIsWritable: Bool = false, outputCountIsWritable: Bool = false
+    ) {
+        componentDescription = description
+        self.name = name
+        self.inputs = Array(repeating: InputElement(format: format), count: inputs)
+        self.outputs = Array(repeating: OutputElement(format: format), count: outputs)
+        parameterDefinitions = parameters
+        self.inputCountIsWritable = inputCountIsWritable
+        self.outputCountIsWritable = outputCountIsWritable
+        rebuildParameterSlots(keeping: [:])
+    }
+
+    deinit {
+        core = nil
+        resources = nil
+    }
+
+    // MARK: Lifecycle
+
+    /// Allocates what rendering needs. Fails with the unit's reason if its formats do not fit together.
+    public func initialize() throws(AudioError) {
+        guard !isInitialized else { return }
+        try validateFormats()
+        let resources = try RealtimeResources(
+            inputChannels: inputs.map { Int($0.format.channelsPerFrame) },
+            outputChannels: outputs.map { Int($0.format.channelsPerFrame) },
+            sampleRate: outputs.first?.format.sampleRate ?? inputs.first?.format.sampleRate ?? 48000,
+            maximumFrames: maximumFramesPerSlice, initialValues: slotValues, commandCapacity: 1024)
+        for (element, input) in inputs.enumerated() {
+            resources.core.pointee.inputSources[element] = source(of: input)
+        }
+        resources.core.pointee.bypass = bypassEnabled
+        for (index, entry) in notifyCallbacks.enumerated() { resources.core.pointee.notify[index] = entry?.callback }
+        self.resources = resources
+        core = resources.core
+        do {
+            try allocateRenderResources()
+        } catch {
+            core = nil
+            self.resources = nil
+            throw error
+        }
+        commandsSent = 0
+        isInitialized = true
+    }
+
+    /// Frees render resources. Call only when no render is in progress.
+    public func uninitialize() {
+        guard isInitialized else { return }
+        deallocateRenderResources()
+        core = nil
+        resources = nil
+        retired.removeAll()
+        isInitialized = false
+    }
+
+    /// Clears DSP state (filter memories, delay lines) at the start of the next render.
+    public func reset() {
+        if isInitialized {
+            send(.reset)
+        }
+    }
+
+    // MARK: Subclass hooks
+
+    /// Throws if the element formats cannot work together. The default asks for
+    /// canonical formats at one sample rate.
+    open func validateFormats() throws(AudioError) {
+        let formats = inputs.map(\.format) + outputs.map(\.format)
+        guard let rate = formats.first?.sampleRate else { return }
+        for format in formats where format.sampleRate != rate {
+            throw AudioError(
+                .failedInitialization, "\(name): elements run at different sample rates (\(format.sampleRate) and \(rate))")
+        }
+    }
+
+    /// Whether `format` may be set on an element of `scope`. Default: canonical formats only.
+    open func supports(_ format: StreamFormat, scope: AudioUnitScope, element: AudioUnitElement) -> Bool {
+        format.isCanonical && format.validationProblems.isEmpty
+    }
+
+    /// Prepares render state (filters sized for the formats, slot indices). Called by `initialize()`.
+    open func allocateRenderResources() throws(AudioError) {}
+
+    /// Releases what `allocateRenderResources()` prepared.
+    open func deallocateRenderResources() {}
+
+    /// Clears DSP state; called on the realtime thread at a cycle start after `reset()`.
+    open func resetRenderState() {}
+
+    /// Renders one slice. Realtime: no allocation, locks, logging or Foundation.
+    /// The default passes input 0 through (or renders silence if there is none).
+    open func process(_ context: RenderContext) -> AudioError.Code {
+        if context.inputCount > 0 {
+            context.output.copy(from: context.input(0))
+        } else {
+            context.output.clear()
+        }
+        return .noError
+    }
+
+    /// Seconds of latency the unit adds (Latency property).
+    open var latency: Double { 0 }
+
+    /// Seconds of output after input stops (TailTime property).
+    open var tailTime: Double { 0 }
+
+    /// Whether BypassEffect is meaningful for this unit.
+    open var supportsBypass: Bool { inputs.count >= 1 && outputs.count >= 1 }
+
+    /// Factory presets (FactoryPresets property).
+    open var factoryPresets: [AudioUnitPreset] { [] }
+
+    /// Applies factory preset `preset` (its parameter values). Default: no presets.
+    open func applyFactoryPreset(_ preset: AudioUnitPreset) throws(AudioError) {
+        throw AudioError(.invalidPropertyValue, "\(name) has no factory preset \(preset.number)")
+    }
+
+    /// Unit-specific state beyond parameters, saved in ClassInfo.
+    open var extraState: [String: String] { [:] }
+
+    /// Whether a render of element `element` requires a source on every input (else `-10876`).
+    open var requiresConnectedInputs: Bool { true }
+
+    // MARK: Realtime commands
+
+    func send(_ command: RealtimeCommand) {
+        guard let resources else { return }
+        if !resources.commands.push(command) {
+            Self.logger.warning("\(name): realtime command queue full; command dropped")
+            return
+        }
+        commandsSent += 1
+        purgeRetired()
+    }
+
+    func retire(_ object: AnyObject?) {
+        guard let object else { return }
+        // The command about to be sent replaces it; once the realtime side has taken that one, it is free.
+        if isInitialized {
+            retired.append((commandsSent + 1, object))
+        }
+    }
+
+    func purgeRetired() {
+        guard let core, !retired.isEmpty else { return }
+        let applied = core.pointee.commandsApplied.pointee.load(ordering: .acquiring)
+        retired.removeAll { $0.afterCommand <= applied }
+    }
+
+    func source(of input: InputElement) -> InputSource {
+        if let callback = input.callback { return .callback(callback) }
+        if let connection = input.connection {
+            return .connection(Unmanaged.passUnretained(connection.sourceUnit), bus: connection.sourceBus)
+        }
+        return .none
+    }
+
+    func notifyListeners(_ property: AudioUnitPropertyID, _ scope: AudioUnitScope, _ element: AudioUnitElement) {
+        for listener in listeners where listener.property == property {
+            listener.handler(self, property, scope, element)
+        }
+    }
+}
+
+/// An input element's connection to another unit's output element (MakeConnection).
+public struct AudioUnitConnection {
+    public var sourceUnit: AudioUnit
+    public var sourceBus: Int
+    public var destinationInput: Int
+
+    public init(from sourceUnit: AudioUnit, bus: Int, to destinationInput: Int) {
+        self.sourceUnit = sourceUnit
+        self.sourceBus = bus
+        self.destinationInput = destinationInput
+    }
+}

@@ -1,0 +1,34 @@
+/// A property of an audio unit (`AudioUnitPropertyID`), with Core Audio's values.
+public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let classInfo = AudioUnitPropertyID(rawValue: 0)
+    public static let makeConnection = AudioUnitPropertyID(rawValue: 1)
+    public static let sampleRate = AudioUnitPropertyID(rawValue: 2)
+    public static let parameterList = AudioUnitPropertyID(rawValue: 3)
+    public static let parameterInfo = AudioUnitPropertyID(rawValue: 4)
+    public static let streamFormat = AudioUnitPropertyID(rawValue: 8)
+    public static let elementCount = AudioUnitPropertyID(rawValue: 11)
+    public static let latency = AudioUnitPropertyID(rawValue: 12)
+    public static let maximumFramesPerSlice = AudioUnitPropertyID(rawValue: 14)
+    public static let parameterValueStrings = AudioUnitPropertyID(rawValue: 16)
+    public static let tailTime = AudioUnitPropertyID(rawValue: 20)
+    public static let bypassEffect = AudioUnitPropertyID(rawValue: 21)
+    public static let lastRenderError = AudioUnitPropertyID(rawValue: 22)
+    public static let setRenderCallback = AudioUnitPropertyID(rawValue: 23)
+    public static let factoryPresets = AudioUnitPropertyID(rawValue: 24)
+    public static let elementName = AudioUnitPropertyID(rawValue: 30)
+    public static let presentPreset = AudioUnitPropertyID(rawValue: 36)
+
+    static let names: [AudioUnitPropertyID: String] = [
+        .classInfo: "ClassInfo", .makeConnection: "MakeConnection", .sampleRate: "SampleRate",
+        .parameterList: "ParameterList", .parameterInfo: "ParameterInfo", .streamFormat: "StreamFormat",
+        .elementCount: "ElementCount", .latency: "Latency", .maximumFramesPerSlice: "MaximumFramesPerSlice",
+        .parameterValueStrings: "ParameterValueStrings", .tailTime: "TailTime", .bypassEffect: "BypassEffect",
+        .lastRenderError: "LastRenderError", .setRenderCallback: "SetRenderCallback",
+        .factoryPresets: "FactoryPresets", .elementName: "ElementName", .presentPreset: "PresentPreset",
+    ]
+
+    public var description: String { Self.names[self] ?? "property \(rawValue)" }
+}

@@ -1,0 +1,92 @@
+import SonoraCore
+
+/// Flags that travel with a render call (`AudioUnitRenderActionFlags`), with Core Audio's values.
+public struct RenderActionFlags: OptionSet, Hashable, Sendable, BitwiseCopyable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let preRender = RenderActionFlags(rawValue: 1 << 2)
+    public static let postRender = RenderActionFlags(rawValue: 1 << 3)
+    /// The unit rendered silence; the buffers are zero.
+    public static let outputIsSilence = RenderActionFlags(rawValue: 1 << 4)
+    public static let offlinePreflight = RenderActionFlags(rawValue: 1 << 5)
+    public static let offlineRender = RenderActionFlags(rawValue: 1 << 6)
+    public static let offlineComplete = RenderActionFlags(rawValue: 1 << 7)
+    public static let postRenderError = RenderActionFlags(rawValue: 1 << 8)
+    public static let doNotCheckRenderArgs = RenderActionFlags(rawValue: 1 << 9)
+}
+
+/// What a render callback is asked to produce: Core Audio's callback arguments
+/// in one struct (flags, time stamp, bus, frame count, buffers to fill).
+@frozen
+public struct RenderRequest: BitwiseCopyable {
+    public var flags: RenderActionFlags
+    public var timeStamp: AudioTimeStamp
+    public var bus: Int
+    public var frameCount: Int
+    public var buffers: AudioBufferList
+
+    public init(flags: RenderActionFlags, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int, buffers: AudioBufferList) {
+        self.flags = flags
+        self.timeStamp = timeStamp
+        self.bus = bus
+        self.frameCount = frameCount
+        self.buffers = buffers
+    }
+}
+
+/// Feeds an input element (or observes renders, as a notify callback), like
+/// Core Audio's `AURenderCallbackStruct`: a C function and a context pointer,
+/// so the realtime thread calls it with no reference counting.
+///
+/// The function receives the context and a pointer to a `RenderRequest`
+/// (`request.assumingMemoryBound(to: RenderRequest.self)`), fills the buffers
+/// and returns 0 or an `AudioError.Code` status. Swift code can instead subclass
+/// `RenderCallbackTarget` and use `RenderCallback(target)`.
+@frozen
+public struct RenderCallback: BitwiseCopyable {
+    public typealias Function = @convention(c) (
+        _ context: UnsafeMutableRawPointer?, _ request: UnsafeMutableRawPointer
+    ) -> Int32
+
+    public var function: Function
+    public var context: UnsafeMutableRawPointer?
+
+    public init(function: Function, context: UnsafeMutableRawPointer?) {
+        self.function = function
+        self.context = context
+    }
+
+    /// Calls `target.render(_:)`. The unit the callback is set on keeps `target`
+    /// alive for as long as the realtime thread may call it.
+    public init(_ target: RenderCallbackTarget) {
+        function = { context, request in
+            Unmanaged<RenderCallbackTarget>.fromOpaque(context!)._withUnsafeGuaranteedRef { target in
+                target.render(request.assumingMemoryBound(to: RenderRequest.self)).rawValue
+            }
+        }
+        context = Unmanaged.passUnretained(target).toOpaque()
+        targetIdentity = ObjectIdentifier(target)
+    }
+
+    /// The Swift object behind the callback, if it was made from one.
+    var targetIdentity: ObjectIdentifier? = nil
+
+    @inlinable
+    func call(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+        AudioError.Code(rawValue: function(context, UnsafeMutableRawPointer(request)))
+    }
+}
+
+/// Subclass and override `render(_:)` to feed a unit's input from Swift.
+/// `render` runs on the realtime thread: no allocation, locks, logging or Foundation.
+open class RenderCallbackTarget {
+    public init() {}
+
+    /// Fills `request.pointee.buffers` with `request.pointee.frameCount` frames.
+    open func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+        request.pointee.buffers.clear()
+        request.pointee.flags.insert(.outputIsSilence)
+        return .noError
+    }
+}

@@ -1,0 +1,64 @@
+import SonoraCore
+import SonoraDSP
+import Synchronization
+
+/// One slice of a render cycle, handed to a unit's `process(_:)`: the frames
+/// between two parameter events (or the whole cycle when there are none), with
+/// the input and output buffers already offset to the slice.
+///
+/// Parameter contract: read each parameter you use once per slice, either as a
+/// value at the slice start (`parameter(_:)`) or as one value per frame
+/// (`parameterValues(_:)`); both advance a running ramp past the slice. While a
+/// ramp runs, slices are at most `AudioUnit.rampSliceFrames` long, so scalar
+/// reads follow the ramp closely and per-frame reads follow it exactly.
+public struct RenderContext {
+    public let frameCount: Int
+    /// Where this slice starts within the render cycle.
+    public let frameOffset: Int
+    /// Time stamp of the slice's first frame.
+    public let timeStamp: AudioTimeStamp
+    /// The output element being rendered.
+    public let bus: Int
+    /// The buffers to fill, `frameCount` frames.
+    public let output: AudioBufferList
+    let core: UnsafeMutablePointer<RealtimeCore>
+
+    /// The input element's pulled samples for this slice.
+    public func input(_ element: Int) -> AudioBufferList {
+        core.pointee.inputLists[element].frames(from: frameOffset, count: frameCount)
+    }
+
+    /// Number of input elements.
+    public var inputCount: Int { core.pointee.inputCount }
+
+    /// The parameter's value at the slice start; moves its ramp past the slice.
+    public func parameter(_ slot: Int) -> Float {
+        let ramp = core.pointee.ramps + slot
+        let value = ramp.pointee.value
+        ramp.pointee.advance(frames: frameCount)
+        return value
+    }
+
+    /// The parameter's value for each frame of the slice (exact along ramps).
+    /// At most `RealtimeCore.scratchCount` such arrays are valid at once.
+    public func parameterValues(_ slot: Int) -> UnsafePointer<Float> {
+        let ramp = core.pointee.ramps + slot
+        let index = core.pointee.nextScratch
+        core.pointee.nextScratch = (index + 1) % RealtimeCore.scratchCount
+        let values = core.pointee.scratch + index * core.pointee.maximumFrames
+        if ramp.pointee.isRamping {
+            for frame in 0..<frameCount { values[frame] = ramp.pointee.next() }
+        } else {
+            values.update(repeating: ramp.pointee.value, count: frameCount)
+        }
+        return UnsafePointer(values)
+    }
+
+    /// Publishes a value the unit measured (a meter) for `AudioUnit.parameter(_:)` to read.
+    public func publish(_ value: Float, slot: Int) {
+        core.pointee.published[slot].store(value.bitPattern, ordering: .relaxed)
+    }
+
+    /// True if the parameter is moving along a ramp at the slice start.
+    public func isRamping(_ slot: Int) -> Bool { core.pointee.ramps[slot].isRamping }
+}

@@ -1,0 +1,52 @@
+import SonoraCore
+
+/// The audio units Sonora can create, found by component description or name
+/// (`AudioComponentFindNext` + `AudioComponentInstanceNew`).
+public final class AudioComponentRegistry: @unchecked Sendable {
+    public struct Component: Sendable {
+        public var description: AudioComponentDescription
+        public var name: String
+        public var summary: String
+        let make: @Sendable () -> AudioUnit
+    }
+
+    public static let shared = AudioComponentRegistry()
+
+    public private(set) var components: [Component] = []
+
+    init() {
+        register(GenericOutputUnit.componentDescription, "GenericOutput", "offline output: renders as fast as asked", GenericOutputUnit.init)
+        register(MultiChannelMixerUnit.componentDescription, "MultiChannelMixer", "mixes any number of inputs, volume/pan/enable, metering") { MultiChannelMixerUnit() }
+        register(SplitterUnit.componentDescription, "Splitter", "one input to several outputs") { SplitterUnit() }
+        register(MergerUnit.componentDescription, "Merger", "several inputs' channels into one output") { MergerUnit() }
+        register(SampleDelayUnit.componentDescription, "SampleDelay", "delays by a whole number of frames", SampleDelayUnit.init)
+        register(GainUnit.componentDescription, "Gain", "gain in dB and mute, rampable", GainUnit.init)
+        register(ToneGeneratorUnit.componentDescription, "ToneGenerator", "sine, sweep, white/pink noise, impulses", ToneGeneratorUnit.init)
+    }
+
+    /// Adds a component (plugins, tests). A later registration of the same description replaces the earlier.
+    public func register(
+        _ description: AudioComponentDescription, _ name: String, _ summary: String,
+        _ make: @escaping @Sendable () -> AudioUnit
+    ) {
+        components.removeAll { $0.description == description }
+        components.append(Component(description: description, name: name, summary: summary, make: make))
+    }
+
+    /// A new instance of the component, or `-66751` (unsupported type) naming what was asked.
+    public func instantiate(_ description: AudioComponentDescription) throws(AudioError) -> AudioUnit {
+        guard let component = components.first(where: { $0.description == description }) else {
+            throw AudioError(.componentUnsupportedType, "no audio unit \(description)")
+        }
+        return component.make()
+    }
+
+    /// A new instance by name (`Gain`, case-insensitive) or by `type/subtype/manufacturer`.
+    public func instantiate(named text: String) throws(AudioError) -> AudioUnit {
+        if let component = components.first(where: { $0.name.lowercased() == text.lowercased() || $0.description.description == text }) {
+            return component.make()
+        }
+        let names = components.map(\.name).joined(separator: ", ")
+        throw AudioError(.componentUnsupportedType, "no audio unit named '\(text)'; available: \(names)")
+    }
+}
