@@ -292,6 +292,15 @@ extension AudioUnit {
         notifyListeners(.makeConnection, .input, input)
     }
 
+    /// Records a connection made by a running graph, which applies it on the
+    /// realtime side itself (atomically with the rest of its update).
+    func recordConnection(input: AudioUnitElement, from source: AudioUnit?, bus: AudioUnitElement) {
+        inputs[input].callback = nil
+        inputs[input].callbackTarget = nil
+        inputs[input].connection = source.map { AudioUnitConnection(from: $0, bus: bus, to: input) }
+        notifyListeners(.makeConnection, .input, input)
+    }
+
     /// The status of the last render that failed, or `.noError`.
     public var lastRenderError: AudioError.Code {
         guard let core else { return .noError }

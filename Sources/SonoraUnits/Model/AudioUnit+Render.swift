@@ -22,6 +22,12 @@ extension AudioUnit {
         }
         let output = buffers.frames(from: 0, count: frameCount)
         applyCommands(core)
+        if core.pointee.cachesOutput && timeStamp.flags.contains(.sampleTimeValid)
+            && core.pointee.cachedSampleTimes[bus] == timeStamp.sampleTime && core.pointee.cachedFrames[bus] == frameCount
+        {
+            output.copy(from: core.pointee.outputCaches[bus])
+            return .noError
+        }
         callNotify(core, .preRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
 
         // Every output element of one cycle shares one pull of the inputs.
@@ -36,6 +42,11 @@ extension AudioUnit {
 
         let status = processSlices(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
         if status != .noError { return failed(status, core) }
+        if core.pointee.cachesOutput {
+            core.pointee.outputCaches[bus].copy(from: output)
+            core.pointee.cachedSampleTimes[bus] = timeStamp.sampleTime
+            core.pointee.cachedFrames[bus] = frameCount
+        }
         callNotify(core, .postRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
         return .noError
     }
@@ -53,12 +64,14 @@ extension AudioUnit {
             case .parameter(let event):
                 insert(event, core)
             case .setInput(let element, let source):
-                core.pointee.inputSources[Int(element)] = source
-                core.pointee.lastPulledSampleTime = -1
+                setInputSource(source, element: Int(element), core, crossfade: false)
             case .setNotify(let index, let callback):
                 core.pointee.notify[Int(index)] = callback
             case .setBypass(let on):
                 core.pointee.bypass = on
+            case .setCachesOutput(let on):
+                core.pointee.cachesOutput = on
+                for bus in 0..<core.pointee.outputCount { core.pointee.cachedSampleTimes[bus] = -1 }
             case .reset:
                 resetRenderState()
             }
@@ -96,27 +109,68 @@ extension AudioUnit {
         }
     }
 
+    /// Changes what feeds an input (realtime side). With `crossfade`, the old
+    /// source keeps playing, fading out over `crossfadeFrames` while the new fades in.
+    func setInputSource(
+        _ source: InputSource, element: Int, _ core: UnsafeMutablePointer<RealtimeCore>, crossfade: Bool
+    ) {
+        if crossfade, case .none = core.pointee.fadeSources[element] {
+            core.pointee.fadeSources[element] = core.pointee.inputSources[element]
+            core.pointee.fadePositions[element] = 0
+        }
+        core.pointee.inputSources[element] = source
+        core.pointee.lastPulledSampleTime = -1
+    }
+
     func pullInputs(_ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, frameCount: Int)
         -> AudioError.Code
     {
         for element in 0..<core.pointee.inputCount {
             let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
-            switch core.pointee.inputSources[element] {
-            case .none:
-                if requiresConnectedInputs { return .noConnection }
-                list.clear()
-            case .connection(let unit, let bus):
-                var flags = RenderActionFlags()
-                let status = unit._withUnsafeGuaranteedRef {
-                    $0.render(flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, into: list)
+            let status = pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)
+            if status != .noError { return status }
+            if case .none = core.pointee.fadeSources[element] { continue }
+            let old = core.pointee.fadeLists[element].frames(from: 0, count: frameCount)
+            let oldStatus = pull(core.pointee.fadeSources[element], element: element, into: old, timeStamp: timeStamp, silentIfNone: true)
+            if oldStatus != .noError { old.clear() }
+            let length = Float(core.pointee.crossfadeFrames)
+            var position = core.pointee.fadePositions[element]
+            let start = position
+            for channel in 0..<list.channelCount {
+                let samples = list.samples(channel)
+                let fading = old.samples(channel)
+                position = start
+                for frame in 0..<frameCount {
+                    let mix = min(1, Float(position) / length)
+                    samples[frame] = fading[frame] + (samples[frame] - fading[frame]) * mix
+                    position += 1
                 }
-                if status != .noError { return status }
-            case .callback(let callback):
-                var request = RenderRequest(
-                    flags: [], timeStamp: timeStamp, bus: element, frameCount: frameCount, buffers: list)
-                let status = withUnsafeMutablePointer(to: &request) { callback.call($0) }
-                if status != .noError { return status }
             }
+            core.pointee.fadePositions[element] = start + frameCount
+            if start + frameCount >= core.pointee.crossfadeFrames {
+                core.pointee.fadeSources[element] = .none
+            }
+        }
+        return .noError
+    }
+
+    func pull(
+        _ source: InputSource, element: Int, into list: AudioBufferList, timeStamp: AudioTimeStamp,
+        silentIfNone: Bool = false
+    ) -> AudioError.Code {
+        switch source {
+        case .none:
+            if requiresConnectedInputs && !silentIfNone { return .noConnection }
+            list.clear()
+        case .connection(let unit, let bus):
+            var flags = RenderActionFlags()
+            return unit._withUnsafeGuaranteedRef {
+                $0.render(flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: list.frameCount, into: list)
+            }
+        case .callback(let callback):
+            var request = RenderRequest(
+                flags: [], timeStamp: timeStamp, bus: element, frameCount: list.frameCount, buffers: list)
+            return withUnsafeMutablePointer(to: &request) { callback.call($0) }
         }
         return .noError
     }

@@ -27,6 +27,7 @@ enum RealtimeCommand: BitwiseCopyable {
     case setInput(element: Int32, source: InputSource)
     case setNotify(index: Int32, callback: RenderCallback?)
     case setBypass(Bool)
+    case setCachesOutput(Bool)
     case reset
 }
 
@@ -60,12 +61,28 @@ struct RealtimeCore {
     var sampleRate: Double
     var outputCount: Int
     var outputChannels: UnsafeMutablePointer<Int>
+
+    // Crossfades when an input's source changes while rendering: the old source
+    // keeps being pulled into `fadeLists` and faded out over `crossfadeFrames`.
+    var crossfadeFrames: Int
+    var fadeSources: UnsafeMutablePointer<InputSource>
+    var fadeLists: UnsafeMutablePointer<AudioBufferList>
+    var fadePositions: UnsafeMutablePointer<Int>
+
+    // Fan-out: a unit feeding several inputs renders once per time stamp and
+    // serves the other pulls from its output cache.
+    var cachesOutput: Bool
+    var outputCaches: UnsafeMutablePointer<AudioBufferList>
+    var cachedSampleTimes: UnsafeMutablePointer<Double>
+    var cachedFrames: UnsafeMutablePointer<Int>
 }
 
 /// Owns the memory `RealtimeCore` points into (on the control side).
 final class RealtimeResources {
     let core: UnsafeMutablePointer<RealtimeCore>
     let inputBuffers: [OwnedAudioBufferList]
+    let fadeBuffers: [OwnedAudioBufferList]
+    let outputCacheBuffers: [OwnedAudioBufferList]
     let commands: MessageQueue<RealtimeCommand>
 
     init(
@@ -75,7 +92,27 @@ final class RealtimeResources {
         inputBuffers = try inputChannels.map { channels throws(AudioError) in
             try OwnedAudioBufferList(channelCount: max(channels, 1), frameCapacity: maximumFrames)
         }
+        fadeBuffers = try inputChannels.map { channels throws(AudioError) in
+            try OwnedAudioBufferList(channelCount: max(channels, 1), frameCapacity: maximumFrames)
+        }
+        outputCacheBuffers = try outputChannels.map { channels throws(AudioError) in
+            try OwnedAudioBufferList(channelCount: max(channels, 1), frameCapacity: maximumFrames)
+        }
         commands = try MessageQueue(capacity: commandCapacity)
+        let inputSlots = max(inputBuffers.count, 1)
+        let fadeSources = UnsafeMutablePointer<InputSource>.allocate(capacity: inputSlots)
+        fadeSources.initialize(repeating: .none, count: inputSlots)
+        let fadeLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: inputSlots)
+        for (index, buffer) in fadeBuffers.enumerated() { (fadeLists + index).initialize(to: buffer.list) }
+        let fadePositions = UnsafeMutablePointer<Int>.allocate(capacity: inputSlots)
+        fadePositions.initialize(repeating: 0, count: inputSlots)
+        let outputSlots = max(outputCacheBuffers.count, 1)
+        let outputCaches = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: outputSlots)
+        for (index, buffer) in outputCacheBuffers.enumerated() { (outputCaches + index).initialize(to: buffer.list) }
+        let cachedSampleTimes = UnsafeMutablePointer<Double>.allocate(capacity: outputSlots)
+        cachedSampleTimes.initialize(repeating: -1, count: outputSlots)
+        let cachedFrames = UnsafeMutablePointer<Int>.allocate(capacity: outputSlots)
+        cachedFrames.initialize(repeating: 0, count: outputSlots)
         let inputLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(inputBuffers.count, 1))
         for (index, buffer) in inputBuffers.enumerated() { (inputLists + index).initialize(to: buffer.list) }
         let sources = UnsafeMutablePointer<InputSource>.allocate(capacity: max(inputBuffers.count, 1))
@@ -103,7 +140,9 @@ final class RealtimeResources {
                 events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), notify: notify,
                 bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0, commandsApplied: counters,
                 lastError: lastError, published: published, sampleRate: sampleRate, outputCount: outputChannels.count,
-                outputChannels: channels))
+                outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists,
+                fadePositions: fadePositions, cachesOutput: false, outputCaches: outputCaches,
+                cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
     }
 
     deinit {
@@ -121,6 +160,12 @@ final class RealtimeResources {
         core.outputChannels.deallocate()
         core.published.deinitialize(count: core.slotCount)
         core.published.deallocate()
+        core.fadeSources.deallocate()
+        core.fadeLists.deallocate()
+        core.fadePositions.deallocate()
+        core.outputCaches.deallocate()
+        core.cachedSampleTimes.deallocate()
+        core.cachedFrames.deallocate()
         self.core.deallocate()
     }
 }

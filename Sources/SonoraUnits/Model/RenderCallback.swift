@@ -69,6 +69,11 @@ public struct RenderCallback: BitwiseCopyable {
         targetIdentity = ObjectIdentifier(target)
     }
 
+    /// Identifies the callback (function and context) for comparisons.
+    var identity: [UInt] {
+        [UInt(bitPattern: unsafeBitCast(function, to: UnsafeRawPointer.self)), UInt(bitPattern: context)]
+    }
+
     /// The Swift object behind the callback, if it was made from one.
     var targetIdentity: ObjectIdentifier? = nil
 

@@ -1,0 +1,426 @@
+import SonoraCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Core Audio's AUGraph: audio units as nodes, output elements connected to
+/// input elements, pulled from one output node (the head).
+///
+/// Before `initialize()`, changes apply at once. Once initialized, structural
+/// changes (nodes, connections, callbacks) are recorded and take effect at
+/// `update()`: new nodes are initialized off the realtime thread, then every
+/// change goes to the realtime side as one batch that the head applies at a
+/// cycle boundary, all together; inputs whose source changes crossfade over
+/// 64 frames; removed units stay alive until the realtime side is done with them.
+public final class AudioGraph: @unchecked Sendable {
+    /// A node's number (`AUNode`).
+    public typealias Node = Int
+
+    struct Connection: Hashable {
+        var source: Node
+        var bus: Int
+        var destination: Node
+        var input: Int
+    }
+
+    struct InputKey: Hashable {
+        var node: Node
+        var input: Int
+    }
+
+    private(set) var units: [Node: AudioUnit] = [:]
+    private(set) var names: [Node: String] = [:]
+    private var nextNode = 1
+    private(set) var connections: Set<Connection> = []
+    private var callbacks: [InputKey: (callback: RenderCallback, target: AnyObject?)] = [:]
+    /// What the units were last told (the realtime side's picture once the batch is applied).
+    private var appliedConnections: Set<Connection> = []
+    private var appliedCallbacks: [InputKey: RenderCallback] = [:]
+    private var appliedNodes: Set<Node> = []
+    private var appliedFanOut: Set<Node> = []
+
+    public private(set) var isInitialized = false
+    public private(set) var isRunning = false
+    public private(set) var outputNode: Node?
+
+    // Realtime side.
+    private let commands: MessageQueue<GraphCommand>
+    private let staged: UnsafeMutablePointer<GraphCommand>
+    private static let stagedCapacity = 4096
+    @exclusivity(unchecked) private var stagedCount = 0
+    @exclusivity(unchecked) private var head: Unmanaged<AudioUnit>?
+    private let framesRendered = Atomic<Int>(0)
+    private let appliedBatch = Atomic<Int>(0)
+    private let appliedAtFrame = Atomic<Int>(0)
+    private var batch = 0
+    private var retired: [(batch: Int, object: AnyObject)] = []
+
+    public init() {
+        commands = try! MessageQueue(capacity: Self.stagedCapacity)
+        staged = .allocate(capacity: Self.stagedCapacity)
+    }
+
+    deinit {
+        staged.deallocate()
+    }
+
+    // MARK: Nodes
+
+    /// Adds a unit of the given component (`AUGraphAddNode`).
+    @discardableResult
+    public func addNode(_ description: AudioComponentDescription, name: String? = nil) throws(AudioError) -> Node {
+        addNode(try AudioComponentRegistry.shared.instantiate(description), name: name)
+    }
+
+    /// Adds an existing unit.
+    @discardableResult
+    public func addNode(_ unit: AudioUnit, name: String? = nil) -> Node {
+        let node = nextNode
+        nextNode += 1
+        units[node] = unit
+        names[node] = name ?? "\(unit.name)#\(node)"
+        return node
+    }
+
+    /// Removes a node and every connection to or from it.
+    public func removeNode(_ node: Node) throws(AudioError) {
+        _ = try unit(node)
+        connections = connections.filter { $0.source != node && $0.destination != node }
+        for key in callbacks.keys where key.node == node { replaceCallback(key, with: nil) }
+        if isInitialized { removedUnits[node] = units[node] }
+        units[node] = nil
+        names[node] = nil
+        if outputNode == node { outputNode = nil }
+    }
+
+    public func unit(_ node: Node) throws(AudioError) -> AudioUnit {
+        guard let unit = units[node] else { throw AudioError(.graphNodeNotFound, "the graph has no node \(node)") }
+        return unit
+    }
+
+    public func name(_ node: Node) -> String { names[node] ?? "node \(node)" }
+
+    public var nodes: [Node] { units.keys.sorted() }
+
+    // MARK: Connections
+
+    /// Feeds `destination`'s input `input` from `source`'s output `bus`
+    /// (`AUGraphConnectNodeInput`). Checked at once: nodes, elements, formats, cycles.
+    public func connect(_ source: Node, bus: Int, to destination: Node, input: Int) throws(AudioError) {
+        let from = try unit(source)
+        let to = try unit(destination)
+        let edge = "\(name(source)) output \(bus) → \(name(destination)) input \(input)"
+        guard bus >= 0 && bus < from.elementCount(.output) else {
+            throw AudioError(.invalidElement, "\(edge): \(name(source)) has \(from.elementCount(.output)) outputs")
+        }
+        guard input >= 0 && input < to.elementCount(.input) else {
+            throw AudioError(.invalidElement, "\(edge): \(name(destination)) has \(to.elementCount(.input)) inputs")
+        }
+        let produced = try from.streamFormat(scope: .output, element: bus)
+        let taken = try to.streamFormat(scope: .input, element: input)
+        guard produced.channelsPerFrame == taken.channelsPerFrame && produced.sampleRate == taken.sampleRate else {
+            throw AudioError(.formatNotSupported, "\(edge): \(name(source)) produces \(produced), \(name(destination)) takes \(taken)")
+        }
+        if let path = path(from: destination, to: source) {
+            let loop = ([source] + path).map(name).joined(separator: " → ")
+            throw AudioError(.graphInvalidConnection, "\(edge) would close a cycle: \(loop)")
+        }
+        connections = connections.filter { !($0.destination == destination && $0.input == input) }
+        replaceCallback(InputKey(node: destination, input: input), with: nil)
+        connections.insert(Connection(source: source, bus: bus, destination: destination, input: input))
+    }
+
+    /// Removes whatever feeds `destination`'s input `input`.
+    public func disconnect(_ destination: Node, input: Int) throws(AudioError) {
+        _ = try unit(destination)
+        connections = connections.filter { !($0.destination == destination && $0.input == input) }
+        replaceCallback(InputKey(node: destination, input: input), with: nil)
+    }
+
+    /// Feeds an input from a render callback (`AUGraphSetNodeInputCallback`).
+    public func setRenderCallback(_ callback: RenderCallback, node: Node, input: Int, keeping target: AnyObject? = nil)
+        throws(AudioError)
+    {
+        let destination = try unit(node)
+        guard input >= 0 && input < destination.elementCount(.input) else {
+            throw AudioError(.invalidElement, "\(name(node)) has \(destination.elementCount(.input)) inputs, not \(input)")
+        }
+        connections = connections.filter { !($0.destination == node && $0.input == input) }
+        replaceCallback(InputKey(node: node, input: input), with: (callback, target))
+    }
+
+    public func setRenderCallback(_ target: RenderCallbackTarget, node: Node, input: Int) throws(AudioError) {
+        try setRenderCallback(RenderCallback(target), node: node, input: input, keeping: target)
+    }
+
+    /// The nodes from `start` along connections to `end`, if `end` is reachable.
+    private func path(from start: Node, to end: Node) -> [Node]? {
+        if start == end { return [start] }
+        var visited: Set<Node> = []
+        func visit(_ node: Node) -> [Node]? {
+            if node == end { return [node] }
+            guard visited.insert(node).inserted else { return nil }
+            for edge in connections where edge.source == node {
+                if let rest = visit(edge.destination) { return [node] + rest }
+            }
+            return nil
+        }
+        return visit(start)
+    }
+
+    // MARK: Lifecycle
+
+    /// Initializes every unit and wires the connections (`AUGraphInitialize`).
+    public func initialize() throws(AudioError) {
+        guard !isInitialized else { return }
+        let heads = nodes.filter { units[$0]!.componentDescription.type == .outputUnit }
+        guard heads.count == 1, let headNode = heads.first else {
+            throw AudioError(
+                .graphOutputNodeError,
+                heads.isEmpty ? "the graph has no output unit to pull from" : "the graph has \(heads.count) output units: \(heads.map(name).joined(separator: ", "))")
+        }
+        for node in nodes { try wireUninitialized(node) }
+        var initialized: [AudioUnit] = []
+        do {
+            for node in nodes {
+                try units[node]!.initialize()
+                initialized.append(units[node]!)
+            }
+        } catch {
+            initialized.forEach { $0.uninitialize() }
+            throw AudioError(error.code, "initializing the graph: \(error.message)")
+        }
+        for node in fanOutNodes { units[node]!.send(.setCachesOutput(true)) }
+        appliedConnections = connections
+        appliedCallbacks = callbacks.mapValues(\.callback)
+        appliedNodes = Set(nodes)
+        appliedFanOut = fanOutNodes
+        outputNode = headNode
+        head = Unmanaged.passUnretained(units[headNode]!)
+        isInitialized = true
+    }
+
+    public func uninitialize() {
+        guard isInitialized else { return }
+        isRunning = false
+        head = nil
+        for unit in units.values { unit.uninitialize() }
+        retired.removeAll()
+        isInitialized = false
+    }
+
+    public func start() throws(AudioError) {
+        guard isInitialized else { throw AudioError(.uninitialized, "initialize the graph before starting it") }
+        isRunning = true
+    }
+
+    public func stop() { isRunning = false }
+
+    private var fanOutNodes: Set<Node> {
+        var consumers: [Node: Int] = [:]
+        for edge in connections { consumers[edge.source, default: 0] += 1 }
+        return Set(consumers.filter { $0.value > 1 }.keys)
+    }
+
+    private func wireUninitialized(_ node: Node) throws(AudioError) {
+        let unit = units[node]!
+        for input in 0..<unit.elementCount(.input) {
+            let key = InputKey(node: node, input: input)
+            if let edge = connections.first(where: { $0.destination == node && $0.input == input }) {
+                try unit.connect(input: input, from: units[edge.source]!, bus: edge.bus)
+            } else if let callback = callbacks[key] {
+                try unit.setRenderCallback(callback.callback, input: input)
+            } else {
+                try unit.disconnect(input: input)
+            }
+        }
+    }
+
+    // MARK: Live update
+
+    /// Applies the changes made since the last update while the graph stays
+    /// initialized (`AUGraphUpdate`). Throws, changing nothing on the realtime
+    /// side, if a new node fails to initialize or the head was removed.
+    public func update() throws(AudioError) {
+        guard isInitialized else { return }
+        purgeRetired()
+        guard let outputNode, units[outputNode] != nil else {
+            throw AudioError(.graphOutputNodeError, "the graph's output unit was removed; uninitialize to rebuild")
+        }
+        let added = Set(nodes).subtracting(appliedNodes)
+        var initializedNow: [AudioUnit] = []
+        do {
+            for node in added.sorted() {
+                try wireUninitialized(node)
+                try units[node]!.initialize()
+                initializedNow.append(units[node]!)
+            }
+        } catch {
+            initializedNow.forEach { $0.uninitialize() }
+            throw AudioError(error.code, "update: \(error.message)")
+        }
+        batch += 1
+        var commandCount = 0
+        func push(_ command: GraphCommand) {
+            while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
+            commandCount += 1
+        }
+        // Inputs whose source changed, on nodes that stay.
+        for node in nodes where !added.contains(node) {
+            let unit = units[node]!
+            for input in 0..<unit.elementCount(.input) {
+                let key = InputKey(node: node, input: input)
+                let wanted = connections.first { $0.destination == node && $0.input == input }
+                let had = appliedConnections.first { $0.destination == node && $0.input == input }
+                let wantedCallback = callbacks[key]?.callback
+                let hadCallback = appliedCallbacks[key]
+                let sameCallback = wantedCallback?.identity == hadCallback?.identity
+                guard wanted != had || (wanted == nil && !sameCallback) else { continue }
+                let source: InputSource
+                if let wanted {
+                    source = .connection(Unmanaged.passUnretained(units[wanted.source]!), bus: wanted.bus)
+                    unit.recordConnection(input: input, from: units[wanted.source]!, bus: wanted.bus)
+                } else if let callback = wantedCallback {
+                    source = .callback(callback)
+                    unit.recordConnection(input: input, from: nil, bus: 0)
+                } else {
+                    source = .none
+                    unit.recordConnection(input: input, from: nil, bus: 0)
+                }
+                push(.setInput(unit: Unmanaged.passUnretained(unit), element: Int32(input), source: source))
+            }
+        }
+        let fanOut = fanOutNodes
+        for node in fanOut.symmetricDifference(appliedFanOut) where units[node] != nil {
+            push(.setCachesOutput(unit: Unmanaged.passUnretained(units[node]!), on: fanOut.contains(node)))
+        }
+        push(.commit(batch: batch))
+        // Units removed from the graph live until the realtime side has let go of them.
+        for node in appliedNodes.subtracting(nodes) {
+            if let unit = removedUnits[node] { retired.append((batch, unit)) }
+        }
+        for target in replacedTargets { retired.append((batch, target)) }
+        replacedTargets.removeAll()
+        removedUnits = removedUnits.filter { units[$0.key] != nil }
+        appliedConnections = connections
+        appliedCallbacks = callbacks.mapValues(\.callback)
+        appliedNodes = Set(nodes)
+        appliedFanOut = fanOut
+        _ = commandCount
+    }
+
+    /// Units removed since the last update, kept for retirement.
+    private var removedUnits: [Node: AudioUnit] = [:]
+    /// Callback targets replaced since the last update, kept for retirement.
+    private var replacedTargets: [AnyObject] = []
+
+    private func replaceCallback(_ key: InputKey, with entry: (callback: RenderCallback, target: AnyObject?)?) {
+        if isInitialized, let old = callbacks[key]?.target { replacedTargets.append(old) }
+        callbacks[key] = entry
+    }
+
+    private func purgeRetired() {
+        let appliedBatch = appliedBatch.load(ordering: .acquiring)
+        let settled = framesRendered.load(ordering: .acquiring) >= appliedAtFrame.load(ordering: .acquiring) + 2 * 4096
+        retired.removeAll { $0.batch < appliedBatch || ($0.batch == appliedBatch && settled) }
+    }
+
+    // MARK: Rendering (realtime)
+
+    /// Renders the head's output: applies a pending update batch at this cycle
+    /// boundary, then pulls. Realtime-safe.
+    public func render(
+        flags: inout RenderActionFlags, timeStamp: AudioTimeStamp, frameCount: Int, into buffers: AudioBufferList
+    ) -> AudioError.Code {
+        guard let head else { return .uninitialized }
+        applyCommands()
+        let status = head._withUnsafeGuaranteedRef {
+            $0.render(flags: &flags, timeStamp: timeStamp, bus: 0, frameCount: frameCount, into: buffers)
+        }
+        framesRendered.add(frameCount, ordering: .releasing)
+        return status
+    }
+
+    private func applyCommands() {
+        while let command = commands.pop() {
+            if case .commit(let number) = command {
+                for index in 0..<stagedCount { apply(staged[index]) }
+                stagedCount = 0
+                appliedAtFrame.store(framesRendered.load(ordering: .relaxed), ordering: .relaxed)
+                appliedBatch.store(number, ordering: .releasing)
+            } else if stagedCount < Self.stagedCapacity {
+                staged[stagedCount] = command
+                stagedCount += 1
+            }
+        }
+    }
+
+    private func apply(_ command: GraphCommand) {
+        switch command {
+        case .setInput(let unit, let element, let source):
+            unit._withUnsafeGuaranteedRef { unit in
+                guard let core = unit.core else { return }
+                unit.setInputSource(source, element: Int(element), core, crossfade: true)
+            }
+        case .setCachesOutput(let unit, let on):
+            unit._withUnsafeGuaranteedRef { unit in
+                guard let core = unit.core else { return }
+                core.pointee.cachesOutput = on
+                for bus in 0..<core.pointee.outputCount { core.pointee.cachedSampleTimes[bus] = -1 }
+            }
+        case .commit:
+            break
+        }
+    }
+
+    // MARK: Offline
+
+    /// Renders `frameCount` frames from the head into arrays, one per channel (not realtime).
+    public func renderOffline(frameCount: Int, sliceFrames: Int = 512, startSampleTime: Double = 0) throws(AudioError) -> [[Float]] {
+        guard let outputNode else { throw AudioError(.uninitialized, "initialize the graph before rendering") }
+        let format = try units[outputNode]!.streamFormat(scope: .output, element: 0)
+        let channels = Int(format.channelsPerFrame)
+        let buffers = try OwnedAudioBufferList(channelCount: channels, frameCapacity: sliceFrames)
+        var result = Array(repeating: [Float](), count: channels)
+        var done = 0
+        while done < frameCount {
+            let frames = min(sliceFrames, frameCount - done)
+            var flags = RenderActionFlags()
+            let status = render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: startSampleTime + Double(done)), frameCount: frames,
+                into: buffers.list(frameCount: frames))
+            guard status == .noError else {
+                throw AudioError(status, "graph render at sample \(Int(startSampleTime) + done) failed")
+            }
+            for channel in 0..<channels { result[channel] += buffers.list(frameCount: frames)[channel] }
+            done += frames
+        }
+        return result
+    }
+
+    // MARK: Latency
+
+    /// Frames of latency from the furthest source to the head: the largest sum
+    /// of unit latencies along any path.
+    public var latencyFrames: Int {
+        guard let outputNode = outputNode ?? nodes.first(where: { units[$0]!.componentDescription.type == .outputUnit }) else { return 0 }
+        let rate = (try? units[outputNode]!.streamFormat(scope: .output, element: 0).sampleRate) ?? 48000
+        var memo: [Node: Double] = [:]
+        func latency(_ node: Node) -> Double {
+            if let known = memo[node] { return known }
+            let upstream = connections.filter { $0.destination == node }.map { latency($0.source) }.max() ?? 0
+            let total = upstream + (units[node]?.latency ?? 0)
+            memo[node] = total
+            return total
+        }
+        return Int((latency(outputNode) * rate).rounded())
+    }
+}
+
+/// Update batches for the realtime side, applied together at a `commit`.
+enum GraphCommand: BitwiseCopyable {
+    case setInput(unit: Unmanaged<AudioUnit>, element: Int32, source: InputSource)
+    case setCachesOutput(unit: Unmanaged<AudioUnit>, on: Bool)
+    case commit(batch: Int)
+}
