@@ -33,7 +33,7 @@ extension AudioUnit {
         // Every output element of one cycle shares one pull of the inputs.
         let isNewCycle = timeStamp.sampleTime != core.pointee.lastPulledSampleTime
             || frameCount != core.pointee.lastPulledFrames || !timeStamp.flags.contains(.sampleTimeValid)
-        if isNewCycle {
+        if isNewCycle && !pullsInputsItself {
             let status = pullInputs(core, timeStamp: timeStamp, frameCount: frameCount)
             if status != .noError { return failed(status, core) }
             core.pointee.lastPulledSampleTime = timeStamp.sampleTime
@@ -194,7 +194,8 @@ extension AudioUnit {
             let context = RenderContext(
                 frameCount: end - position, frameOffset: position,
                 timeStamp: timeStamp.advanced(byFrames: position, sampleRate: core.pointee.sampleRate), bus: bus,
-                output: output.frames(from: position, count: end - position), core: core)
+                output: output.frames(from: position, count: end - position), core: core,
+                unit: Unmanaged.passUnretained(self))
             core.pointee.nextScratch = 0
             if core.pointee.bypass && core.pointee.inputCount > 0 {
                 let input = context.input(0)

@@ -195,6 +195,10 @@ open class AudioUnit: @unchecked Sendable {
         throw AudioError(.invalidPropertyValue, "\(name) has no factory preset \(preset.number)")
     }
 
+    /// True for units that pull their inputs from `process` themselves, in amounts
+    /// of their own choosing (a sample-rate converter); the base then does not pull.
+    open var pullsInputsItself: Bool { false }
+
     /// Unit-specific state beyond parameters, saved in ClassInfo.
     open var extraState: [String: String] { [:] }
 

@@ -22,6 +22,26 @@ public struct RenderContext {
     /// The buffers to fill, `frameCount` frames.
     public let output: AudioBufferList
     let core: UnsafeMutablePointer<RealtimeCore>
+    let unit: Unmanaged<AudioUnit>
+
+    /// For units that pull their own inputs (`pullsInputsItself`): pulls
+    /// `frameCount` frames (at most MaximumFramesPerSlice) from input `element`
+    /// into its buffer, stamped `sampleTime`, and returns them, or the failure status.
+    public func pullInput(_ element: Int, frameCount: Int, sampleTime: Double) -> (AudioBufferList, AudioError.Code) {
+        let list = core.pointee.inputLists[element].frames(from: 0, count: min(frameCount, core.pointee.maximumFrames))
+        let status = unit._withUnsafeGuaranteedRef {
+            $0.pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: AudioTimeStamp(sampleTime: sampleTime))
+        }
+        return (list, status)
+    }
+
+    /// Input `element`'s whole buffer (frames from 0), where `pullInput` puts what it pulls.
+    public func pulledInput(_ element: Int) -> AudioBufferList {
+        core.pointee.inputLists[element]
+    }
+
+    /// Longest pull `pullInput` takes.
+    public var maximumFrames: Int { core.pointee.maximumFrames }
 
     /// The input element's pulled samples for this slice.
     public func input(_ element: Int) -> AudioBufferList {

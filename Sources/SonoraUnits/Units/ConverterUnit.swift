@@ -1,0 +1,219 @@
+import CSoxr
+import SonoraCore
+import SonoraDSP
+
+/// Core Audio's converter unit ('aufc'/'conv'): changes sample rate (libsoxr,
+/// quality selectable) and channel count or order (a channel map). Inside a
+/// graph every buffer is canonical Float32, so sample-format and interleaving
+/// changes happen at the edges (SonoraDSP's `SampleConversion`, used by files
+/// and devices); this unit handles what a graph needs in the middle.
+///
+/// It pulls its input in the amounts the resampler asks for, so input and
+/// output run on their own timelines.
+public final class ConverterUnit: AudioUnit, @unchecked Sendable {
+    public static let componentDescription = AudioComponentDescription(type: .formatConverter, subType: "conv", manufacturer: .apple)
+
+    public enum Parameter {
+        /// Resampler quality, fixed at initialize: 0 quick … 4 very high (libsoxr's recipes).
+        public static let quality: AudioUnitParameterID = 0
+    }
+
+    public static let qualityNames = ["Quick", "Low", "Medium", "High", "Very High"]
+
+    /// Output channel `i` takes input channel `channelMap[i]`, or silence for -1.
+    /// nil: the default map (same channels; mono to all; stereo to mono averaged).
+    public var channelMap: [Int]? {
+        didSet { notifyListeners(.channelMap, .output, 0) }
+    }
+
+    private struct Realtime {
+        var resampler: soxr_t?
+        var inputChannels: Int
+        var outputChannels: Int
+        var map: UnsafeMutablePointer<Int>      // per output channel; -2 = average of all inputs
+        var resampled: UnsafeMutablePointer<Float>  // inputChannels × capacity, resampler output
+        var capacity: Int
+        var inputPointers: UnsafeMutablePointer<UnsafeRawPointer?>
+        var outputPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        var pendingOffset: Int
+        var pendingCount: Int
+        var inputSampleTime: Double
+        var ratio: Double
+    }
+
+    @exclusivity(unchecked) private var realtime: UnsafeMutablePointer<Realtime>?
+
+    public init() {
+        super.init(
+            description: Self.componentDescription, name: "Converter", inputs: 1, outputs: 1,
+            parameters: [
+                AudioUnitParameterDefinition(
+                    Parameter.quality,
+                    AudioUnitParameterInfo(
+                        name: "Quality", identifier: "quality", unit: .indexed, minValue: 0, maxValue: 4, defaultValue: 3,
+                        flags: [.readWrite, .nonRealTime], valueStrings: Self.qualityNames)),
+            ])
+    }
+
+    public override var pullsInputsItself: Bool { true }
+
+    public override var latency: Double {
+        guard let resampler = realtime?.pointee.resampler,
+              let rate = try? streamFormat(scope: .output, element: 0).sampleRate else { return 0 }
+        return soxr_delay(resampler) / rate
+    }
+
+    /// Input and output may differ in rate and channel count.
+    public override func validateFormats() throws(AudioError) {
+        let input = try streamFormat(scope: .input, element: 0)
+        let output = try streamFormat(scope: .output, element: 0)
+        if let map = channelMap {
+            guard map.count == Int(output.channelsPerFrame) else {
+                throw AudioError(.failedInitialization, "Converter: channel map has \(map.count) entries for \(output.channelsPerFrame) output channels")
+            }
+            for entry in map where entry < -1 || entry >= Int(input.channelsPerFrame) {
+                throw AudioError(.failedInitialization, "Converter: channel map names input channel \(entry); the input has \(input.channelsPerFrame)")
+            }
+        }
+        let ratio = output.sampleRate / input.sampleRate
+        guard ratio >= 1.0 / 256 && ratio <= 256 else {
+            throw AudioError(.failedInitialization, "Converter: \(input.sampleRate) Hz to \(output.sampleRate) Hz is beyond 256×")
+        }
+    }
+
+    public override func allocateRenderResources() throws(AudioError) {
+        let input = try streamFormat(scope: .input, element: 0)
+        let output = try streamFormat(scope: .output, element: 0)
+        let inputChannels = Int(input.channelsPerFrame)
+        let outputChannels = Int(output.channelsPerFrame)
+        var resampler: soxr_t?
+        if input.sampleRate != output.sampleRate {
+            var ioSpec = soxr_io_spec(SOXR_FLOAT32_S, SOXR_FLOAT32_S)
+            let recipe = UInt(min(4, max(0, Int(try parameter(Parameter.quality)))))
+            var qualitySpec = soxr_quality_spec(recipe == 4 ? UInt(SOXR_VHQ) : recipe, 0)
+            var error: soxr_error_t?
+            resampler = soxr_create(input.sampleRate, output.sampleRate, UInt32(inputChannels), &error, &ioSpec, &qualitySpec, nil)
+            if let error {
+                throw AudioError(.failedInitialization, "Converter: libsoxr: \(String(cString: error))")
+            }
+        }
+        let map = UnsafeMutablePointer<Int>.allocate(capacity: outputChannels)
+        for channel in 0..<outputChannels {
+            if let channelMap {
+                map[channel] = channelMap[channel]
+            } else if inputChannels == 1 {
+                map[channel] = 0
+            } else if outputChannels == 1 {
+                map[channel] = -2
+            } else {
+                map[channel] = channel < inputChannels ? channel : -1
+            }
+        }
+        let capacity = maximumFramesPerSlice
+        let resampled = UnsafeMutablePointer<Float>.allocate(capacity: inputChannels * capacity)
+        resampled.initialize(repeating: 0, count: inputChannels * capacity)
+        let state = UnsafeMutablePointer<Realtime>.allocate(capacity: 1)
+        state.initialize(
+            to: Realtime(
+                resampler: resampler, inputChannels: inputChannels, outputChannels: outputChannels, map: map,
+                resampled: resampled, capacity: capacity,
+                inputPointers: .allocate(capacity: inputChannels), outputPointers: .allocate(capacity: inputChannels),
+                pendingOffset: 0, pendingCount: 0, inputSampleTime: 0, ratio: output.sampleRate / input.sampleRate))
+        realtime = state
+    }
+
+    public override func deallocateRenderResources() {
+        guard let state = realtime else { return }
+        if let resampler = state.pointee.resampler { soxr_delete(resampler) }
+        state.pointee.map.deallocate()
+        state.pointee.resampled.deallocate()
+        state.pointee.inputPointers.deallocate()
+        state.pointee.outputPointers.deallocate()
+        state.deallocate()
+        realtime = nil
+    }
+
+    public override func resetRenderState() {
+        guard let state = realtime else { return }
+        if let resampler = state.pointee.resampler { soxr_clear(resampler) }
+        state.pointee.pendingCount = 0
+        state.pointee.pendingOffset = 0
+    }
+
+    public override func process(_ context: RenderContext) -> AudioError.Code {
+        guard let state = realtime else { return .uninitialized }
+        let need = context.frameCount
+        var produced = 0
+        while produced < need {
+            if state.pointee.pendingCount == 0 {
+                // Ask for about what the output still needs, plus a little for the filter.
+                let wanted = state.pointee.resampler == nil
+                    ? need - produced
+                    : min(context.maximumFrames, Int(Double(need - produced) / state.pointee.ratio) + 16)
+                let (list, status) = context.pullInput(0, frameCount: wanted, sampleTime: state.pointee.inputSampleTime)
+                if status != .noError { return status }
+                state.pointee.inputSampleTime += Double(list.frameCount)
+                state.pointee.pendingOffset = 0
+                state.pointee.pendingCount = list.frameCount
+            }
+            let input = context.pulledInput(0)
+            let pending = state.pointee.pendingCount
+            let offset = state.pointee.pendingOffset
+            let space = need - produced
+            var consumed = 0
+            var made = 0
+            if let resampler = state.pointee.resampler {
+                for channel in 0..<state.pointee.inputChannels {
+                    state.pointee.inputPointers[channel] = UnsafeRawPointer(input.samples(channel) + offset)
+                    state.pointee.outputPointers[channel] = UnsafeMutableRawPointer(state.pointee.resampled + channel * state.pointee.capacity)
+                }
+                var inputDone = 0
+                var outputDone = 0
+                let error = soxr_process(
+                    resampler, UnsafeRawPointer(state.pointee.inputPointers), pending, &inputDone,
+                    UnsafeMutableRawPointer(state.pointee.outputPointers), min(space, state.pointee.capacity), &outputDone)
+                if error != nil { return .unspecified }
+                consumed = inputDone
+                made = outputDone
+            } else {
+                made = min(pending, space)
+                consumed = made
+                for channel in 0..<state.pointee.inputChannels {
+                    copySamples(
+                        from: input.samples(channel) + offset,
+                        to: state.pointee.resampled + channel * state.pointee.capacity, count: made)
+                }
+            }
+            map(state, frames: made, into: context.output, at: produced)
+            state.pointee.pendingOffset += consumed
+            state.pointee.pendingCount -= consumed
+            produced += made
+            if consumed == 0 && made == 0 && state.pointee.pendingCount > 0 { return .unspecified }
+        }
+        return .noError
+    }
+
+    private func map(_ state: UnsafeMutablePointer<Realtime>, frames: Int, into output: AudioBufferList, at offset: Int) {
+        guard frames > 0 else { return }
+        let inputs = state.pointee.inputChannels
+        for channel in 0..<min(state.pointee.outputChannels, output.channelCount) {
+            let destination = output.samples(channel) + offset
+            let source = state.pointee.map[channel]
+            if source >= 0 {
+                copySamples(from: state.pointee.resampled + source * state.pointee.capacity, to: destination, count: frames)
+            } else if source == -2 {
+                Mixing.copy(state.pointee.resampled, to: destination, count: frames, gain: 1 / Float(inputs))
+                for input in 1..<inputs {
+                    Mixing.add(state.pointee.resampled + input * state.pointee.capacity, into: destination, count: frames, gain: 1 / Float(inputs))
+                }
+            } else {
+                destination.update(repeating: 0, count: frames)
+            }
+        }
+    }
+}
+
+extension AudioUnitPropertyID {
+    /// The converter's channel map (`kAudioOutputUnitProperty_ChannelMap`).
+    public static let channelMap = AudioUnitPropertyID(rawValue: 2002)
+}

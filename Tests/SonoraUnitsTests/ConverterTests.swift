@@ -1,0 +1,123 @@
+import CAllocationCounter
+import Foundation
+import SonoraCore
+import SonoraDSP
+import Testing
+@testable import SonoraUnits
+
+@Suite("Converter")
+struct ConverterTests {
+    final class Sine: RenderCallbackTarget {
+        var oscillator: SineOscillator
+        let amplitude: Float
+        init(_ frequency: Double, rate: Double, amplitude: Float = 0.5) {
+            oscillator = SineOscillator(frequency: frequency, sampleRate: rate)
+            self.amplitude = amplitude
+        }
+        override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+            let buffers = request.pointee.buffers
+            oscillator.render(into: buffers.samples(0), count: request.pointee.frameCount, amplitude: amplitude)
+            for channel in 1..<max(1, buffers.channelCount) {
+                copySamples(from: buffers.samples(0), to: buffers.samples(channel), count: request.pointee.frameCount)
+            }
+            return .noError
+        }
+    }
+
+    static func converter(from inputRate: Double, to outputRate: Double, channels: (Int, Int) = (1, 1), quality: Float = 3) throws -> ConverterUnit {
+        let unit = ConverterUnit()
+        try unit.setStreamFormat(.canonical(sampleRate: inputRate, channels: channels.0), scope: .input, element: 0)
+        try unit.setStreamFormat(.canonical(sampleRate: outputRate, channels: channels.1), scope: .output, element: 0)
+        try unit.setParameter(ConverterUnit.Parameter.quality, to: quality)
+        return unit
+    }
+
+    static func render(_ unit: ConverterUnit, seconds: Double, slice: Int = 480) throws -> [[Float]] {
+        let rate = try unit.streamFormat(scope: .output, element: 0).sampleRate
+        let channels = Int(try unit.streamFormat(scope: .output, element: 0).channelsPerFrame)
+        var out = Array(repeating: [Float](), count: channels)
+        var done = 0
+        while done < Int(rate * seconds) {
+            let block = try renderFrames(unit, frames: slice, sampleTime: Double(done), channels: channels)
+            for channel in 0..<channels { out[channel] += block[channel] }
+            done += slice
+        }
+        return out
+    }
+
+    static func rmsDB(_ samples: ArraySlice<Float>) -> Double {
+        10 * log10(samples.map { Double($0) * Double($0) }.reduce(0, +) / Double(samples.count))
+    }
+
+    @Test func channelMapsAndDefaultMixes() throws {
+        final class Stereo: RenderCallbackTarget {
+            override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+                request.pointee.buffers[0].update(repeating: 0.2)
+                request.pointee.buffers[1].update(repeating: 0.6)
+                return .noError
+            }
+        }
+        let down = try Self.converter(from: 48000, to: 48000, channels: (2, 1))
+        try down.setRenderCallback(Stereo(), input: 0)
+        try down.initialize()
+        #expect(try renderFrames(down, frames: 16, channels: 1)[0].allSatisfy { abs($0 - 0.4) < 1e-7 })
+
+        let swapped = try Self.converter(from: 48000, to: 48000, channels: (2, 3))
+        swapped.channelMap = [1, 0, -1]
+        try swapped.setRenderCallback(Stereo(), input: 0)
+        try swapped.initialize()
+        let out = try renderFrames(swapped, frames: 16, channels: 3)
+        #expect(out[0].allSatisfy { $0 == 0.6 } && out[1].allSatisfy { $0 == 0.2 } && out[2].allSatisfy { $0 == 0 })
+
+        let bad = try Self.converter(from: 48000, to: 48000, channels: (2, 2))
+        bad.channelMap = [0, 5]
+        let error = #expect(throws: AudioError.self) { try bad.initialize() }
+        #expect(error?.message.contains("names input channel 5") == true)
+    }
+
+    @Test(arguments: [(44100.0, 48000.0), (48000.0, 44100.0), (48000.0, 16000.0), (22050.0, 96000.0)])
+    func passbandKeepsFrequencyAndLevel(rates: (Double, Double)) throws {
+        let unit = try Self.converter(from: rates.0, to: rates.1)
+        try unit.setRenderCallback(Sine(1000, rate: rates.0), input: 0)
+        try unit.initialize()
+        let out = try Self.render(unit, seconds: 1)[0]
+        let settled = out[Int(rates.1 * 0.5)...]
+        // A 0.5-amplitude sine is -9.03 dB RMS.
+        #expect(abs(Self.rmsDB(settled) - 20 * log10(0.5 / 2.squareRoot())) < 0.05)
+        let crossings = zip(settled, settled.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        let seconds = Double(settled.count) / rates.1
+        #expect(abs(Double(crossings) / seconds - 2000) < 5, "\(crossings) crossings in \(seconds) s")
+    }
+
+    @Test func stopbandRemovesWhatTheNewRateCannotHold() throws {
+        // 15 kHz is above 22050 Hz's Nyquist frequency (11025 Hz): it must vanish, not alias.
+        let unit = try Self.converter(from: 48000, to: 22050)
+        try unit.setRenderCallback(Sine(15000, rate: 48000), input: 0)
+        try unit.initialize()
+        let out = try Self.render(unit, seconds: 1)[0]
+        #expect(Self.rmsDB(out[11025...]) < -100)
+    }
+
+    @Test func renderingAllocatesNothingAfterWarmUp() throws {
+        guard sonora_allocation_counter_available() != 0 else { return }
+        let unit = try Self.converter(from: 44100, to: 48000, channels: (2, 2))
+        try unit.setRenderCallback(Sine(440, rate: 44100), input: 0)
+        try unit.setMaximumFramesPerSlice(256)
+        try unit.initialize()
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 256)
+        var flags = RenderActionFlags()
+        for cycle in 0..<100 {
+            _ = unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * 256)), bus: 0, frameCount: 256, into: buffers.list)
+        }
+        sonora_allocation_counter_begin()
+        var failures = 0
+        for cycle in 100..<2100 {
+            if unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * 256)), bus: 0, frameCount: 256, into: buffers.list) != .noError {
+                failures += 1
+            }
+        }
+        let calls = sonora_allocation_counter_end()
+        #expect(failures == 0)
+        #expect(calls == 0, "\(calls) heap calls in 2000 converter renders")
+    }
+}
