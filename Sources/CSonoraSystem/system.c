@@ -14,6 +14,13 @@ int sonora_thread_set_affinity(pthread_t thread, int cpu) {
     return pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
+int sonora_thread_attr_set_affinity(pthread_attr_t *attributes, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_attr_setaffinity_np(attributes, sizeof(set), &set);
+}
+
 int sonora_thread_set_name(const char *name) {
     char truncated[16];
     size_t i = 0;

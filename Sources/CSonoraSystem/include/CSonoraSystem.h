@@ -8,6 +8,9 @@
 /// Pins `thread` to one CPU. Returns 0 or an errno value.
 int sonora_thread_set_affinity(pthread_t thread, int cpu);
 
+/// Makes threads created with `attributes` start pinned to one CPU. Returns 0 or an errno value.
+int sonora_thread_attr_set_affinity(pthread_attr_t *attributes, int cpu);
+
 /// Names the calling thread (at most 15 bytes are kept). Returns 0 or an errno value.
 int sonora_thread_set_name(const char *name);
 

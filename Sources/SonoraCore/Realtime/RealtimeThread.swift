@@ -56,8 +56,14 @@ public final class RealtimeThread: @unchecked Sendable {
         var scheduling = Scheduling.normal
         var status: Int32 = -1
 
+        // Pin through the attributes, so the thread never runs a moment elsewhere.
+        var cpu = options.cpu
+        if let wanted = cpu, wanted < 0 || wanted >= Int(sysconf(Int32(_SC_NPROCESSORS_CONF))) {
+            warnings.append("cannot pin '\(options.name)' to CPU \(wanted): this machine has \(sysconf(Int32(_SC_NPROCESSORS_CONF))) CPUs")
+            cpu = nil
+        }
         if let priority = options.priority {
-            status = Self.create(&thread, options, fifoPriority: priority, context)
+            status = Self.create(&thread, options, fifoPriority: priority, cpu: cpu, context)
             if status == 0 {
                 scheduling = .fifo(priority: priority)
             } else {
@@ -67,17 +73,15 @@ public final class RealtimeThread: @unchecked Sendable {
             }
         }
         if status != 0 {
-            status = Self.create(&thread, options, fifoPriority: nil, context)
+            status = Self.create(&thread, options, fifoPriority: nil, cpu: cpu, context)
+        }
+        if status == EINVAL, let wanted = cpu {
+            warnings.append("cannot pin '\(options.name)' to CPU \(wanted): \(String(cString: strerror(status)))")
+            status = Self.create(&thread, options, fifoPriority: nil, cpu: nil, context)
         }
         guard status == 0 else {
             context.release()
             throw AudioError(.parameterError, "cannot start thread '\(options.name)': \(String(cString: strerror(status)))")
-        }
-        if let cpu = options.cpu {
-            let result = sonora_thread_set_affinity(thread, Int32(cpu))
-            if result != 0 {
-                warnings.append("cannot pin '\(options.name)' to CPU \(cpu): \(String(cString: strerror(result)))")
-            }
         }
         for warning in warnings { Self.logger.warning("\(warning)") }
         handle = thread
@@ -122,13 +126,17 @@ public final class RealtimeThread: @unchecked Sendable {
     public static var currentFlushesDenormals: Bool { sonora_denormals_flushed() != 0 }
 
     private static func create(
-        _ thread: inout pthread_t, _ options: RealtimeThreadOptions, fifoPriority: Int32?,
+        _ thread: inout pthread_t, _ options: RealtimeThreadOptions, fifoPriority: Int32?, cpu: Int?,
         _ context: Unmanaged<ThreadContext>
     ) -> Int32 {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setstacksize(&attributes, max(options.stackSize, Int(PTHREAD_STACK_MIN)))
+        if let cpu {
+            let result = sonora_thread_attr_set_affinity(&attributes, Int32(cpu))
+            if result != 0 { return result }
+        }
         if let priority = fifoPriority {
             // Without EXPLICIT_SCHED the new thread silently inherits the creator's policy.
             pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
