@@ -21,6 +21,11 @@ public struct LevelMeter: Sendable {
     public var peakDecayTime: Double
     @usableFromInline var smoothedMeanSquare: Double = 0
     @usableFromInline var heldPeak: Double = 0
+    // The smoothing factors for the last block length: blocks are usually all one size,
+    // and two exp() per block per meter add up in a 64-input mixer.
+    @usableFromInline var cachedCount = -1
+    @usableFromInline var cachedAveragingWeight: Double = 0
+    @usableFromInline var cachedDecay: Double = 0
 
     public init(sampleRate: Double, averagingTime: Double = 0.3, peakDecayTime: Double = 1.5) {
         self.sampleRate = sampleRate
@@ -70,19 +75,23 @@ public struct LevelMeter: Sendable {
             index &+= 1
         }
         let blockMeanSquare = sum / Double(count)
-        let frames = Double(count)
+        if count != cachedCount {
+            let frames = Double(count)
+            let averagingFrames = averagingTime * sampleRate
+            let decayFrames = peakDecayTime * sampleRate
+            cachedAveragingWeight = averagingFrames > 0 ? 1 - exp(-frames / averagingFrames) : 1
+            cachedDecay = decayFrames > 0 ? exp(-frames / decayFrames) : 0
+            cachedCount = count
+        }
 
-        // exp(−n / 0) = 0, so a zero time gives the block itself; assigned directly because
+        // A zero averaging time gives the block itself; assigned directly because
         // ms + (block − ms)·1 need not round to exactly `block`.
-        let averagingFrames = averagingTime * sampleRate
-        if averagingFrames > 0 {
-            smoothedMeanSquare += (blockMeanSquare - smoothedMeanSquare) * (1 - exp(-frames / averagingFrames))
+        if cachedAveragingWeight < 1 {
+            smoothedMeanSquare += (blockMeanSquare - smoothedMeanSquare) * cachedAveragingWeight
         } else {
             smoothedMeanSquare = blockMeanSquare
         }
-        let decayFrames = peakDecayTime * sampleRate
-        let decayed = decayFrames > 0 ? heldPeak * exp(-frames / decayFrames) : 0
-        heldPeak = max(Double(blockPeak), decayed)
+        heldPeak = max(Double(blockPeak), heldPeak * cachedDecay)
     }
 
     /// Forgets everything measured: both levels read −120 dB.
@@ -90,5 +99,6 @@ public struct LevelMeter: Sendable {
     public mutating func reset() {
         smoothedMeanSquare = 0
         heldPeak = 0
+        cachedCount = -1
     }
 }

@@ -35,8 +35,8 @@ extension AudioError {
 
         init(_ code: FourCharCode) { rawValue = Int32(bitPattern: code.rawValue) }
 
-        /// Success (`noErr`).
-        public static let noError = Code(rawValue: 0)
+        /// Success (`noErr`). Computed, so the render path compares with a constant.
+        @inlinable public static var noError: Code { Code(rawValue: 0) }
 
         // General (CoreAudioBaseTypes).
         public static let unimplemented = Code(rawValue: -4)

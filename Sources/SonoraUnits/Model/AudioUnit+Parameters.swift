@@ -102,8 +102,11 @@ extension AudioUnit {
         throws(AudioError) -> Float
     {
         let slot = try parameterSlot(ParameterAddress(id, scope: scope, element: element))
-        if let core, try definition(id, scope: scope).definition.info.flags.contains(.meterReadOnly) {
-            return Float(bitPattern: core.pointee.published[slot].load(ordering: .relaxed))
+        let info = try definition(id, scope: scope).definition.info
+        if info.flags.contains(.meterReadOnly) {
+            guard let core else { return info.defaultValue }
+            let value = Float(bitPattern: core.pointee.published[slot].load(ordering: .relaxed))
+            return info.unit == .decibels ? max(info.minValue, Decibels.fromLinear(value)) : value
         }
         return slotValues[slot]
     }

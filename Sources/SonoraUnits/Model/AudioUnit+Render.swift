@@ -30,13 +30,25 @@ extension AudioUnit {
         }
         callNotify(core, .preRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
 
+        // In place: the input is pulled into the output buffers and processed there.
+        var inPlace = false
+        if canProcessInPlace && core.pointee.inputCount == 1 && core.pointee.outputCount == 1
+            && core.pointee.ownedInputLists[0].channelCount == output.channelCount
+        {
+            if case .none = core.pointee.fadeSources[0] {
+                inPlace = true
+                core.pointee.inputLists[0] = output
+            }
+        }
+        defer { if inPlace { core.pointee.inputLists[0] = core.pointee.ownedInputLists[0] } }
+
         // Every output element of one cycle shares one pull of the inputs.
-        let isNewCycle = timeStamp.sampleTime != core.pointee.lastPulledSampleTime
+        let isNewCycle = inPlace || timeStamp.sampleTime != core.pointee.lastPulledSampleTime
             || frameCount != core.pointee.lastPulledFrames || !timeStamp.flags.contains(.sampleTimeValid)
         if isNewCycle && !pullsInputsItself {
             let status = pullInputs(core, timeStamp: timeStamp, frameCount: frameCount)
             if status != .noError { return failed(status, core) }
-            core.pointee.lastPulledSampleTime = timeStamp.sampleTime
+            core.pointee.lastPulledSampleTime = inPlace ? -1 : timeStamp.sampleTime
             core.pointee.lastPulledFrames = frameCount
         }
 
@@ -67,6 +79,9 @@ extension AudioUnit {
                 setInputSource(source, element: Int(element), core, crossfade: false)
             case .setNotify(let index, let callback):
                 core.pointee.notify[Int(index)] = callback
+                var count = 0
+                for slot in 0..<RealtimeCore.notifyCapacity where core.pointee.notify[slot] != nil { count += 1 }
+                core.pointee.notifyCount = count
             case .setBypass(let on):
                 core.pointee.bypass = on
             case .setCachesOutput(let on):
@@ -102,6 +117,7 @@ extension AudioUnit {
     func apply(_ event: ParameterEvent, _ core: UnsafeMutablePointer<RealtimeCore>) {
         let ramp = core.pointee.ramps + Int(event.slot)
         if event.duration > 0 {
+            core.pointee.rampsActive = true
             ramp.pointee.ramp(
                 from: event.hasStartValue ? event.startValue : nil, to: event.endValue, frames: Int(event.duration))
         } else {
@@ -220,8 +236,10 @@ extension AudioUnit {
     }
 
     func anyRamping(_ core: UnsafeMutablePointer<RealtimeCore>) -> Bool {
+        guard core.pointee.rampsActive else { return false }
         let ramps = core.pointee.ramps
         for slot in 0..<core.pointee.slotCount where ramps[slot].isRamping { return true }
+        core.pointee.rampsActive = false
         return false
     }
 
@@ -229,6 +247,7 @@ extension AudioUnit {
         _ core: UnsafeMutablePointer<RealtimeCore>, _ phase: RenderActionFlags, timeStamp: AudioTimeStamp, bus: Int,
         frameCount: Int, buffers: AudioBufferList
     ) {
+        guard core.pointee.notifyCount > 0 else { return }
         for index in 0..<RealtimeCore.notifyCapacity {
             guard let callback = core.pointee.notify[index] else { continue }
             var request = RenderRequest(flags: phase, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: buffers)

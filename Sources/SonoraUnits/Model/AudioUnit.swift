@@ -110,6 +110,7 @@ open class AudioUnit: @unchecked Sendable {
         }
         resources.core.pointee.bypass = bypassEnabled
         for (index, entry) in notifyCallbacks.enumerated() { resources.core.pointee.notify[index] = entry?.callback }
+        resources.core.pointee.notifyCount = notifyCallbacks.compactMap { $0 }.count
         self.resources = resources
         core = resources.core
         do {
@@ -194,6 +195,11 @@ open class AudioUnit: @unchecked Sendable {
     open func applyFactoryPreset(_ preset: AudioUnitPreset) throws(AudioError) {
         throw AudioError(.invalidPropertyValue, "\(name) has no factory preset \(preset.number)")
     }
+
+    /// True for one-input, one-output units whose `process` may read and write the
+    /// same buffers. The render then pulls the input straight into the output
+    /// buffers, so a chain of such units works in one buffer that stays in cache.
+    open var canProcessInPlace: Bool { false }
 
     /// True for units that pull their inputs from `process` themselves, in amounts
     /// of their own choosing (a sample-rate converter); the base then does not pull.

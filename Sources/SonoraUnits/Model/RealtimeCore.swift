@@ -38,6 +38,8 @@ struct RealtimeCore {
     var maximumFrames: Int
     var inputCount: Int
     var inputLists: UnsafeMutablePointer<AudioBufferList>
+    /// The unit's own input buffers (`inputLists` may point elsewhere for one in-place render).
+    var ownedInputLists: UnsafeMutablePointer<AudioBufferList>
     var inputSources: UnsafeMutablePointer<InputSource>
     var slotCount: Int
     var ramps: UnsafeMutablePointer<LinearRamp>
@@ -50,6 +52,9 @@ struct RealtimeCore {
     var commands: Unmanaged<MessageQueue<RealtimeCommand>>
     static let notifyCapacity = 8
     var notify: UnsafeMutablePointer<RenderCallback?>
+    var notifyCount: Int
+    /// False while no parameter ramp runs, so renders skip looking for one.
+    var rampsActive: Bool
     var bypass: Bool
     var lastPulledSampleTime: Double
     var lastPulledFrames: Int
@@ -115,6 +120,8 @@ final class RealtimeResources {
         cachedFrames.initialize(repeating: 0, count: outputSlots)
         let inputLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(inputBuffers.count, 1))
         for (index, buffer) in inputBuffers.enumerated() { (inputLists + index).initialize(to: buffer.list) }
+        let ownedInputLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(inputBuffers.count, 1))
+        for (index, buffer) in inputBuffers.enumerated() { (ownedInputLists + index).initialize(to: buffer.list) }
         let sources = UnsafeMutablePointer<InputSource>.allocate(capacity: max(inputBuffers.count, 1))
         sources.initialize(repeating: .none, count: max(inputBuffers.count, 1))
         let ramps = UnsafeMutablePointer<LinearRamp>.allocate(capacity: max(initialValues.count, 1))
@@ -129,16 +136,17 @@ final class RealtimeResources {
         let lastError = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: 1)
         lastError.initialize(to: Atomic(0))
         let published = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: max(initialValues.count, 1))
-        for (slot, value) in initialValues.enumerated() { (published + slot).initialize(to: Atomic(value.bitPattern)) }
+        for slot in 0..<initialValues.count { (published + slot).initialize(to: Atomic(0)) }
         let channels = UnsafeMutablePointer<Int>.allocate(capacity: max(outputChannels.count, 1))
         for (index, count) in outputChannels.enumerated() { (channels + index).initialize(to: count) }
         core = .allocate(capacity: 1)
         core.initialize(
             to: RealtimeCore(
                 maximumFrames: maximumFrames, inputCount: inputBuffers.count, inputLists: inputLists,
+                ownedInputLists: ownedInputLists,
                 inputSources: sources, slotCount: initialValues.count, ramps: ramps, scratch: scratch, nextScratch: 0,
                 events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), notify: notify,
-                bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0, commandsApplied: counters,
+                notifyCount: 0, rampsActive: false, bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0, commandsApplied: counters,
                 lastError: lastError, published: published, sampleRate: sampleRate, outputCount: outputChannels.count,
                 outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists,
                 fadePositions: fadePositions, cachesOutput: false, outputCaches: outputCaches,
@@ -148,6 +156,7 @@ final class RealtimeResources {
     deinit {
         let core = core.pointee
         core.inputLists.deallocate()
+        core.ownedInputLists.deallocate()
         core.inputSources.deallocate()
         core.ramps.deallocate()
         core.scratch.deallocate()

@@ -75,6 +75,8 @@ public struct RenderContext {
     }
 
     /// Publishes a value the unit measured (a meter) for `AudioUnit.parameter(_:)` to read.
+    /// Meters in decibels are published as linear amplitude (RMS or peak) and converted
+    /// when read, so the render path spends no logarithms on them.
     public func publish(_ value: Float, slot: Int) {
         core.pointee.published[slot].store(value.bitPattern, ordering: .relaxed)
     }

@@ -39,6 +39,8 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    public override var canProcessInPlace: Bool { true }
+
     public override func allocateRenderResources() throws(AudioError) {
         gainSlot = try parameterSlot(ParameterAddress(Parameter.gain))
         muteSlot = try parameterSlot(ParameterAddress(Parameter.mute))

@@ -75,6 +75,8 @@ public final class GraphicEQUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    public override var canProcessInPlace: Bool { true }
+
     public override func allocateRenderResources() throws(AudioError) {
         gainSlot = try parameterSlot(ParameterAddress(0))
         sampleRate = try streamFormat(scope: .output, element: 0).sampleRate

@@ -133,8 +133,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             let postMeters = preMeters + metered
             for channel in 0..<min(input.channelCount, metered) {
                 preMeters[channel].measure(input.samples(channel), count: frames)
-                context.publish(preMeters[channel].averagePowerDB, slot: slots.preAverage + element * metered + channel)
-                context.publish(preMeters[channel].peakPowerDB, slot: slots.prePeak + element * metered + channel)
+                context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: slots.preAverage + element * metered + channel)
+                context.publish(Float(preMeters[channel].peak), slot: slots.prePeak + element * metered + channel)
             }
             guard enabled else { continue }
             for inputChannel in 0..<input.channelCount {
@@ -147,8 +147,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 }
                 if inputChannel < metered {
                     postMeters[inputChannel].measure(gains, count: frames)
-                    context.publish(postMeters[inputChannel].averagePowerDB, slot: slots.postAverage + element * metered + inputChannel)
-                    context.publish(postMeters[inputChannel].peakPowerDB, slot: slots.postPeak + element * metered + inputChannel)
+                    context.publish(Float(postMeters[inputChannel].meanSquare.squareRoot()), slot: slots.postAverage + element * metered + inputChannel)
+                    context.publish(Float(postMeters[inputChannel].peak), slot: slots.postPeak + element * metered + inputChannel)
                 }
                 if input.channelCount == 1 && outputChannels == 2 {
                     let (left, right) = PanLaw.equalPower.gains(pan: pan)
@@ -178,8 +178,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         let outputMeters = meters + meterCount - metered
         for channel in 0..<min(outputChannels, metered) {
             outputMeters[channel].measure(output.samples(channel), count: frames)
-            context.publish(outputMeters[channel].averagePowerDB, slot: slots.outAverage + channel)
-            context.publish(outputMeters[channel].peakPowerDB, slot: slots.outPeak + channel)
+            context.publish(Float(outputMeters[channel].meanSquare.squareRoot()), slot: slots.outAverage + channel)
+            context.publish(Float(outputMeters[channel].peak), slot: slots.outPeak + channel)
         }
         return .noError
     }

@@ -92,6 +92,8 @@ public final class ParametricEQUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    public override var canProcessInPlace: Bool { true }
+
     public override func allocateRenderResources() throws(AudioError) {
         func slot(_ id: AudioUnitParameterID) throws(AudioError) -> Int { try parameterSlot(ParameterAddress(id)) }
         slots = (

@@ -34,6 +34,8 @@ public final class SampleDelayUnit: AudioUnit, @unchecked Sendable {
         return Double((try? parameter(Parameter.delayFrames)) ?? 0) / rate
     }
 
+    public override var canProcessInPlace: Bool { true }
+
     public override func allocateRenderResources() throws(AudioError) {
         delaySlot = try parameterSlot(ParameterAddress(Parameter.delayFrames))
         lineCount = Int(try streamFormat(scope: .input, element: 0).channelsPerFrame)

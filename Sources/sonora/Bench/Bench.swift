@@ -11,8 +11,9 @@ struct Bench: ParsableCommand {
 
             Examples:
               sonora bench ring
+              sonora bench graph
               sonora bench ring --json --megabytes 64
             """,
-        subcommands: [RingBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self]
     )
 }
