@@ -51,7 +51,8 @@ public struct DelayLine: @unchecked Sendable {
             // read, so a delay shorter than the run reads this run's own input, correctly;
             // what must not happen is writing over history the run has yet to read, hence
             // run ≤ capacity − delay.
-            let run = min(count &- done, capacity &- write, capacity &- read, capacity &- delayFrames)
+            // Pairwise min: the variadic min(_:_:_:_:) builds an array (a heap call) per call.
+            let run = min(min(count &- done, capacity &- write), min(capacity &- read, capacity &- delayFrames))
             copySamples(from: samples + done, to: ring + write, count: run)
             if delayFrames > 0 {
                 copySamples(from: ring + read, to: samples + done, count: run)

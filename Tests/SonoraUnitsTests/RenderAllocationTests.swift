@@ -53,3 +53,86 @@ struct RenderAllocationTests {
         #expect(list[0].contains { $0 != 0 })
     }
 }
+
+@Suite("No allocation while a graph renders", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+struct GraphAllocationTests {
+    /// Through AudioGraph: two generators, EQs, a converter, a delay, a splitter
+    /// feeding a mixer twice, a meter — 12 units — for 5,000 cycles, with a live
+    /// update (a node inserted and removed) and parameter ramps along the way.
+    @Test func graphWithEveryKindOfUnitRendersWithoutHeapCalls() throws {
+        let graph = AudioGraph()
+        func add(_ unit: AudioUnit) throws -> AudioGraph.Node {
+            try unit.setMaximumFramesPerSlice(256)
+            return graph.addNode(unit)
+        }
+        let tone = try add(ToneGeneratorUnit())
+        let noiseUnit = ToneGeneratorUnit()
+        try noiseUnit.setParameter(ToneGeneratorUnit.Parameter.waveform, to: Float(ToneGeneratorUnit.Waveform.pinkNoise.rawValue))
+        let noise = try add(noiseUnit)
+        let graphicEQ = GraphicEQUnit()
+        try graphicEQ.setPresentPreset(graphicEQ.factoryPresets[16])
+        let eq = try add(graphicEQ)
+        let parametric = try add(ParametricEQUnit(bands: 4))
+        let converterUnit = ConverterUnit()
+        try converterUnit.setStreamFormat(.canonical(sampleRate: 44100, channels: 2), scope: .input, element: 0)
+        let toneAt44k = ToneGeneratorUnit()
+        try toneAt44k.setSampleRate(44100, scope: .global, element: 0)
+        let slowTone = try add(toneAt44k)
+        let converter = try add(converterUnit)
+        let delay = try add(SampleDelayUnit())
+        let splitter = try add(SplitterUnit(outputs: 2))
+        let mixerUnit = MultiChannelMixerUnit(inputs: 4)
+        let mixer = try add(mixerUnit)
+        let meter = try add(MeterUnit())
+        let output = try add(GenericOutputUnit())
+        try graph.connect(tone, bus: 0, to: eq, input: 0)
+        try graph.connect(eq, bus: 0, to: mixer, input: 0)
+        try graph.connect(noise, bus: 0, to: parametric, input: 0)
+        try graph.connect(parametric, bus: 0, to: splitter, input: 0)
+        try graph.connect(splitter, bus: 0, to: mixer, input: 1)
+        try graph.connect(splitter, bus: 1, to: delay, input: 0)
+        try graph.connect(delay, bus: 0, to: mixer, input: 2)
+        try graph.connect(slowTone, bus: 0, to: converter, input: 0)
+        try graph.connect(converter, bus: 0, to: mixer, input: 3)
+        try graph.connect(mixer, bus: 0, to: meter, input: 0)
+        try graph.connect(meter, bus: 0, to: output, input: 0)
+        try graph.initialize()
+
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 256)
+        let list = buffers.list
+        func cycle(_ index: Int) -> AudioError.Code {
+            var flags = RenderActionFlags()
+            return graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(index * 256)), frameCount: 256, into: list)
+        }
+        for index in 0..<100 { #expect(cycle(index) == .noError) }
+        // A live update: insert a gain between the meter and the output, render, take it out again.
+        let gainUnit = GainUnit()
+        try gainUnit.setMaximumFramesPerSlice(256)
+        let gain = graph.addNode(gainUnit)
+        try graph.connect(meter, bus: 0, to: gain, input: 0)
+        try graph.connect(gain, bus: 0, to: output, input: 0)
+        try graph.update()
+        for index in 100..<200 { #expect(cycle(index) == .noError) }
+        try graph.removeNode(gain)
+        try graph.connect(meter, bus: 0, to: output, input: 0)
+        try graph.update()
+        for index in 200..<300 { #expect(cycle(index) == .noError) }
+
+        var heapCalls = 0
+        var failures = 0
+        for index in 300..<5300 {
+            if index % 250 == 0 {
+                try mixerUnit.rampParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: index / 250 % 4, to: Float(index / 250 % 3 + 1) / 3, duration: 300)
+                try graphicEQ.setParameter(3, to: Float(index / 250 % 7) - 3, bufferOffset: index % 256)
+            }
+            sonora_allocation_counter_begin()
+            if cycle(index) != .noError { failures += 1 }
+            heapCalls += sonora_allocation_counter_end()
+        }
+        #expect(failures == 0)
+        #expect(heapCalls == 0, "\(heapCalls) heap calls in 5,000 graph cycles")
+        #expect(try MeterUnit().parameter(MeterUnit.Parameter.averagePower) == -120)
+        let level = try graph.unit(meter).parameter(MeterUnit.Parameter.averagePower)
+        #expect(level > -40 && level < 6, "meter reads \(level) dB")
+    }
+}
