@@ -157,3 +157,71 @@ final class RenderState: @unchecked Sendable {
         self.rendered = rendered
     }
 }
+
+@Suite("Subgraphs and latency compensation")
+struct SubgraphTests {
+    @Test func aSubgraphIsOneNodeOfABiggerGraph() throws {
+        // Inner: endpoint gain (-6 dB) → meter → generic output.
+        let inner = AudioGraph()
+        let trim = GainUnit()
+        try trim.setParameter(GainUnit.Parameter.gain, to: -6.0206)
+        let trimNode = inner.addNode(trim)
+        let meterNode = inner.addNode(MeterUnit())
+        let innerOut = inner.addNode(GenericOutputUnit())
+        try inner.connect(trimNode, bus: 0, to: meterNode, input: 0)
+        try inner.connect(meterNode, bus: 0, to: innerOut, input: 0)
+        let subgraph = try SubgraphUnit(graph: inner, endpoints: [(trimNode, 0)], name: "channel strip")
+
+        // Outer: constant 0.8 → subgraph → gain (+6 dB, ramped half-way through) → output.
+        let outer = AudioGraph()
+        let source = ConstantSource(0.8)
+        let strip = outer.addNode(subgraph)
+        let makeUp = GainUnit()
+        let makeUpNode = outer.addNode(makeUp)
+        let output = outer.addNode(GenericOutputUnit())
+        try outer.setRenderCallback(source, node: strip, input: 0)
+        try outer.connect(strip, bus: 0, to: makeUpNode, input: 0)
+        try outer.connect(makeUpNode, bus: 0, to: output, input: 0)
+        try outer.initialize()
+        #expect(inner.isInitialized)
+        try makeUp.setParameter(GainUnit.Parameter.gain, to: 6.0206, bufferOffset: 100)
+        let out = try outer.renderOffline(frameCount: 512, sliceFrames: 256)
+        #expect(abs(out[0][50] - 0.4) < 1e-5)
+        #expect(abs(out[1][99] - 0.4) < 1e-5 && abs(out[1][100] - 0.8) < 1e-5 && abs(out[0][511] - 0.8) < 1e-5)
+        #expect(try inner.unit(meterNode).parameter(MeterUnit.Parameter.peakPower) > -8.1)
+        outer.uninitialize()
+        #expect(!inner.isInitialized)
+    }
+
+    @Test func compensationAlignsParallelPaths() throws {
+        func impulsesArriving(compensated: Bool) throws -> [Int] {
+            let graph = AudioGraph()
+            let tone = ToneGeneratorUnit()
+            try tone.setParameter(ToneGeneratorUnit.Parameter.waveform, to: Float(ToneGeneratorUnit.Waveform.impulse.rawValue))
+            try tone.setParameter(ToneGeneratorUnit.Parameter.level, to: 0)
+            let source = graph.addNode(tone)
+            let split = graph.addNode(SplitterUnit(outputs: 2))
+            let slow = SampleDelayUnit()
+            try slow.setParameter(SampleDelayUnit.Parameter.delayFrames, to: 100)
+            let slowNode = graph.addNode(slow)
+            let mixer = graph.addNode(MultiChannelMixerUnit(inputs: 2))
+            let output = graph.addNode(GenericOutputUnit())
+            try graph.connect(source, bus: 0, to: split, input: 0)
+            try graph.connect(split, bus: 0, to: slowNode, input: 0)
+            try graph.connect(slowNode, bus: 0, to: mixer, input: 0)
+            try graph.connect(split, bus: 1, to: mixer, input: 1)
+            try graph.connect(mixer, bus: 0, to: output, input: 0)
+            if compensated {
+                try graph.compensateLatency()
+                try graph.compensateLatency()  // a second call replaces the first, not adds to it
+                #expect(graph.nodes.count == 6)
+            }
+            try graph.initialize()
+            #expect(graph.latencyFrames == 100)
+            let out = try graph.renderOffline(frameCount: 1000)[0]
+            return out.indices.filter { out[$0] != 0 }
+        }
+        #expect(try impulsesArriving(compensated: false) == [0, 100])
+        #expect(try impulsesArriving(compensated: true) == [100])
+    }
+}

@@ -401,6 +401,50 @@ public final class AudioGraph: @unchecked Sendable {
 
     // MARK: Latency
 
+    /// Nodes inserted by `compensateLatency()`.
+    private(set) var compensationNodes: Set<Node> = []
+
+    /// Aligns parallel paths: wherever a node's inputs arrive with different
+    /// latencies, delays the earlier ones (SampleDelay nodes, named
+    /// "latency compensation …") so that all arrive together. Replaces the
+    /// compensation of an earlier call; when initialized, takes effect at `update()`.
+    public func compensateLatency() throws(AudioError) {
+        for node in compensationNodes where units[node] != nil {
+            // Reconnect around the old delay.
+            guard let incoming = connections.first(where: { $0.destination == node }),
+                  let outgoing = connections.first(where: { $0.source == node }) else { continue }
+            try removeNode(node)
+            try connect(incoming.source, bus: incoming.bus, to: outgoing.destination, input: outgoing.input)
+        }
+        compensationNodes = []
+        var memo: [Node: Int] = [:]
+        func arrival(_ node: Node) -> Int {
+            if let known = memo[node] { return known }
+            let rate = (try? units[node]!.streamFormat(scope: .output, element: 0).sampleRate) ?? 48000
+            let upstream = connections.filter { $0.destination == node }.map { arrival($0.source) }.max() ?? 0
+            let total = upstream + Int((units[node]!.latency * rate).rounded())
+            memo[node] = total
+            return total
+        }
+        for destination in nodes {
+            let inputs = connections.filter { $0.destination == destination }
+            guard inputs.count > 1 else { continue }
+            let latest = inputs.map { arrival($0.source) }.max() ?? 0
+            for edge in inputs.sorted(by: { $0.input < $1.input }) where arrival(edge.source) < latest {
+                let delay = SampleDelayUnit()
+                let format = try units[edge.source]!.streamFormat(scope: .output, element: edge.bus)
+                try delay.setStreamFormat(format, scope: .input, element: 0)
+                try delay.setStreamFormat(format, scope: .output, element: 0)
+                try delay.setMaximumFramesPerSlice(units[destination]!.maximumFramesPerSlice)
+                try delay.setParameter(SampleDelayUnit.Parameter.delayFrames, to: Float(latest - arrival(edge.source)))
+                let node = addNode(delay, name: "latency compensation for \(name(destination)) input \(edge.input)")
+                try connect(edge.source, bus: edge.bus, to: node, input: 0)
+                try connect(node, bus: 0, to: destination, input: edge.input)
+                compensationNodes.insert(node)
+            }
+        }
+    }
+
     /// Frames of latency from the furthest source to the head: the largest sum
     /// of unit latencies along any path.
     public var latencyFrames: Int {
