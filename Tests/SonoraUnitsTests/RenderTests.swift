@@ -240,3 +240,18 @@ struct RenderTests {
         #expect(counter.pre == 3 && counter.post == 3)
     }
 }
+
+@Suite("Gain pan")
+struct GainPanTests {
+    @Test func panIsABalanceOnStereo() throws {
+        let gain = GainUnit()
+        try gain.setRenderCallback(ConstantSource(0.5), input: 0)
+        try gain.setParameter(GainUnit.Parameter.pan, to: 0.5)
+        try gain.initialize()
+        let out = try renderFrames(gain, frames: 8)
+        #expect(out[0][0] == 0.25 && out[1][0] == 0.5)
+        try gain.setParameter(GainUnit.Parameter.pan, to: -1)
+        let left = try renderFrames(gain, frames: 8, sampleTime: 8)
+        #expect(left[0][0] == 0.5 && left[1][0] == 0)
+    }
+}

@@ -40,6 +40,7 @@ public final class AudioGraph: @unchecked Sendable {
     private var appliedNodes: Set<Node> = []
     private var appliedFanOut: Set<Node> = []
 
+    public private(set) var isOpen = false
     public private(set) var isInitialized = false
     public private(set) var isRunning = false
     public private(set) var outputNode: Node?
@@ -171,9 +172,15 @@ public final class AudioGraph: @unchecked Sendable {
 
     // MARK: Lifecycle
 
-    /// Initializes every unit and wires the connections (`AUGraphInitialize`).
+    /// Opens the graph (`AUGraphOpen`). Sonora creates a node's unit when the node
+    /// is added, so this only marks the graph open; it is here for ported code.
+    public func open() { isOpen = true }
+
+    /// Initializes every unit and wires the connections (`AUGraphInitialize`),
+    /// opening the graph first if needed.
     public func initialize() throws(AudioError) {
         guard !isInitialized else { return }
+        open()
         let heads = nodes.filter { units[$0]!.componentDescription.type == .outputUnit }
         guard heads.count == 1, let headNode = heads.first else {
             throw AudioError(

@@ -1,18 +1,21 @@
 import SonoraCore
 import SonoraDSP
 
-/// Gain and mute for any channel count ('aufx'/'gain', Sonora's). Gain changes
-/// and ramps are applied per sample.
+/// Gain, pan and mute for any channel count ('aufx'/'gain', Sonora's). Gain
+/// changes and ramps are applied per sample; pan is a stereo balance (turning
+/// one side down), ignored for other channel counts.
 public final class GainUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .effect, subType: "gain", manufacturer: .sonora)
 
     public enum Parameter {
         public static let gain: AudioUnitParameterID = 0
         public static let mute: AudioUnitParameterID = 1
+        public static let pan: AudioUnitParameterID = 2
     }
 
     @exclusivity(unchecked) private var gainSlot = 0
     @exclusivity(unchecked) private var muteSlot = 0
+    @exclusivity(unchecked) private var panSlot = 0
 
     public init() {
         super.init(
@@ -27,6 +30,10 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
                     Parameter.mute,
                     AudioUnitParameterInfo(
                         name: "Mute", identifier: "mute", unit: .boolean, minValue: 0, maxValue: 1, defaultValue: 0)),
+                AudioUnitParameterDefinition(
+                    Parameter.pan,
+                    AudioUnitParameterInfo(
+                        name: "Pan", identifier: "pan", unit: .pan, minValue: -1, maxValue: 1, defaultValue: 0)),
             ])
     }
 
@@ -44,25 +51,36 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
     public override func allocateRenderResources() throws(AudioError) {
         gainSlot = try parameterSlot(ParameterAddress(Parameter.gain))
         muteSlot = try parameterSlot(ParameterAddress(Parameter.mute))
+        panSlot = try parameterSlot(ParameterAddress(Parameter.pan))
+    }
+
+    /// Balance: panning right turns the left channel down, and vice versa.
+    @inline(__always)
+    static func balance(_ pan: Float, channel: Int) -> Float {
+        channel == 0 ? min(1, 1 - pan) : min(1, 1 + pan)
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let input = context.input(0)
         let output = context.output
         let muted = context.parameter(muteSlot) >= 0.5
+        let pan = context.parameter(panSlot)
+        let stereo = output.channelCount == 2
         if context.isRamping(gainSlot) {
             let decibels = context.parameterValues(gainSlot)
             for channel in 0..<output.channelCount {
                 let source = input.samples(channel)
                 let destination = output.samples(channel)
+                let side = muted ? 0 : stereo ? Self.balance(pan, channel: channel) : 1
                 for frame in 0..<context.frameCount {
-                    destination[frame] = muted ? 0 : source[frame] * Decibels.toLinear(decibels[frame])
+                    destination[frame] = source[frame] * Decibels.toLinear(decibels[frame]) * side
                 }
             }
         } else {
             let gain = muted ? 0 : Decibels.toLinear(context.parameter(gainSlot))
             for channel in 0..<output.channelCount {
-                Mixing.copy(input.samples(channel), to: output.samples(channel), count: context.frameCount, gain: gain)
+                let side = stereo ? Self.balance(pan, channel: channel) : 1
+                Mixing.copy(input.samples(channel), to: output.samples(channel), count: context.frameCount, gain: gain * side)
             }
         }
         return .noError

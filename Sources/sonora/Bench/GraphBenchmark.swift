@@ -26,19 +26,23 @@ struct GraphBenchmark {
         }
         let chain = (median(chainGraph), median(chainLoop))
         let mixer = (median(mixerGraph), median(mixerLoop))
+        // Goals are judged on ratios within a trial (graph and loop run back to back),
+        // which the machine's changing load affects alike.
+        let chainRatio = median(zip(chainGraph, chainLoop).map { $0 / $1 })
+        let mixerRatio = median(zip(mixerGraph, mixerLoop).map { $0 / $1 })
         let rows = [
             BenchmarkRow(
-                metric: "64 gain units in a chain, 128-frame stereo cycle", unit: "µs/cycle", sonora: chain.0,
-                anchor: "hand-written loop × 1.05", anchorValue: chain.1 * 1.05, better: .lower),
+                metric: "64 gain units in a chain ÷ hand-written loop, 128-frame stereo cycle", unit: "ratio",
+                sonora: chainRatio, anchor: "hand-written loop + 5 %", anchorValue: 1.05, better: .lower),
             BenchmarkRow(
                 metric: "cost per node per cycle (64-unit chain)", unit: "ns", sonora: chain.0 * 1000 / 64,
                 anchor: "hand-written loop per node × 1.05", anchorValue: chain.1 * 1000 / 64 * 1.05, better: .lower),
             BenchmarkRow(
-                metric: "mixer with 64 stereo inputs, 128-frame cycle", unit: "µs/cycle", sonora: mixer.0,
-                anchor: "hand-written loop × 1.05", anchorValue: mixer.1 * 1.05, better: .lower),
+                metric: "mixer with 64 stereo inputs ÷ hand-written loop, 128-frame cycle", unit: "ratio",
+                sonora: mixerRatio, anchor: "hand-written loop + 5 %", anchorValue: 1.05, better: .lower),
         ]
         let notes = [
-            "median of \(trials) trials of \(cycles) cycles each",
+            "median of \(trials) trials of \(cycles) cycles each; graph and loop back to back in each trial",
             String(format: "  chain: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", chain.0, chain.1, (chain.0 / chain.1 - 1) * 100),
             String(format: "  mixer: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", mixer.0, mixer.1, (mixer.0 / mixer.1 - 1) * 100),
         ]
