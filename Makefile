@@ -5,7 +5,7 @@ SWIFT ?= swift
 # C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
 DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
-TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests
+TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests
 
 .PHONY: run test deps release build tsan bench clean
 
@@ -32,6 +32,7 @@ tsan: deps
 
 bench: release
 	.build/release/sonora bench ring
+	.build/release/sonora bench graph
 
 clean:
 	rm -rf .build .build-tsan

@@ -147,3 +147,27 @@ struct AddressingTests {
 }
 
 import Foundation
+
+@Suite("README units example")
+struct ReadmeUnitsExampleTests {
+    @Test func readmeGraphExampleWorksAsWritten() throws {
+        let graph = AudioGraph()
+        let tone = graph.addNode(ToneGeneratorUnit())
+        let eq = GraphicEQUnit()
+        try eq.setPresentPreset(eq.factoryPresets.first { $0.name == "Rock" }!)
+        let eqNode = graph.addNode(eq)
+        let mixer = MultiChannelMixerUnit(inputs: 1)
+        let mixerNode = graph.addNode(mixer)
+        let out = graph.addNode(GenericOutputUnit())
+        try graph.connect(tone, bus: 0, to: eqNode, input: 0)
+        try graph.connect(eqNode, bus: 0, to: mixerNode, input: 0)
+        try graph.connect(mixerNode, bus: 0, to: out, input: 0)
+        try graph.initialize()
+        try mixer.setParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: 0.5, bufferOffset: 64)
+        try mixer.rampParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: 1, duration: 4800)
+        let audio = try graph.renderOffline(frameCount: 48000)
+        #expect(audio.count == 2 && audio[0].count == 48000)
+        let error = #expect(throws: AudioError.self) { _ = try mixer.property(.streamFormat, scope: .global, element: 0) }
+        #expect(error?.description == "invalid scope (-10866): MultiChannelMixer: StreamFormat is not available in the global scope")
+    }
+}
