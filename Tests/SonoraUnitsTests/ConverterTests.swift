@@ -167,3 +167,72 @@ struct ConverterTests {
         #expect(calls == 0, "\(calls) heap calls in 2000 converter renders")
     }
 }
+
+@Suite("Converter at the edges")
+struct ConverterEdgeTests {
+    /// Writes an int16 ramp (frame n, channel c → n·2 + c) in whatever layout the list has.
+    final class Int16Ramp: PCMInputProvider {
+        var next = 0
+        override func fill(_ list: PCMBufferList, sampleTime: Double) -> AudioError.Code {
+            let channels = Int(list.format.channelsPerFrame)
+            for frame in 0..<list.frameCount {
+                for channel in 0..<channels {
+                    let value = Int16(truncatingIfNeeded: (next + frame) * 2 + channel)
+                    let bytes = list.format.isBigEndian ? value.bigEndian : value.littleEndian
+                    let offset = list.format.isInterleaved ? (frame * channels + channel) * 2 : frame * 2
+                    let buffer = list.format.isInterleaved ? list.buffers[0] : list.buffers[channel]
+                    buffer.storeBytes(of: bytes, toByteOffset: offset, as: Int16.self)
+                }
+            }
+            next += list.frameCount
+            return .noError
+        }
+    }
+
+    @Test(arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func decodesInterleavedOrNotEitherEndianness(layout: (interleaved: Bool, bigEndian: Bool)) throws {
+        let converter = ConverterUnit()
+        let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 2, sample: .int16, interleaved: layout.interleaved, bigEndian: layout.bigEndian)
+        converter.inputProvider = Int16Ramp()
+        try converter.setStreamFormat(format, scope: .input, element: 0)
+        try converter.initialize()
+        let out = try renderFrames(converter, frames: 300)
+        for frame in [0, 1, 77, 299] {
+            #expect(out[0][frame] == Float(frame * 2) / 32768)
+            #expect(out[1][frame] == Float(frame * 2 + 1) / 32768)
+        }
+    }
+
+    @Test func refusesARawFormatWithoutAProviderAndRawOutputFormats() throws {
+        let converter = ConverterUnit()
+        try converter.setStreamFormat(.linearPCM(sampleRate: 48000, channels: 2, sample: .int24), scope: .input, element: 0)
+        let error = #expect(throws: AudioError.self) { try converter.initialize() }
+        #expect(error?.message.contains("needs an inputProvider") == true)
+        let output = #expect(throws: AudioError.self) {
+            try converter.setStreamFormat(.linearPCM(sampleRate: 48000, channels: 2, sample: .int16), scope: .output, element: 0)
+        }
+        #expect(output?.code == .formatNotSupported)
+    }
+
+    @Test func rendersIntoAnyPCMFormatAtTheOutputEdge() throws {
+        // Canonical 44.1 kHz source, resampled to 48 kHz, written as 24-bit packed little-endian interleaved.
+        let converter = ConverterUnit()
+        try converter.setStreamFormat(.canonical(sampleRate: 44100, channels: 2), scope: .input, element: 0)
+        try converter.setRenderCallback(ConverterTests.Sine(1000, rate: 44100), input: 0)
+        try converter.initialize()
+        let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 2, sample: .int24)
+        let pcm = try OwnedPCMBufferList(format: format, frameCapacity: 48000)
+        #expect(converter.renderPCM(into: pcm.list(frameCount: 48000), frameCount: 48000, timeStamp: AudioTimeStamp(sampleTime: 0)) == .noError)
+        let bytes = pcm.bytes(0)
+        func sample(_ frame: Int, _ channel: Int) -> Int32 {
+            let offset = (frame * 2 + channel) * 3
+            let raw = Int32(bytes[offset]) | Int32(bytes[offset + 1]) << 8 | Int32(bytes[offset + 2]) << 16
+            return (raw << 8) >> 8
+        }
+        let peak = (24000..<48000).map { abs(sample($0, 0)) }.max() ?? 0
+        #expect(abs(Double(peak) / 8_388_608 - 0.5) < 0.002, "peak \(peak)")
+        #expect((24000..<24100).allSatisfy { sample($0, 0) == sample($0, 1) })
+        let wrongChannels = try OwnedPCMBufferList(format: .linearPCM(sampleRate: 48000, channels: 1, sample: .int16), frameCapacity: 16)
+        #expect(converter.renderPCM(into: wrongChannels.list(frameCount: 16), frameCount: 16, timeStamp: AudioTimeStamp(sampleTime: 0)) == .formatNotSupported)
+    }
+}

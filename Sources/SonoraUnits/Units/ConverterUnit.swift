@@ -3,10 +3,10 @@ import SonoraCore
 import SonoraDSP
 
 /// Core Audio's converter unit ('aufc'/'conv'): changes sample rate (libsoxr,
-/// quality selectable) and channel count or order (a channel map). Inside a
-/// graph every buffer is canonical Float32, so sample-format and interleaving
-/// changes happen at the edges (SonoraDSP's `SampleConversion`, used by files
-/// and devices); this unit handles what a graph needs in the middle.
+/// quality selectable), channel count or order (a channel map), and — at a
+/// graph's edge — sample format and interleaving: its input may be any linear
+/// PCM format, read from a `PCMInputProvider`, and `renderPCM` writes its
+/// output in any linear PCM format. Between units, buffers are canonical Float32.
 ///
 /// It pulls its input in the amounts the resampler asks for, so input and
 /// output run on their own timelines.
@@ -19,6 +19,9 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
     }
 
     public static let qualityNames = ["Quick", "Low", "Medium", "High", "Very High"]
+
+    /// Feeds a non-canonical input format (set before initialize; kept alive by the unit).
+    public var inputProvider: PCMInputProvider?
 
     /// Output channel `i` takes input channel `channelMap[i]`, or silence for -1.
     /// nil: the default map (same channels; mono to all; stereo to mono averaged).
@@ -39,7 +42,16 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         var pendingCount: Int
         var inputSampleTime: Double
         var ratio: Double
+        /// Set when the input is raw PCM from `inputProvider`.
+        var rawInput: PCMBufferList?
+        var rawSample: PCMSample?
+        var provider: Unmanaged<PCMInputProvider>?
+        /// Canonical scratch for `renderPCM` (channels × capacity).
+        var pcmScratch: AudioBufferList?
     }
+
+    private var rawInputBuffers: OwnedPCMBufferList?
+    private var pcmScratchBuffers: OwnedAudioBufferList?
 
     @exclusivity(unchecked) private var realtime: UnsafeMutablePointer<Realtime>?
 
@@ -57,6 +69,15 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
 
     public override var pullsInputsItself: Bool { true }
 
+    /// A raw-PCM input needs no connection or callback: the provider feeds it.
+    public override var requiresConnectedInputs: Bool { inputProvider == nil }
+
+    /// Any linear PCM on the input (with a provider); canonical on the output.
+    public override func supports(_ format: StreamFormat, scope: AudioUnitScope, element: AudioUnitElement) -> Bool {
+        guard format.validationProblems.isEmpty else { return false }
+        return scope == .input ? format.pcmSample != nil : format.isCanonical
+    }
+
     public override var latency: Double {
         guard let resampler = realtime?.pointee.resampler,
               let rate = try? streamFormat(scope: .output, element: 0).sampleRate else { return 0 }
@@ -67,6 +88,9 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
     public override func validateFormats() throws(AudioError) {
         let input = try streamFormat(scope: .input, element: 0)
         let output = try streamFormat(scope: .output, element: 0)
+        if !input.isCanonical && inputProvider == nil {
+            throw AudioError(.failedInitialization, "Converter: input format \(input) needs an inputProvider (units exchange canonical Float32)")
+        }
         if let map = channelMap {
             guard map.count == Int(output.channelsPerFrame) else {
                 throw AudioError(.failedInitialization, "Converter: channel map has \(map.count) entries for \(output.channelsPerFrame) output channels")
@@ -119,6 +143,16 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
                 resampled: resampled, capacity: capacity,
                 inputPointers: .allocate(capacity: inputChannels), outputPointers: .allocate(capacity: inputChannels),
                 pendingOffset: 0, pendingCount: 0, inputSampleTime: 0, ratio: output.sampleRate / input.sampleRate))
+        if !input.isCanonical, let provider = inputProvider {
+            let raw = try OwnedPCMBufferList(format: input, frameCapacity: capacity)
+            rawInputBuffers = raw
+            state.pointee.rawInput = raw.list(frameCount: capacity)
+            state.pointee.rawSample = input.pcmSample
+            state.pointee.provider = Unmanaged.passUnretained(provider)
+        }
+        let scratch = try OwnedAudioBufferList(channelCount: outputChannels, frameCapacity: capacity)
+        pcmScratchBuffers = scratch
+        state.pointee.pcmScratch = scratch.list
         realtime = state
     }
 
@@ -129,8 +163,11 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         state.pointee.resampled.deallocate()
         state.pointee.inputPointers.deallocate()
         state.pointee.outputPointers.deallocate()
+        state.deinitialize(count: 1)
         state.deallocate()
         realtime = nil
+        rawInputBuffers = nil
+        pcmScratchBuffers = nil
     }
 
     public override func resetRenderState() {
@@ -150,8 +187,20 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
                 let wanted = state.pointee.resampler == nil
                     ? need - produced
                     : min(context.maximumFrames, Int(Double(need - produced) / state.pointee.ratio) + 16)
-                let (list, status) = context.pullInput(0, frameCount: wanted, sampleTime: state.pointee.inputSampleTime)
-                if status != .noError { return status }
+                let list: AudioBufferList
+                if let raw = state.pointee.rawInput, let provider = state.pointee.provider, let sample = state.pointee.rawSample {
+                    // Raw PCM: the provider fills bytes, decoded here into the canonical input buffer.
+                    let frames = min(wanted, raw.frameCount)
+                    let request = PCMBufferList(format: raw.format, buffers: raw.buffers, frameCount: frames)
+                    let status = provider._withUnsafeGuaranteedRef { $0.fill(request, sampleTime: state.pointee.inputSampleTime) }
+                    if status != .noError { return status }
+                    list = context.pulledInput(0).frames(from: 0, count: frames)
+                    request.decode(frames: frames, offset: 0, into: list, sample: sample)
+                } else {
+                    let (pulled, status) = context.pullInput(0, frameCount: wanted, sampleTime: state.pointee.inputSampleTime)
+                    if status != .noError { return status }
+                    list = pulled
+                }
                 state.pointee.inputSampleTime += Double(list.frameCount)
                 state.pointee.pendingOffset = 0
                 state.pointee.pendingCount = list.frameCount
@@ -189,6 +238,32 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
             state.pointee.pendingCount -= consumed
             produced += made
             if consumed == 0 && made == 0 && state.pointee.pendingCount > 0 { return .unspecified }
+        }
+        return .noError
+    }
+
+    /// Renders `frameCount` frames and writes them into `destination` in its own
+    /// PCM format (any sample type, interleaved or not, either byte order):
+    /// the converter as the graph's edge towards a device or a file. Realtime-safe.
+    public func renderPCM(
+        into destination: PCMBufferList, frameCount: Int, timeStamp: AudioTimeStamp
+    ) -> AudioError.Code {
+        guard let state = realtime, let scratch = state.pointee.pcmScratch, let sample = destination.format.pcmSample else {
+            return .uninitialized
+        }
+        guard destination.format.channelsPerFrame == UInt32(scratch.channelCount), frameCount <= destination.frameCount else {
+            return .formatNotSupported
+        }
+        var done = 0
+        while done < frameCount {
+            let frames = min(frameCount - done, scratch.frameCount)
+            var flags = RenderActionFlags()
+            let status = render(
+                flags: &flags, timeStamp: timeStamp.advanced(byFrames: done, sampleRate: destination.format.sampleRate),
+                bus: 0, frameCount: frames, into: scratch.frames(from: 0, count: frames))
+            if status != .noError { return status }
+            destination.encode(scratch, frames: frames, offset: done, sample: sample)
+            done += frames
         }
         return .noError
     }
