@@ -68,6 +68,24 @@ struct RealtimeThreadTests {
         #expect(thread.warnings.first?.contains("SCHED_FIFO priority 500 not granted") == true)
     }
 
+    @Test func lockMemoryLocksThePagesOrSaysWhy() throws {
+        func lockedKilobytes() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+        }
+        let warning = RealtimeThread.lockMemory()
+        defer { RealtimeThread.unlockMemory() }
+        if getuid() == 0 {
+            #expect(warning == nil)
+            #expect(lockedKilobytes() > 0)
+        } else if let warning {
+            #expect(warning.hasPrefix("mlockall failed"))
+        }
+        RealtimeThread.unlockMemory()
+        #expect(lockedKilobytes() == 0)
+    }
+
     @Test func impossibleAffinityIsAWarningNotAFailure() throws {
         let thread = try RealtimeThread(RealtimeThreadOptions(name: "bad-cpu", priority: nil, cpu: 4096)) {}
         thread.join()

@@ -111,6 +111,11 @@ public final class RealtimeThread: @unchecked Sendable {
         return warning
     }
 
+    /// Undoes `lockMemory()`.
+    public static func unlockMemory() {
+        munlockall()
+    }
+
     /// The calling thread's scheduling, as the kernel reports it.
     public static var currentScheduling: Scheduling {
         var policy: Int32 = 0
