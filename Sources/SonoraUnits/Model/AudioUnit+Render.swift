@@ -69,6 +69,7 @@ extension AudioUnit {
     }
 
     func applyCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
+        guard core.pointee.commandsSent.pointee.load(ordering: .acquiring) != core.pointee.commandsTaken else { return }
         var applied = 0
         while let command = core.pointee.commands._withUnsafeGuaranteedRef({ $0.pop() }) {
             applied += 1
@@ -92,6 +93,7 @@ extension AudioUnit {
             }
         }
         if applied > 0 {
+            core.pointee.commandsTaken += applied
             core.pointee.commandsApplied.pointee.add(applied, ordering: .releasing)
         }
     }

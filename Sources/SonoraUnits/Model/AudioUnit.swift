@@ -220,6 +220,7 @@ open class AudioUnit: @unchecked Sendable {
             return
         }
         commandsSent += 1
+        resources.core.pointee.commandsSent.pointee.store(commandsSent, ordering: .releasing)
         purgeRetired()
     }
 

@@ -50,6 +50,10 @@ struct RealtimeCore {
     var events: UnsafeMutablePointer<ParameterEvent>
     var eventCount: Int
     var commands: Unmanaged<MessageQueue<RealtimeCommand>>
+    /// Commands the control side has pushed (it counts after each push), and the
+    /// realtime side has taken: equal counts mean the queue need not be looked at.
+    var commandsSent: UnsafeMutablePointer<Atomic<Int>>
+    var commandsTaken: Int
     static let notifyCapacity = 8
     var notify: UnsafeMutablePointer<RenderCallback?>
     var notifyCount: Int
@@ -89,6 +93,25 @@ final class RealtimeResources {
     let fadeBuffers: [OwnedAudioBufferList]
     let outputCacheBuffers: [OwnedAudioBufferList]
     let commands: MessageQueue<RealtimeCommand>
+    /// One block for everything every render touches — the core and its small
+    /// per-element arrays — so a unit's hot state is a few adjacent cache lines.
+    private let hot: UnsafeMutableRawPointer
+    /// One block for what only some renders touch (events, notifications, fades, caches, meters).
+    private let cold: UnsafeMutableRawPointer
+
+    /// Lays out typed arrays one after another in a single allocation.
+    private struct Layout {
+        var size = 0
+        var alignment = 64
+        mutating func reserve<T: ~Copyable>(_ type: T.Type, _ count: Int) -> Int {
+            let align = MemoryLayout<T>.alignment
+            size = (size + align - 1) / align * align
+            let offset = size
+            size += MemoryLayout<T>.stride * max(count, 1)
+            alignment = max(alignment, align)
+            return offset
+        }
+    }
 
     init(
         inputChannels: [Int], outputChannels: [Int], sampleRate: Double, maximumFrames: Int, initialValues: [Float],
@@ -104,77 +127,97 @@ final class RealtimeResources {
             try OwnedAudioBufferList(channelCount: max(channels, 1), frameCapacity: maximumFrames)
         }
         commands = try MessageQueue(capacity: commandCapacity)
-        let inputSlots = max(inputBuffers.count, 1)
-        let fadeSources = UnsafeMutablePointer<InputSource>.allocate(capacity: inputSlots)
-        fadeSources.initialize(repeating: .none, count: inputSlots)
-        let fadeLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: inputSlots)
-        for (index, buffer) in fadeBuffers.enumerated() { (fadeLists + index).initialize(to: buffer.list) }
-        let fadePositions = UnsafeMutablePointer<Int>.allocate(capacity: inputSlots)
-        fadePositions.initialize(repeating: 0, count: inputSlots)
-        let outputSlots = max(outputCacheBuffers.count, 1)
-        let outputCaches = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: outputSlots)
-        for (index, buffer) in outputCacheBuffers.enumerated() { (outputCaches + index).initialize(to: buffer.list) }
-        let cachedSampleTimes = UnsafeMutablePointer<Double>.allocate(capacity: outputSlots)
-        cachedSampleTimes.initialize(repeating: -1, count: outputSlots)
-        let cachedFrames = UnsafeMutablePointer<Int>.allocate(capacity: outputSlots)
-        cachedFrames.initialize(repeating: 0, count: outputSlots)
-        let inputLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(inputBuffers.count, 1))
-        for (index, buffer) in inputBuffers.enumerated() { (inputLists + index).initialize(to: buffer.list) }
-        let ownedInputLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(inputBuffers.count, 1))
-        for (index, buffer) in inputBuffers.enumerated() { (ownedInputLists + index).initialize(to: buffer.list) }
-        let sources = UnsafeMutablePointer<InputSource>.allocate(capacity: max(inputBuffers.count, 1))
-        sources.initialize(repeating: .none, count: max(inputBuffers.count, 1))
-        let ramps = UnsafeMutablePointer<LinearRamp>.allocate(capacity: max(initialValues.count, 1))
-        for (slot, value) in initialValues.enumerated() { (ramps + slot).initialize(to: LinearRamp(value: value)) }
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: RealtimeCore.scratchCount * maximumFrames)
-        scratch.initialize(repeating: 0, count: RealtimeCore.scratchCount * maximumFrames)
-        let events = UnsafeMutablePointer<ParameterEvent>.allocate(capacity: RealtimeCore.eventCapacity)
-        let notify = UnsafeMutablePointer<RenderCallback?>.allocate(capacity: RealtimeCore.notifyCapacity)
-        notify.initialize(repeating: nil, count: RealtimeCore.notifyCapacity)
-        let counters = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
-        counters.initialize(to: Atomic(0))
-        let lastError = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: 1)
-        lastError.initialize(to: Atomic(0))
-        let published = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: max(initialValues.count, 1))
-        for slot in 0..<initialValues.count { (published + slot).initialize(to: Atomic(0)) }
-        let channels = UnsafeMutablePointer<Int>.allocate(capacity: max(outputChannels.count, 1))
+        let inputs = inputBuffers.count
+        let outputs = outputChannels.count
+        let slots = initialValues.count
+
+        var hotLayout = Layout()
+        let coreAt = hotLayout.reserve(RealtimeCore.self, 1)
+        let channelsAt = hotLayout.reserve(Int.self, outputs)
+        let inputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
+        let ownedInputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
+        let sourcesAt = hotLayout.reserve(InputSource.self, inputs)
+        let fadeSourcesAt = hotLayout.reserve(InputSource.self, inputs)
+        let rampsAt = hotLayout.reserve(LinearRamp.self, slots)
+        // Written by the control side: on a line of its own.
+        hotLayout.size = (hotLayout.size + 63) / 64 * 64
+        let sentAt = hotLayout.reserve(Atomic<Int>.self, 1)
+        hot = .allocate(byteCount: hotLayout.size, alignment: hotLayout.alignment)
+
+        var coldLayout = Layout()
+        let scratchAt = coldLayout.reserve(Float.self, RealtimeCore.scratchCount * maximumFrames)
+        let eventsAt = coldLayout.reserve(ParameterEvent.self, RealtimeCore.eventCapacity)
+        let notifyAt = coldLayout.reserve(RenderCallback?.self, RealtimeCore.notifyCapacity)
+        let fadeListsAt = coldLayout.reserve(AudioBufferList.self, inputs)
+        let fadePositionsAt = coldLayout.reserve(Int.self, inputs)
+        let cachesAt = coldLayout.reserve(AudioBufferList.self, outputs)
+        let cachedTimesAt = coldLayout.reserve(Double.self, outputs)
+        let cachedFramesAt = coldLayout.reserve(Int.self, outputs)
+        let publishedAt = coldLayout.reserve(Atomic<UInt32>.self, slots)
+        let appliedAt = coldLayout.reserve(Atomic<Int>.self, 1)
+        let lastErrorAt = coldLayout.reserve(Atomic<Int32>.self, 1)
+        cold = .allocate(byteCount: coldLayout.size, alignment: coldLayout.alignment)
+
+        func array<T: ~Copyable>(_ block: UnsafeMutableRawPointer, _ offset: Int, _ type: T.Type) -> UnsafeMutablePointer<T> {
+            (block + offset).bindMemory(to: T.self, capacity: 1)
+        }
+        let channels = array(hot, channelsAt, Int.self)
         for (index, count) in outputChannels.enumerated() { (channels + index).initialize(to: count) }
-        core = .allocate(capacity: 1)
+        let inputLists = array(hot, inputListsAt, AudioBufferList.self)
+        let ownedInputLists = array(hot, ownedInputListsAt, AudioBufferList.self)
+        for (index, buffer) in inputBuffers.enumerated() {
+            (inputLists + index).initialize(to: buffer.list)
+            (ownedInputLists + index).initialize(to: buffer.list)
+        }
+        let sources = array(hot, sourcesAt, InputSource.self)
+        sources.initialize(repeating: .none, count: max(inputs, 1))
+        let fadeSources = array(hot, fadeSourcesAt, InputSource.self)
+        fadeSources.initialize(repeating: .none, count: max(inputs, 1))
+        let ramps = array(hot, rampsAt, LinearRamp.self)
+        for (slot, value) in initialValues.enumerated() { (ramps + slot).initialize(to: LinearRamp(value: value)) }
+        let sent = array(hot, sentAt, Atomic<Int>.self)
+        sent.initialize(to: Atomic(0))
+
+        let scratch = array(cold, scratchAt, Float.self)
+        scratch.initialize(repeating: 0, count: RealtimeCore.scratchCount * maximumFrames)
+        let events = array(cold, eventsAt, ParameterEvent.self)
+        let notify = array(cold, notifyAt, RenderCallback?.self)
+        notify.initialize(repeating: nil, count: RealtimeCore.notifyCapacity)
+        let fadeLists = array(cold, fadeListsAt, AudioBufferList.self)
+        for (index, buffer) in fadeBuffers.enumerated() { (fadeLists + index).initialize(to: buffer.list) }
+        let fadePositions = array(cold, fadePositionsAt, Int.self)
+        fadePositions.initialize(repeating: 0, count: max(inputs, 1))
+        let outputCaches = array(cold, cachesAt, AudioBufferList.self)
+        for (index, buffer) in outputCacheBuffers.enumerated() { (outputCaches + index).initialize(to: buffer.list) }
+        let cachedSampleTimes = array(cold, cachedTimesAt, Double.self)
+        cachedSampleTimes.initialize(repeating: -1, count: max(outputs, 1))
+        let cachedFrames = array(cold, cachedFramesAt, Int.self)
+        cachedFrames.initialize(repeating: 0, count: max(outputs, 1))
+        let published = array(cold, publishedAt, Atomic<UInt32>.self)
+        for slot in 0..<slots { (published + slot).initialize(to: Atomic(0)) }
+        let applied = array(cold, appliedAt, Atomic<Int>.self)
+        applied.initialize(to: Atomic(0))
+        let lastError = array(cold, lastErrorAt, Atomic<Int32>.self)
+        lastError.initialize(to: Atomic(0))
+
+        core = array(hot, coreAt, RealtimeCore.self)
         core.initialize(
             to: RealtimeCore(
-                maximumFrames: maximumFrames, inputCount: inputBuffers.count, inputLists: inputLists,
+                maximumFrames: maximumFrames, inputCount: inputs, inputLists: inputLists,
                 ownedInputLists: ownedInputLists,
-                inputSources: sources, slotCount: initialValues.count, ramps: ramps, scratch: scratch, nextScratch: 0,
-                events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), notify: notify,
-                notifyCount: 0, rampsActive: false, bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0, commandsApplied: counters,
-                lastError: lastError, published: published, sampleRate: sampleRate, outputCount: outputChannels.count,
-                outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists,
-                fadePositions: fadePositions, cachesOutput: false, outputCaches: outputCaches,
+                inputSources: sources, slotCount: slots, ramps: ramps, scratch: scratch, nextScratch: 0,
+                events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), commandsSent: sent,
+                commandsTaken: 0, notify: notify,
+                notifyCount: 0, rampsActive: false, bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0,
+                commandsApplied: applied, lastError: lastError, published: published, sampleRate: sampleRate,
+                outputCount: outputs, outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources,
+                fadeLists: fadeLists, fadePositions: fadePositions, cachesOutput: false, outputCaches: outputCaches,
                 cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
     }
 
     deinit {
-        let core = core.pointee
-        core.inputLists.deallocate()
-        core.ownedInputLists.deallocate()
-        core.inputSources.deallocate()
-        core.ramps.deallocate()
-        core.scratch.deallocate()
-        core.events.deallocate()
-        core.notify.deallocate()
-        core.commandsApplied.deinitialize(count: 1)
-        core.commandsApplied.deallocate()
-        core.lastError.deinitialize(count: 1)
-        core.lastError.deallocate()
-        core.outputChannels.deallocate()
-        core.published.deinitialize(count: core.slotCount)
-        core.published.deallocate()
-        core.fadeSources.deallocate()
-        core.fadeLists.deallocate()
-        core.fadePositions.deallocate()
-        core.outputCaches.deallocate()
-        core.cachedSampleTimes.deallocate()
-        core.cachedFrames.deallocate()
-        self.core.deallocate()
+        // Everything in the blocks is trivial (atomics of integers included): no deinitialization needed.
+        hot.deallocate()
+        cold.deallocate()
     }
 }
