@@ -1,4 +1,5 @@
 import SonoraCore
+import Synchronization
 
 /// The audio units Sonora can create, found by component description or name
 /// (`AudioComponentFindNext` + `AudioComponentInstanceNew`).
@@ -12,7 +13,10 @@ public final class AudioComponentRegistry: @unchecked Sendable {
 
     public static let shared = AudioComponentRegistry()
 
-    public private(set) var components: [Component] = []
+    private let registered = Mutex<[Component]>([])
+
+    /// Every registered component, in registration order.
+    public var components: [Component] { registered.withLock { $0 } }
 
     init() {
         register(GenericOutputUnit.componentDescription, "GenericOutput", "offline output: renders as fast as asked", GenericOutputUnit.init)
@@ -33,8 +37,10 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         _ description: AudioComponentDescription, _ name: String, _ summary: String,
         _ make: @escaping @Sendable () -> AudioUnit
     ) {
-        components.removeAll { $0.description == description }
-        components.append(Component(description: description, name: name, summary: summary, make: make))
+        registered.withLock { components in
+            components.removeAll { $0.description == description }
+            components.append(Component(description: description, name: name, summary: summary, make: make))
+        }
     }
 
     /// A new instance of the component, or `-66751` (unsupported type) naming what was asked.

@@ -78,10 +78,13 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         return scope == .input ? format.pcmSample != nil : format.isCanonical
     }
 
+    /// The resampler's delay, read once when it is created: asking libsoxr later
+    /// would read state the realtime thread is changing.
+    private var resamplerDelay: Double = 0
+
     public override var latency: Double {
-        guard let resampler = realtime?.pointee.resampler,
-              let rate = try? streamFormat(scope: .output, element: 0).sampleRate else { return 0 }
-        return soxr_delay(resampler) / rate
+        guard let rate = try? streamFormat(scope: .output, element: 0).sampleRate else { return 0 }
+        return resamplerDelay / rate
     }
 
     /// Input and output may differ in rate and channel count.
@@ -120,6 +123,7 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
             if let error {
                 throw AudioError(.failedInitialization, "Converter: libsoxr: \(String(cString: error))")
             }
+            resamplerDelay = resampler.map { Self.steadyDelay(of: $0, channels: inputChannels) } ?? 0
         }
         let map = UnsafeMutablePointer<Int>.allocate(capacity: outputChannels)
         for channel in 0..<outputChannels {
@@ -154,6 +158,33 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         pcmScratchBuffers = scratch
         state.pointee.pcmScratch = scratch.list
         realtime = state
+    }
+
+    /// libsoxr reports its delay only once it is running: feed it a second of
+    /// silence (off the realtime thread), read the delay, and clear it again.
+    private static func steadyDelay(of resampler: soxr_t, channels: Int) -> Double {
+        let frames = 4096
+        let silence = UnsafeMutablePointer<Float>.allocate(capacity: frames * channels)
+        silence.initialize(repeating: 0, count: frames * channels)
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: 4 * frames * channels)
+        let inputs = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: channels)
+        let outputs = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: channels)
+        defer {
+            silence.deallocate()
+            output.deallocate()
+            inputs.deallocate()
+            outputs.deallocate()
+        }
+        for channel in 0..<channels {
+            inputs[channel] = UnsafeRawPointer(silence + channel * frames)
+            outputs[channel] = UnsafeMutableRawPointer(output + channel * 4 * frames)
+        }
+        var inputDone = 0
+        var outputDone = 0
+        _ = soxr_process(resampler, UnsafeRawPointer(inputs), frames, &inputDone, UnsafeMutableRawPointer(outputs), 4 * frames, &outputDone)
+        let delay = soxr_delay(resampler)
+        soxr_clear(resampler)
+        return delay
     }
 
     public override func deallocateRenderResources() {
