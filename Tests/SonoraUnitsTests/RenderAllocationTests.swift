@@ -5,32 +5,29 @@ import Testing
 
 @Suite("No allocation while rendering", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
 struct RenderAllocationTests {
-    /// A 20-unit chain (generator → 17 gains → mixer → output) rendered for 10,000
-    /// cycles of 128 frames, with parameter changes and ramps arriving between cycles.
-    @Test func twentyUnitGraphRendersWithoutHeapCalls() throws {
+    /// A 20-node AudioGraph (generator → 17 gains → mixer → generic output)
+    /// rendered for 10,000 cycles of 128 frames, with parameter changes and ramps
+    /// arriving between cycles.
+    @Test func twentyNodeGraphRendersWithoutHeapCalls() throws {
+        let graph = AudioGraph()
         let generator = ToneGeneratorUnit()
         let gains = (0..<17).map { _ in GainUnit() }
         let mixer = MultiChannelMixerUnit(inputs: 1)
         let output = GenericOutputUnit()
-        var previous: AudioUnit = generator
-        for gain in gains {
-            try gain.connect(input: 0, from: previous, bus: 0)
-            previous = gain
-        }
-        try mixer.connect(input: 0, from: previous, bus: 0)
-        try output.connect(input: 0, from: mixer, bus: 0)
         let units: [AudioUnit] = [generator] + gains + [mixer, output]
-        #expect(units.count == 20)
-        for unit in units {
-            try unit.setMaximumFramesPerSlice(128)
-            try unit.initialize()
+        for unit in units { try unit.setMaximumFramesPerSlice(128) }
+        let nodes = units.map { graph.addNode($0) }
+        for (source, destination) in zip(nodes, nodes.dropFirst()) {
+            try graph.connect(source, bus: 0, to: destination, input: 0)
         }
+        #expect(graph.nodes.count == 20)
+        try graph.initialize()
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 128)
         let list = buffers.list
         func cycle(_ index: Int) -> AudioError.Code {
             var flags = RenderActionFlags()
-            return output.render(
-                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(index * 128)), bus: 0, frameCount: 128, into: list)
+            return graph.render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(index * 128)), frameCount: 128, into: list)
         }
         for index in 0..<50 { #expect(cycle(index) == .noError) }  // warm up every path
         try gains[3].rampParameter(GainUnit.Parameter.gain, to: -12, duration: 300)
