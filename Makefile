@@ -4,6 +4,8 @@
 SWIFT ?= swift
 # C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
 DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev
+# Tools the tests compare against (files written by other encoders).
+TEST_PACKAGES := sox
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
 TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests
 
@@ -21,6 +23,7 @@ run: release
 	.build/release/sonora bench ring
 
 build: deps
+	@scripts/install-deps.sh $(TEST_PACKAGES)
 	$(SWIFT) build --build-tests
 
 test: build

@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "SonoraCore", targets: ["SonoraCore"]),
         .library(name: "SonoraDSP", targets: ["SonoraDSP"]),
+        .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .executable(name: "sonora", targets: ["sonora"]),
     ],
@@ -38,6 +39,9 @@ let package = Package(
         // DSP: stateless and small-state kernels (biquads, ramps, mixing, meters, sample conversion, generators).
         .target(name: "SonoraDSP", dependencies: ["SonoraCore"]),
 
+        // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4) over libsndfile and libsoxr.
+        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),
+
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "CSoxr"]),
 
@@ -57,6 +61,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),
     ]
