@@ -1,0 +1,191 @@
+import CSndfile
+import Foundation
+import SonoraCore
+
+/// An audio file (Core Audio's AudioFileID / ExtAudioFile for PCM), read and
+/// written through libsndfile as canonical Float32 frames.
+///
+/// Files being created are written under a temporary name beside the target
+/// and renamed into place by `close()`, so a failed or abandoned write never
+/// leaves a file that looks complete.
+public final class AudioFile {
+    public enum Mode: Sendable { case read, readWrite }
+
+    public let path: String
+    public let fileType: AudioFileType
+    /// The data format in the file.
+    public let dataFormat: StreamFormat
+    private var handle: OpaquePointer?
+    private var temporaryPath: String?
+    private var failed = false
+    private var scratch: [Float] = []
+
+    private init(path: String, handle: OpaquePointer, info: SF_INFO, temporaryPath: String?) throws(AudioError) {
+        self.path = path
+        self.handle = handle
+        self.temporaryPath = temporaryPath
+        dataFormat = SndfileFormat.streamFormat(info)
+        guard let type = AudioFileType(sndfileMajor: info.format & SndfileFormat.typeMask) else {
+            sf_close(handle)
+            throw AudioError(.unsupportedFileType, "\(path): a container Sonora does not handle")
+        }
+        fileType = type == .aiff && !dataFormat.isLinearPCM ? .aifc : type
+        frames = Int(info.frames)
+    }
+
+    deinit {
+        if handle != nil { try? close() }
+    }
+
+    // MARK: Opening
+
+    /// Opens an existing file (AudioFileOpenURL).
+    public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
+        try checkReadable(path)
+        var info = SF_INFO()
+        guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            let code: AudioError.Code = reason.contains("not recognised") || reason.contains("unknown format") ? .unsupportedFileType : .invalidFileData
+            throw AudioError(code, "\(path): \(reason)")
+        }
+        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+    }
+
+    /// Creates a file of `type` holding `format` (AudioFileCreateWithURL). Refuses to
+    /// replace an existing file unless `erase` is true.
+    public static func create(_ path: String, type: AudioFileType, format: StreamFormat, erase: Bool = false) throws(AudioError) -> AudioFile {
+        try format.validate()
+        if FileManager.default.fileExists(atPath: path) && !erase {
+            throw AudioError(.permissions, "\(path) exists; pass erase to replace it")
+        }
+        guard let word = SndfileFormat.word(for: format, in: type) else {
+            throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
+        var info = SF_INFO(frames: 0, samplerate: Int32(format.sampleRate), channels: Int32(format.channelsPerFrame), format: word, sections: 0, seekable: 0)
+        guard let handle = sf_open(temporary, Int32(SFM_WRITE), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw AudioError(FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) ? .unspecified : .filePermission, "\(path): \(reason)")
+        }
+        // No timestamped PEAK chunk: the same audio gives the same bytes.
+        sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
+    }
+
+    private static func checkReadable(_ path: String) throws(AudioError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw AudioError(.fileNotFound, "\(path): no such file")
+        }
+        guard !isDirectory.boolValue else { throw AudioError(.invalidFileData, "\(path) is a directory") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw AudioError(.filePermission, "\(path): not readable")
+        }
+    }
+
+    // MARK: Properties
+
+    private var frames: Int
+
+    /// Frames of audio in the file (the audio data packet count for PCM).
+    public var frameCount: Int { frames }
+
+    /// Seconds of audio (EstimatedDuration).
+    public var estimatedDuration: Double { Double(frames) / dataFormat.sampleRate }
+
+    /// Title, artist, comment and friends (InfoDictionary), as far as the container keeps them.
+    public var info: [String: String] {
+        guard let handle else { return [:] }
+        let keys: [(String, Int32)] = [
+            ("title", 1), ("copyright", 2), ("software", 3), ("artist", 4), ("comment", 5), ("date", 6), ("album", 7),
+            ("license", 8), ("tracknumber", 9), ("genre", 16),
+        ]
+        var result: [String: String] = [:]
+        for (name, id) in keys {
+            if let value = sf_get_string(handle, id) { result[name] = String(cString: value) }
+        }
+        return result
+    }
+
+    /// Sets an info string before any audio is written (title, artist, comment …).
+    public func setInfo(_ key: String, _ value: String) throws(AudioError) {
+        let ids: [String: Int32] = ["title": 1, "copyright": 2, "software": 3, "artist": 4, "comment": 5, "date": 6, "album": 7, "license": 8, "tracknumber": 9, "genre": 16]
+        guard let handle, let id = ids[key] else { throw AudioError(.unsupportedProperty, "\(path): no info key '\(key)'") }
+        guard sf_set_string(handle, id, value) == 0 else {
+            throw AudioError(.unsupportedProperty, "\(path): \(String(cString: sf_strerror(handle)))")
+        }
+    }
+
+    // MARK: Reading and writing
+
+    /// Reads up to `destination.frameCount` frames from `startFrame` (the
+    /// current position if nil) as canonical Float32; returns the number read (0 at the end).
+    public func readFrames(into destination: AudioBufferList, from startFrame: Int? = nil) throws(AudioError) -> Int {
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        if let startFrame { try seek(toFrame: startFrame) }
+        let channels = Int(dataFormat.channelsPerFrame)
+        guard destination.channelCount >= channels else {
+            throw AudioError(.parameterError, "\(path) has \(channels) channels; the buffer has \(destination.channelCount)")
+        }
+        if scratch.count < destination.frameCount * channels { scratch = Array(repeating: 0, count: destination.frameCount * channels) }
+        let read = scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(destination.frameCount)) }
+        guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
+        scratch.withUnsafeBufferPointer { interleaved in
+            for channel in 0..<channels {
+                let samples = destination.samples(channel)
+                for frame in 0..<Int(read) { samples[frame] = interleaved[frame * channels + channel] }
+            }
+        }
+        return Int(read)
+    }
+
+    /// Moves the read/write position to `frame`.
+    public func seek(toFrame frame: Int) throws(AudioError) {
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        guard frame >= 0 && frame <= frames, sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+            throw AudioError(.filePosition, "\(path): cannot seek to frame \(frame) of \(frames)")
+        }
+    }
+
+    /// Appends the frames of `source` (canonical Float32), converted to the file's format.
+    public func writeFrames(from source: AudioBufferList) throws(AudioError) {
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        let channels = Int(dataFormat.channelsPerFrame)
+        guard source.channelCount == channels else {
+            failed = true
+            throw AudioError(.parameterError, "\(path) has \(channels) channels; the buffer has \(source.channelCount)")
+        }
+        if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
+        scratch.withUnsafeMutableBufferPointer { interleaved in
+            for channel in 0..<channels {
+                let samples = source.samples(channel)
+                for frame in 0..<source.frameCount { interleaved[frame * channels + channel] = samples[frame] }
+            }
+        }
+        let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
+        guard written == source.frameCount else {
+            failed = true
+            throw AudioError(.unspecified, "\(path): wrote \(written) of \(source.frameCount) frames: \(String(cString: sf_strerror(handle)))")
+        }
+        frames += Int(written)
+    }
+
+    /// Finishes the file. A created file appears under its name only now, and
+    /// only if every write succeeded; otherwise the partial file is removed.
+    public func close() throws(AudioError) {
+        guard let handle else { return }
+        let status = sf_close(handle)
+        self.handle = nil
+        guard let temporaryPath else { return }
+        self.temporaryPath = nil
+        guard status == 0, !failed else {
+            unlink(temporaryPath)
+            throw AudioError(.unspecified, "\(path): not written (an earlier write failed)")
+        }
+        guard rename(temporaryPath, path) == 0 else {
+            unlink(temporaryPath)
+            throw AudioError(.filePermission, "\(path): cannot move the finished file into place")
+        }
+    }
+}
