@@ -50,6 +50,7 @@ let package = Package(
             name: "sonora",
             dependencies: [
                 "SonoraCore",
+                "SonoraFile",
                 "SonoraUnits",
                 "CJack",
                 "CSonoraSystem",
@@ -63,6 +64,8 @@ let package = Package(
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
+        // Runs the built `sonora` binary (help, JSON output, exit statuses).
+        .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),
     ]
 )

@@ -8,11 +8,12 @@ struct Sonora: ParsableCommand {
         discussion: """
             Examples:
               sonora units                 # the audio units Sonora can create
+              sonora info take.wav         # an audio file's type, format, length
               sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [UnitsCommand.self, Bench.self]
+        subcommands: [UnitsCommand.self, InfoCommand.self, Bench.self]
     )
 }
 

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// The `sonora` binary `swift build` made beside the tests.
+let sonoraBinary: String? = {
+    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+        directory = directory.deletingLastPathComponent()
+    }
+    let candidates = [".build/debug/sonora", ".build/x86_64-unknown-linux-gnu/debug/sonora", ".build/aarch64-unknown-linux-gnu/debug/sonora"]
+    return candidates.map { directory.appendingPathComponent($0).path }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}()
+
+struct Outcome {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func sonora(_ arguments: String...) throws -> Outcome {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: sonoraBinary!)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+@Suite("sonora CLI", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct CLITests {
+    @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"]])
+    func everyCommandHasHelpWithAnExample(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sonoraBinary!)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("Examples:") && text.contains("sonora "))
+    }
+
+    @Test func versionAnswers() throws {
+        let outcome = try sonora("--version")
+        #expect(outcome.status == 0 && outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+    }
+
+    @Test func unitsListsTheBuiltInsAsJSON() throws {
+        let outcome = try sonora("units", "--json")
+        #expect(outcome.status == 0)
+        let rows = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: String]]
+        let components = Set(rows?.compactMap { $0["component"] } ?? [])
+        #expect(components.isSuperset(of: ["auou/genr/appl", "aufc/conv/appl", "aumx/mcmx/appl", "aufx/ipeq/appl"]))
+        let detail = try sonora("units", "MultiChannelMixer", "--json")
+        #expect(detail.status == 0 && detail.stdout.contains("\"identifier\" : \"volume\""))
+    }
+
+    @Test func failuresExitNonZeroWithTheReasonOnStderr() throws {
+        let missingUnit = try sonora("units", "NoSuchUnit")
+        #expect(missingUnit.status != 0 && missingUnit.stderr.contains("no audio unit named 'NoSuchUnit'"))
+        #expect(missingUnit.stdout.isEmpty)
+        let missingFile = try sonora("info", "/nonexistent/take.wav")
+        #expect(missingFile.status != 0 && missingFile.stderr.contains("file not found (-43): /nonexistent/take.wav"))
+        let badOption = try sonora("bench", "ring", "--trials", "0")
+        #expect(badOption.status != 0 && badOption.stderr.contains("--trials must be in 1…100"))
+    }
+
+    @Test func infoDescribesAFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-cli-\(getpid()).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // A 16-bit mono WAV of 800 silent frames, written by hand.
+        var bytes = [UInt8]()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8); append(UInt32(36 + 1600)); bytes += Array("WAVE".utf8)
+        bytes += Array("fmt ".utf8); append(UInt32(16)); append(UInt16(1)); append(UInt16(1)); append(UInt32(8000))
+        append(UInt32(16000)); append(UInt16(2)); append(UInt16(16))
+        bytes += Array("data".utf8); append(UInt32(1600)); bytes += [UInt8](repeating: 0, count: 1600)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let outcome = try sonora("info", "--json", path)
+        #expect(outcome.status == 0)
+        let report = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+        #expect(report?["type"] as? String == "WAVE")
+        #expect(report?["format"] as? String == "LEI16@8000")
+        #expect(report?["frames"] as? Int == 800)
+    }
+}
