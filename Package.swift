@@ -37,7 +37,7 @@ let package = Package(
         ),
 
         // DSP: stateless and small-state kernels (biquads, ramps, mixing, meters, sample conversion, generators).
-        .target(name: "SonoraDSP", dependencies: ["SonoraCore"]),
+        .target(name: "SonoraDSP", dependencies: ["SonoraCore", "CSoxr"]),
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4) over libsndfile and libsoxr.
         .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),

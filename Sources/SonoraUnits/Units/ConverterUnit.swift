@@ -1,4 +1,3 @@
-import CSoxr
 import SonoraCore
 import SonoraDSP
 
@@ -18,7 +17,7 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         public static let quality: AudioUnitParameterID = 0
     }
 
-    public static let qualityNames = ["Quick", "Low", "Medium", "High", "Very High"]
+    public static var qualityNames: [String] { Resampler.Quality.allCases.map(\.name) }
 
     /// Feeds a non-canonical input format (set before initialize; kept alive by the unit).
     public var inputProvider: PCMInputProvider?
@@ -30,14 +29,13 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
     }
 
     private struct Realtime {
-        var resampler: soxr_t?
+        /// Nil when input and output rates are equal.
+        var resampler: Unmanaged<Resampler>?
         var inputChannels: Int
         var outputChannels: Int
         var map: UnsafeMutablePointer<Int>      // per output channel; -2 = average of all inputs
-        var resampled: UnsafeMutablePointer<Float>  // inputChannels × capacity, resampler output
-        var capacity: Int
-        var inputPointers: UnsafeMutablePointer<UnsafeRawPointer?>
-        var outputPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        /// Input channels after resampling, before the channel map.
+        var resampled: AudioBufferList
         var pendingOffset: Int
         var pendingCount: Int
         var inputSampleTime: Double
@@ -50,6 +48,8 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         var pcmScratch: AudioBufferList?
     }
 
+    private var resamplerOwner: Resampler?
+    private var resampledBuffers: OwnedAudioBufferList?
     private var rawInputBuffers: OwnedPCMBufferList?
     private var pcmScratchBuffers: OwnedAudioBufferList?
 
@@ -78,13 +78,9 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         return scope == .input ? format.pcmSample != nil : format.isCanonical
     }
 
-    /// The resampler's delay, read once when it is created: asking libsoxr later
-    /// would read state the realtime thread is changing.
-    private var resamplerDelay: Double = 0
-
     public override var latency: Double {
-        guard let rate = try? streamFormat(scope: .output, element: 0).sampleRate else { return 0 }
-        return resamplerDelay / rate
+        guard let resamplerOwner else { return 0 }
+        return resamplerOwner.delay / resamplerOwner.outputRate
     }
 
     /// Input and output may differ in rate and channel count.
@@ -113,17 +109,15 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         let output = try streamFormat(scope: .output, element: 0)
         let inputChannels = Int(input.channelsPerFrame)
         let outputChannels = Int(output.channelsPerFrame)
-        var resampler: soxr_t?
         if input.sampleRate != output.sampleRate {
-            var ioSpec = soxr_io_spec(SOXR_FLOAT32_S, SOXR_FLOAT32_S)
-            let recipe = UInt(min(4, max(0, Int(try parameter(Parameter.quality)))))
-            var qualitySpec = soxr_quality_spec(recipe == 4 ? UInt(SOXR_VHQ) : recipe, 0)
-            var error: soxr_error_t?
-            resampler = soxr_create(input.sampleRate, output.sampleRate, UInt32(inputChannels), &error, &ioSpec, &qualitySpec, nil)
-            if let error {
-                throw AudioError(.failedInitialization, "Converter: libsoxr: \(String(cString: error))")
+            let quality = Resampler.Quality(rawValue: Int(try parameter(Parameter.quality))) ?? .high
+            do {
+                resamplerOwner = try Resampler(from: input.sampleRate, to: output.sampleRate, channels: inputChannels, quality: quality)
+            } catch {
+                throw AudioError(error.code, "Converter: \(error.message)")
             }
-            resamplerDelay = resampler.map { Self.steadyDelay(of: $0, channels: inputChannels) } ?? 0
+        } else {
+            resamplerOwner = nil
         }
         let map = UnsafeMutablePointer<Int>.allocate(capacity: outputChannels)
         for channel in 0..<outputChannels {
@@ -138,15 +132,14 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
             }
         }
         let capacity = maximumFramesPerSlice
-        let resampled = UnsafeMutablePointer<Float>.allocate(capacity: inputChannels * capacity)
-        resampled.initialize(repeating: 0, count: inputChannels * capacity)
+        let resampled = try OwnedAudioBufferList(channelCount: inputChannels, frameCapacity: capacity)
+        resampledBuffers = resampled
         let state = UnsafeMutablePointer<Realtime>.allocate(capacity: 1)
         state.initialize(
             to: Realtime(
-                resampler: resampler, inputChannels: inputChannels, outputChannels: outputChannels, map: map,
-                resampled: resampled, capacity: capacity,
-                inputPointers: .allocate(capacity: inputChannels), outputPointers: .allocate(capacity: inputChannels),
-                pendingOffset: 0, pendingCount: 0, inputSampleTime: 0, ratio: output.sampleRate / input.sampleRate))
+                resampler: resamplerOwner.map { Unmanaged.passUnretained($0) }, inputChannels: inputChannels,
+                outputChannels: outputChannels, map: map, resampled: resampled.list, pendingOffset: 0, pendingCount: 0,
+                inputSampleTime: 0, ratio: output.sampleRate / input.sampleRate))
         if !input.isCanonical, let provider = inputProvider {
             let raw = try OwnedPCMBufferList(format: input, frameCapacity: capacity)
             rawInputBuffers = raw
@@ -160,50 +153,21 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         realtime = state
     }
 
-    /// libsoxr reports its delay only once it is running: feed it a second of
-    /// silence (off the realtime thread), read the delay, and clear it again.
-    private static func steadyDelay(of resampler: soxr_t, channels: Int) -> Double {
-        let frames = 4096
-        let silence = UnsafeMutablePointer<Float>.allocate(capacity: frames * channels)
-        silence.initialize(repeating: 0, count: frames * channels)
-        let output = UnsafeMutablePointer<Float>.allocate(capacity: 4 * frames * channels)
-        let inputs = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: channels)
-        let outputs = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: channels)
-        defer {
-            silence.deallocate()
-            output.deallocate()
-            inputs.deallocate()
-            outputs.deallocate()
-        }
-        for channel in 0..<channels {
-            inputs[channel] = UnsafeRawPointer(silence + channel * frames)
-            outputs[channel] = UnsafeMutableRawPointer(output + channel * 4 * frames)
-        }
-        var inputDone = 0
-        var outputDone = 0
-        _ = soxr_process(resampler, UnsafeRawPointer(inputs), frames, &inputDone, UnsafeMutableRawPointer(outputs), 4 * frames, &outputDone)
-        let delay = soxr_delay(resampler)
-        soxr_clear(resampler)
-        return delay
-    }
-
     public override func deallocateRenderResources() {
         guard let state = realtime else { return }
-        if let resampler = state.pointee.resampler { soxr_delete(resampler) }
         state.pointee.map.deallocate()
-        state.pointee.resampled.deallocate()
-        state.pointee.inputPointers.deallocate()
-        state.pointee.outputPointers.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
         realtime = nil
+        resamplerOwner = nil
+        resampledBuffers = nil
         rawInputBuffers = nil
         pcmScratchBuffers = nil
     }
 
     public override func resetRenderState() {
         guard let state = realtime else { return }
-        if let resampler = state.pointee.resampler { soxr_clear(resampler) }
+        state.pointee.resampler?._withUnsafeGuaranteedRef { $0.reset() }
         state.pointee.pendingCount = 0
         state.pointee.pendingOffset = 0
     }
@@ -242,27 +206,17 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
             let space = need - produced
             var consumed = 0
             var made = 0
+            let resampled = state.pointee.resampled.frames(from: 0, count: min(space, state.pointee.resampled.frameCount))
             if let resampler = state.pointee.resampler {
-                for channel in 0..<state.pointee.inputChannels {
-                    state.pointee.inputPointers[channel] = UnsafeRawPointer(input.samples(channel) + offset)
-                    state.pointee.outputPointers[channel] = UnsafeMutableRawPointer(state.pointee.resampled + channel * state.pointee.capacity)
+                let (inputDone, outputDone) = resampler._withUnsafeGuaranteedRef {
+                    $0.process(input.frames(from: offset, count: pending), into: resampled)
                 }
-                var inputDone = 0
-                var outputDone = 0
-                let error = soxr_process(
-                    resampler, UnsafeRawPointer(state.pointee.inputPointers), pending, &inputDone,
-                    UnsafeMutableRawPointer(state.pointee.outputPointers), min(space, state.pointee.capacity), &outputDone)
-                if error != nil { return .unspecified }
                 consumed = inputDone
                 made = outputDone
             } else {
-                made = min(pending, space)
+                made = min(pending, resampled.frameCount)
                 consumed = made
-                for channel in 0..<state.pointee.inputChannels {
-                    copySamples(
-                        from: input.samples(channel) + offset,
-                        to: state.pointee.resampled + channel * state.pointee.capacity, count: made)
-                }
+                resampled.copy(from: input.frames(from: offset, count: made))
             }
             map(state, frames: made, into: context.output, at: produced)
             state.pointee.pendingOffset += consumed
@@ -302,15 +256,16 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
     private func map(_ state: UnsafeMutablePointer<Realtime>, frames: Int, into output: AudioBufferList, at offset: Int) {
         guard frames > 0 else { return }
         let inputs = state.pointee.inputChannels
+        let resampled = state.pointee.resampled
         for channel in 0..<min(state.pointee.outputChannels, output.channelCount) {
             let destination = output.samples(channel) + offset
             let source = state.pointee.map[channel]
             if source >= 0 {
-                copySamples(from: state.pointee.resampled + source * state.pointee.capacity, to: destination, count: frames)
+                copySamples(from: resampled.samples(source), to: destination, count: frames)
             } else if source == -2 {
-                Mixing.copy(state.pointee.resampled, to: destination, count: frames, gain: 1 / Float(inputs))
+                Mixing.copy(resampled.samples(0), to: destination, count: frames, gain: 1 / Float(inputs))
                 for input in 1..<inputs {
-                    Mixing.add(state.pointee.resampled + input * state.pointee.capacity, into: destination, count: frames, gain: 1 / Float(inputs))
+                    Mixing.add(resampled.samples(input), into: destination, count: frames, gain: 1 / Float(inputs))
                 }
             } else {
                 destination.update(repeating: 0, count: frames)
