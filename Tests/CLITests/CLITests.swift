@@ -34,7 +34,7 @@ func sonora(_ arguments: String...) throws -> Outcome {
 
 @Suite("sonora CLI", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct CLITests {
-    @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"]])
+    @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["convert", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"]])
     func everyCommandHasHelpWithAnExample(arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sonoraBinary!)
@@ -90,5 +90,49 @@ struct CLITests {
         #expect(report?["type"] as? String == "WAVE")
         #expect(report?["format"] as? String == "LEI16@8000")
         #expect(report?["frames"] as? Int == 800)
+    }
+}
+
+@Suite("sonora convert", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct ConvertCLITests {
+    @Test func convertsContainerFormatAndRateAndRefusesToOverwrite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-convert-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 0.5 s of a 16-bit stereo ramp at 44.1 kHz, written by hand.
+        let frames = 22050
+        var bytes = [UInt8]()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8); append(UInt32(36 + frames * 4)); bytes += Array("WAVE".utf8)
+        bytes += Array("fmt ".utf8); append(UInt32(16)); append(UInt16(1)); append(UInt16(2)); append(UInt32(44100))
+        append(UInt32(44100 * 4)); append(UInt16(4)); append(UInt16(16))
+        bytes += Array("data".utf8); append(UInt32(frames * 4))
+        for frame in 0..<frames { append(Int16(truncatingIfNeeded: frame)); append(Int16(truncatingIfNeeded: -frame)) }
+        let input = directory.appendingPathComponent("in.wav").path
+        try Data(bytes).write(to: URL(fileURLWithPath: input))
+
+        let caf = directory.appendingPathComponent("out.caf").path
+        let first = try sonora("convert", "--json", input, caf, "-f", "caff", "-d", "BEI24")
+        #expect(first.status == 0, "\(first.stderr)")
+        let info = try sonora("info", "--json", caf)
+        let report = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
+        #expect(report?["type"] as? String == "caff")
+        #expect(report?["format"] as? String == "BEI24@44100x2")
+        #expect(report?["frames"] as? Int == frames)
+
+        let resampled = directory.appendingPathComponent("16k.wav").path
+        #expect(try sonora("convert", input, resampled, "-d", "LEI16@16000x1").status == 0)
+        let small = try JSONSerialization.jsonObject(with: Data(try sonora("info", "--json", resampled).stdout.utf8)) as? [String: Any]
+        #expect(small?["format"] as? String == "LEI16@16000")
+        #expect(abs((small?["frames"] as? Int ?? 0) - 8000) <= 2)
+
+        let again = try sonora("convert", input, caf)
+        #expect(again.status != 0 && again.stderr.contains("exists; use --overwrite"))
+        let impossible = directory.appendingPathComponent("float.flac").path
+        let refused = try sonora("convert", input, impossible, "-d", "LEF32")
+        #expect(refused.status != 0 && refused.stderr.contains("cannot hold LEF32"))
+        #expect(!FileManager.default.fileExists(atPath: impossible))
+        let missing = try sonora("convert", directory.appendingPathComponent("nope.wav").path, caf, "--overwrite")
+        #expect(missing.status != 0 && missing.stderr.contains("file not found (-43)"))
     }
 }

@@ -83,6 +83,20 @@ struct AudioFileTests {
         #expect(one.list[1][0] == Float(1234) / 32768)
     }
 
+    @Test(arguments: [false, true])
+    func cafKeepsTheByteOrderItWasWrittenIn(bigEndian: Bool) throws {
+        let target = path("order-\(bigEndian).caf")
+        let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 1, sample: .int16, bigEndian: bigEndian)
+        let file = try AudioFile.create(target, type: .caf, format: format)
+        let buffers = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 4)
+        buffers.list[0].update(repeating: 0.25)
+        try file.writeFrames(from: buffers.list)
+        try file.close()
+        let reopened = try AudioFile.open(target)
+        #expect(reopened.dataFormat == format && reopened.fileType == .caf)
+        #expect(try soxDecode(target) == [0.25, 0.25, 0.25, 0.25])
+    }
+
     @Test func aFailedWriteLeavesNoFileBehind() throws {
         let target = path("failed.wav")
         let file = try AudioFile.create(target, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))

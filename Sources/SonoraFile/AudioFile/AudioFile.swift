@@ -48,7 +48,26 @@ public final class AudioFile {
             let code: AudioError.Code = reason.contains("not recognised") || reason.contains("unknown format") ? .unsupportedFileType : .invalidFileData
             throw AudioError(code, "\(path): \(reason)")
         }
+        if (info.format & SndfileFormat.typeMask) == Int32(SF_FORMAT_CAF) && (info.format & SndfileFormat.endianMask) == 0 {
+            // libsndfile does not always say which byte order a CAF file's PCM has; its desc chunk does.
+            if let littleEndian = cafIsLittleEndian(path) {
+                info.format |= littleEndian ? Int32(SF_ENDIAN_LITTLE) : Int32(SF_ENDIAN_BIG)
+            }
+        }
         return try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+    }
+
+    /// The byte order of a CAF file's linear PCM, from the format flags of its `desc` chunk.
+    private static func cafIsLittleEndian(_ path: String) -> Bool? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 36), header.count == 36 else { return nil }
+        let bytes = [UInt8](header)
+        guard bytes[0..<4] == [0x63, 0x61, 0x66, 0x66], bytes[8..<12] == [0x64, 0x65, 0x73, 0x63],
+              bytes[28..<32] == [0x6C, 0x70, 0x63, 0x6D]
+        else { return nil }
+        let flags = UInt32(bytes[32]) << 24 | UInt32(bytes[33]) << 16 | UInt32(bytes[34]) << 8 | UInt32(bytes[35])
+        return flags & 2 != 0  // kCAFLinearPCMFormatFlagIsLittleEndian
     }
 
     /// Creates a file of `type` holding `format` (AudioFileCreateWithURL). Refuses to
