@@ -121,6 +121,21 @@ struct StreamFormatTests {
         #expect(error?.message.contains("framesPerPacket 2 must be 1 for linear PCM") == true)
     }
 
+    @Test func extremeFieldValuesAreProblemsNotOverflows() {
+        // As a damaged file's header might give them.
+        for flags: AudioFormatFlags in [[.isPacked, .isSignedInteger], [.isSignedInteger], [.isFloat], [.isNonInterleaved]] {
+            let format = StreamFormat(
+                sampleRate: .infinity, formatID: .linearPCM, formatFlags: flags, bytesPerPacket: .max, framesPerPacket: .max,
+                bytesPerFrame: .max, channelsPerFrame: .max, bitsPerChannel: .max)
+            #expect(!format.validationProblems.isEmpty)
+        }
+        let ima = StreamFormat(
+            sampleRate: 44100, formatID: .appleIMA4, formatFlags: [], bytesPerPacket: .max, framesPerPacket: 64,
+            bytesPerFrame: 0, channelsPerFrame: .max, bitsPerChannel: 0)
+        #expect(!ima.validationProblems.isEmpty)
+        #expect(!ima.description.isEmpty)
+    }
+
     @Test func parsingAcceptsAfconvertStrings() throws {
         #expect(try StreamFormat(parsing: "LEI16@44100") == .linearPCM(sampleRate: 44100, channels: 1, sample: .int16))
         #expect(try StreamFormat(parsing: " BEI24@96000x2 ") == .linearPCM(sampleRate: 96000, channels: 2, sample: .int24, bigEndian: true))

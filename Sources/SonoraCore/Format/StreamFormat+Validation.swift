@@ -44,10 +44,12 @@ extension StreamFormat {
         if isPacked && bitsPerChannel % 8 != 0 {
             problems.append("packed samples fill whole bytes; \(bitsPerChannel) bits do not")
         }
-        let samplesPerFrame = UInt32(channelsPerBuffer)
+        // 64-bit arithmetic: a format read from a damaged file may hold any 32-bit values.
+        let samplesPerFrame = UInt64(channelsPerBuffer)
+        let bytesPerFrame = UInt64(self.bytesPerFrame)
         if samplesPerFrame > 0 {
             if isPacked {
-                let expected = samplesPerFrame * (bitsPerChannel / 8)
+                let expected = samplesPerFrame * UInt64(bitsPerChannel / 8)
                 if bytesPerFrame != expected {
                     let what = isInterleaved ? "\(channelsPerFrame) channels" : "one channel"
                     problems.append(
@@ -55,13 +57,13 @@ extension StreamFormat {
                 }
             } else if bytesPerFrame % samplesPerFrame != 0 {
                 problems.append("bytesPerFrame \(bytesPerFrame) is not a multiple of \(samplesPerFrame) channels")
-            } else if (bytesPerFrame / samplesPerFrame) * 8 < bitsPerChannel {
+            } else if (bytesPerFrame / samplesPerFrame) * 8 < UInt64(bitsPerChannel) {
                 problems.append(
                     "bytesPerFrame \(bytesPerFrame) leaves \((bytesPerFrame / samplesPerFrame) * 8) bits per sample, "
                         + "fewer than bitsPerChannel \(bitsPerChannel)")
             }
         }
-        if bytesPerPacket != bytesPerFrame * framesPerPacket {
+        if UInt64(bytesPerPacket) != bytesPerFrame * UInt64(framesPerPacket) {
             problems.append(
                 "bytesPerPacket \(bytesPerPacket) does not match bytesPerFrame \(bytesPerFrame) × framesPerPacket \(framesPerPacket)")
         }
@@ -73,7 +75,7 @@ extension StreamFormat {
         if framesPerPacket != 64 {
             problems.append("framesPerPacket \(framesPerPacket) must be 64 for IMA4")
         }
-        if bytesPerPacket != 34 * channelsPerFrame {
+        if UInt64(bytesPerPacket) != 34 * UInt64(channelsPerFrame) {
             problems.append("bytesPerPacket \(bytesPerPacket) must be 34 × \(channelsPerFrame) channels for IMA4")
         }
         if bytesPerFrame != 0 {
