@@ -1,0 +1,230 @@
+import SonoraCore
+import SonoraDSP
+
+/// Core Audio's AudioConverter: between any two linear PCM formats (8/16/24/32-bit
+/// integer, 32/64-bit float, either byte order, interleaved or not), channel
+/// count changes with a channel map, sample-rate changes (libsoxr), and IMA4 ⇄ PCM.
+///
+/// Bytes in and out: interleaved data as usual; non-interleaved data as its
+/// channel buffers one after another, each `frames × sample size` bytes; IMA4 as
+/// whole packets. The converter keeps state between calls (resampler history, a
+/// partial IMA4 packet); `flush()` hands out the rest at the end of a stream.
+public final class AudioConverter {
+    public let source: StreamFormat
+    public let destination: StreamFormat
+    /// Destination channel `i` takes source channel `channelMap[i]` (-1: silence).
+    public let channelMap: [Int]
+
+    private let resampler: Resampler?
+    private var imaStates: [IMAADPCMChannel]
+    /// Destination-rate frames waiting to fill an IMA4 packet.
+    private var pendingPacket: [[Float]]
+
+    public init(
+        from source: StreamFormat, to destination: StreamFormat, channelMap: [Int]? = nil,
+        quality: Resampler.Quality = .high
+    ) throws(AudioError) {
+        for (side, format) in [("source", source), ("destination", destination)] {
+            try format.validate()
+            guard format.pcmSample != nil || format.formatID == .appleIMA4 else {
+                throw AudioError(.unsupportedDataFormat, "AudioConverter: \(side) \(format) is neither linear PCM nor IMA4")
+            }
+        }
+        let inputs = Int(source.channelsPerFrame)
+        let outputs = Int(destination.channelsPerFrame)
+        if let channelMap {
+            guard channelMap.count == outputs, channelMap.allSatisfy({ $0 >= -1 && $0 < inputs }) else {
+                throw AudioError(.converterPropertyNotSupported, "AudioConverter: channel map \(channelMap) does not fit \(inputs) → \(outputs) channels")
+            }
+            self.channelMap = channelMap
+        } else if inputs == outputs {
+            self.channelMap = Array(0..<outputs)
+        } else if inputs == 1 {
+            self.channelMap = Array(repeating: 0, count: outputs)
+        } else if outputs == 1 {
+            self.channelMap = [-2]  // the average of all inputs
+        } else {
+            self.channelMap = (0..<outputs).map { $0 < inputs ? $0 : -1 }
+        }
+        self.source = source
+        self.destination = destination
+        resampler = source.sampleRate == destination.sampleRate
+            ? nil : try Resampler(from: source.sampleRate, to: destination.sampleRate, channels: outputs, quality: quality)
+        imaStates = Array(repeating: IMAADPCMChannel(), count: outputs)
+        pendingPacket = Array(repeating: [], count: outputs)
+    }
+
+    /// Converts `bytes` of source data; returns destination bytes (possibly fewer
+    /// frames than went in while a resampler or an IMA4 packet fills up).
+    public func convert(_ bytes: [UInt8]) throws(AudioError) -> [UInt8] {
+        let decoded = try decode(bytes)
+        let mapped = map(decoded)
+        var output = mapped
+        if let resampler { output = resample(mapped, with: resampler, flushing: false) }
+        return try encode(output, final: false)
+    }
+
+    /// The rest: what the resampler holds, and a last IMA4 packet padded with silence.
+    public func flush() throws(AudioError) -> [UInt8] {
+        var tail: [[Float]] = Array(repeating: [], count: Int(destination.channelsPerFrame))
+        if let resampler { tail = resample(tail, with: resampler, flushing: true) }
+        return try encode(tail, final: true)
+    }
+
+    /// The pull form (AudioConverterFillComplexBuffer): produces `frameCount`
+    /// destination frames (fewer only at the end), asking `input` for source
+    /// bytes whenever it needs more; `input` returns an empty array at the end.
+    public func fill(frameCount: Int, input: () throws -> [UInt8]) throws -> [UInt8] {
+        let frameBytes = destination.formatID == .appleIMA4
+            ? Int(destination.bytesPerPacket) / 64 : Int(destination.bytesPerFrame) * (destination.isInterleaved ? 1 : Int(destination.channelsPerFrame))
+        var output: [UInt8] = []
+        var ended = false
+        while output.count / max(frameBytes, 1) < frameCount && !ended {
+            let bytes = try input()
+            if bytes.isEmpty {
+                output += try flush()
+                ended = true
+            } else {
+                output += try convert(bytes)
+            }
+        }
+        return output
+    }
+
+    /// Forgets the stream so far.
+    public func reset() {
+        resampler?.reset()
+        imaStates = Array(repeating: IMAADPCMChannel(), count: imaStates.count)
+        pendingPacket = Array(repeating: [], count: pendingPacket.count)
+    }
+
+    // MARK: Steps
+
+    private func decode(_ bytes: [UInt8]) throws(AudioError) -> [[Float]] {
+        let channels = Int(source.channelsPerFrame)
+        if source.formatID == .appleIMA4 {
+            let packetBytes = Int(source.bytesPerPacket)
+            guard bytes.count % packetBytes == 0 else {
+                throw AudioError(.invalidInputSize, "AudioConverter: \(bytes.count) bytes are not whole IMA4 packets of \(packetBytes)")
+            }
+            var result: [[Float]] = Array(repeating: [], count: channels)
+            let packet = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
+            for start in stride(from: 0, to: bytes.count, by: packetBytes) {
+                var failure: AudioError?
+                bytes[start..<start + packetBytes].withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Void in
+                    do throws(AudioError) { try AppleIMA4.decode(packet: raw, channels: channels, into: packet.list) } catch { failure = error }
+                }
+                if let failure { throw failure }
+                for channel in 0..<channels { result[channel] += packet.list[channel] }
+            }
+            return result
+        }
+        let sample = source.pcmSample!
+        let frameBytes = Int(source.bytesPerFrame) * (source.isInterleaved ? 1 : channels)
+        guard bytes.count % frameBytes == 0 else {
+            throw AudioError(.invalidInputSize, "AudioConverter: \(bytes.count) bytes are not whole frames of \(source) (\(frameBytes) bytes each)")
+        }
+        let frames = bytes.count / frameBytes
+        guard frames > 0 else { return Array(repeating: [], count: channels) }
+        let canonical = try OwnedAudioBufferList(channelCount: channels, frameCapacity: frames)
+        var bytes = bytes
+        bytes.withUnsafeMutableBytes { raw in
+            let buffers = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: source.bufferCount)
+            defer { buffers.deallocate() }
+            for buffer in 0..<source.bufferCount {
+                buffers[buffer] = raw.baseAddress! + buffer * frames * Int(source.bytesPerFrame)
+            }
+            PCMBufferList(format: source, buffers: buffers, frameCount: frames)
+                .decode(frames: frames, offset: 0, into: canonical.list(frameCount: frames), sample: sample)
+        }
+        return (0..<channels).map { Array(canonical.list[$0]) }
+    }
+
+    private func map(_ input: [[Float]]) -> [[Float]] {
+        let frames = input.first?.count ?? 0
+        return channelMap.map { source in
+            if source >= 0 { return input[source] }
+            if source == -2 {
+                return (0..<frames).map { frame in input.reduce(0) { $0 + $1[frame] } / Float(input.count) }
+            }
+            return [Float](repeating: 0, count: frames)
+        }
+    }
+
+    private func resample(_ input: [[Float]], with resampler: Resampler, flushing: Bool) -> [[Float]] {
+        let channels = input.count
+        let frames = input.first?.count ?? 0
+        var output: [[Float]] = Array(repeating: [], count: channels)
+        guard let inBuffers = try? OwnedAudioBufferList(channelCount: channels, frameCapacity: max(frames, 1)),
+              let outBuffers = try? OwnedAudioBufferList(channelCount: channels, frameCapacity: 4096)
+        else { return output }
+        for channel in 0..<channels {
+            input[channel].withUnsafeBufferPointer { inBuffers.list.samples(channel).update(from: $0.baseAddress!, count: frames) }
+        }
+        var offset = 0
+        while true {
+            let made: Int
+            if flushing {
+                made = resampler.flush(into: outBuffers.list)
+            } else {
+                let (consumed, produced) = resampler.process(inBuffers.list(frameCount: max(frames, 1)).frames(from: offset, count: frames - offset), into: outBuffers.list)
+                offset += consumed
+                made = produced
+                if consumed == 0 && produced == 0 { break }
+            }
+            for channel in 0..<channels { output[channel] += outBuffers.list(frameCount: made)[channel] }
+            if made == 0 && (flushing || offset >= frames) { break }
+        }
+        return output
+    }
+
+    private func encode(_ input: [[Float]], final: Bool) throws(AudioError) -> [UInt8] {
+        let channels = Int(destination.channelsPerFrame)
+        if destination.formatID == .appleIMA4 {
+            for channel in 0..<channels { pendingPacket[channel] += input[channel] }
+            if final, let count = pendingPacket.first?.count, count % 64 != 0 {
+                for channel in 0..<channels { pendingPacket[channel] += [Float](repeating: 0, count: 64 - count % 64) }
+            }
+            let packets = (pendingPacket.first?.count ?? 0) / 64
+            var bytes = [UInt8](repeating: 0, count: packets * Int(destination.bytesPerPacket))
+            let frames = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
+            for packet in 0..<packets {
+                for channel in 0..<channels {
+                    pendingPacket[channel].withUnsafeBufferPointer {
+                        frames.list.samples(channel).update(from: $0.baseAddress! + packet * 64, count: 64)
+                    }
+                }
+                let size = Int(destination.bytesPerPacket)
+                var failure: AudioError?
+                var states = imaStates
+                bytes.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Void in
+                    do throws(AudioError) {
+                        try AppleIMA4.encode(frames.list, states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[packet * size..<(packet + 1) * size]))
+                    } catch { failure = error }
+                }
+                imaStates = states
+                if let failure { throw failure }
+            }
+            for channel in 0..<channels { pendingPacket[channel].removeFirst(packets * 64) }
+            return bytes
+        }
+        let sample = destination.pcmSample!
+        let frames = input.first?.count ?? 0
+        guard frames > 0 else { return [] }
+        let canonical = try OwnedAudioBufferList(channelCount: channels, frameCapacity: frames)
+        for channel in 0..<channels {
+            input[channel].withUnsafeBufferPointer { canonical.list.samples(channel).update(from: $0.baseAddress!, count: frames) }
+        }
+        var bytes = [UInt8](repeating: 0, count: frames * Int(destination.bytesPerFrame) * (destination.isInterleaved ? 1 : channels))
+        bytes.withUnsafeMutableBytes { raw in
+            let buffers = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: destination.bufferCount)
+            defer { buffers.deallocate() }
+            for buffer in 0..<destination.bufferCount {
+                buffers[buffer] = raw.baseAddress! + buffer * frames * Int(destination.bytesPerFrame)
+            }
+            PCMBufferList(format: destination, buffers: buffers, frameCount: frames)
+                .encode(canonical.list(frameCount: frames), frames: frames, offset: 0, sample: sample)
+        }
+        return bytes
+    }
+}
