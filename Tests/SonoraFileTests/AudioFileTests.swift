@@ -137,3 +137,60 @@ struct AudioFileTests {
         #expect(badSeek?.code == .filePosition)
     }
 }
+
+@Suite("AudioFile formats", .enabled(if: soxPath != nil, "sox is not installed"))
+struct AudioFileFormatTests {
+    @Test(arguments: [
+        (AudioFileType.ogg, StreamFormat.compressed(.vorbis, sampleRate: 44100, channels: 2), "ogg"),
+        (AudioFileType.ogg, StreamFormat.compressed(.opus, sampleRate: 48000, channels: 2), "opus"),
+        (AudioFileType.caf, StreamFormat.compressed(.appleLossless, sampleRate: 44100, channels: 2), "caf"),
+        (AudioFileType.flac, StreamFormat.compressed(.flac, sampleRate: 96000, channels: 2), "flac"),
+        (AudioFileType.rf64, StreamFormat.linearPCM(sampleRate: 48000, channels: 2, sample: .float32), "rf64"),
+    ])
+    func writesAndReadsCompressedAndLargeFileFormats(type: AudioFileType, format: StreamFormat, ext: String) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-format-\(getpid())-\(format.formatID.rawValue.rawValue).\(ext)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AudioFile.create(path, type: type, format: format, erase: true)
+        let rate = format.sampleRate
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Int(rate))
+        for frame in 0..<Int(rate) {
+            let value = Float(0.25 * sin(2 * Double.pi * 440 * Double(frame) / rate))
+            buffers.list[0][frame] = value
+            buffers.list[1][frame] = value
+        }
+        try file.writeFrames(from: buffers.list)
+        try file.close()
+        let reread = try AudioFile.open(path)
+        #expect(reread.dataFormat.formatID == format.formatID)
+        #expect(reread.dataFormat.sampleRate == rate)
+        #expect(abs(reread.estimatedDuration - 1) < 0.05)
+        let back = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Int(rate) + 4096)
+        let got = try reread.readFrames(into: back.list)
+        let middle = Array(back.list[0][Int(rate) / 4..<min(got, Int(rate) * 3 / 4)])
+        let peak = middle.map(abs).max() ?? 0
+        #expect(abs(peak - 0.25) < 0.02, "peak \(peak)")
+    }
+
+    @Test func readsWhatSoxWroteAsMP3AndVorbis() throws {
+        for ext in ["mp3", "ogg"] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-sox-\(getpid()).\(ext)").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try run(soxPath!, ["-n", "-r", "44100", "-c", "2", path, "synth", "1", "sine", "440", "gain", "-12"])
+            let file = try AudioFile.open(path)
+            #expect(file.fileType == (ext == "mp3" ? .mp3 : .ogg))
+            #expect(abs(file.estimatedDuration - 1) < 0.1)
+        }
+    }
+
+    @Test func globalInfoListsTypesAndTheirFormats() {
+        #expect(AudioFile.readableTypes.contains(.mp3))
+        #expect(AudioFile.writableTypes.contains(.caf) && AudioFile.writableTypes.contains(.wave))
+        let wav = AudioFile.writableFormats(for: .wave)
+        #expect(wav.contains(.linearPCM(sampleRate: 48000, channels: 2, sample: .int24)))
+        // Big-endian WAV is RIFX, which libsndfile writes; Core Audio would refuse it.
+        let aiff = AudioFile.writableFormats(for: .aiff)
+        #expect(aiff.contains(.linearPCM(sampleRate: 48000, channels: 2, sample: .int16, bigEndian: true)))
+        #expect(AudioFile.writableFormats(for: .flac).contains { $0.formatID == .flac })
+        #expect(AudioFile.writableFormats(for: .caf).contains { $0.formatID == .appleLossless })
+    }
+}
