@@ -194,3 +194,34 @@ struct AudioFileFormatTests {
         #expect(AudioFile.writableFormats(for: .caf).contains { $0.formatID == .appleLossless })
     }
 }
+
+@Suite("AudioFile markers and loops")
+struct AudioFileMarkerTests {
+    @Test func markersAndLoopsSurviveAWriteAndRead() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 44100, channels: 1, sample: .int16), erase: true)
+        try file.setMarkers([AudioFileMarker(id: 1, frame: 100, name: "verse"), AudioFileMarker(id: 2, frame: 30000, name: "chorus")])
+        try file.setLoops([AudioFileLoop(mode: .forward, start: 1000, end: 20000)])
+        let buffers = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 44100)
+        try file.writeFrames(from: buffers.list)
+        try file.close()
+        let reread = try AudioFile.open(path)
+        #expect(reread.markers.map(\.frame) == [100, 30000])
+        #expect(reread.markers.map(\.id) == [1, 2])
+        #expect(reread.loops == [AudioFileLoop(mode: .forward, start: 1000, end: 20000)])
+        // The chunks are really there, where other tools look for them.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(bytes.range(of: Data("cue ".utf8)) != nil && bytes.range(of: Data("smpl".utf8)) != nil)
+    }
+
+    @Test func otherContainersRefuseRatherThanDropThem() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).aiff").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AudioFile.create(path, type: .aiff, format: .linearPCM(sampleRate: 44100, channels: 1, sample: .int16, bigEndian: true), erase: true)
+        let markers = #expect(throws: AudioError.self) { try file.setMarkers([AudioFileMarker(id: 1, frame: 5)]) }
+        #expect(markers?.code == .unsupportedProperty)
+        #expect(throws: AudioError.self) { try file.setLoops([AudioFileLoop(start: 0, end: 10)]) }
+        try file.close()
+    }
+}

@@ -16,6 +16,8 @@ public final class AudioFile {
     /// The data format in the file.
     public let dataFormat: StreamFormat
     private var handle: OpaquePointer?
+    /// For the property extensions in this module.
+    var sndfileHandle: OpaquePointer? { handle }
     private var temporaryPath: String?
     private var failed = false
     private var scratch: [Float] = []
