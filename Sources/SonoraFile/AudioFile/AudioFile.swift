@@ -22,6 +22,18 @@ public final class AudioFile {
     private var failed = false
     private var scratch: [Float] = []
 
+    /// Set instead of `handle` for IMA4 in CAF, which Sonora reads and writes itself.
+    private var ima4: IMA4CAFFile?
+
+    private init(path: String, ima4: IMA4CAFFile, temporaryPath: String?) {
+        self.path = path
+        self.ima4 = ima4
+        self.temporaryPath = temporaryPath
+        dataFormat = ima4.format
+        fileType = .caf
+        frames = ima4.frameCount
+    }
+
     private init(path: String, handle: OpaquePointer, info: SF_INFO, temporaryPath: String?) throws(AudioError) {
         self.path = path
         self.handle = handle
@@ -36,7 +48,7 @@ public final class AudioFile {
     }
 
     deinit {
-        if handle != nil { try? close() }
+        if handle != nil || ima4 != nil { try? close() }
     }
 
     // MARK: Opening
@@ -44,6 +56,9 @@ public final class AudioFile {
     /// Opens an existing file (AudioFileOpenURL).
     public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
         try checkReadable(path)
+        if let ima4 = try IMA4CAFFile.open(path) {
+            return AudioFile(path: path, ima4: ima4, temporaryPath: nil)
+        }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
             let reason = String(cString: sf_strerror(nil))
@@ -79,11 +94,14 @@ public final class AudioFile {
         if FileManager.default.fileExists(atPath: path) && !erase {
             throw AudioError(.permissions, "\(path) exists; pass erase to replace it")
         }
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
+        if format.formatID == .appleIMA4 && type == .caf {
+            return AudioFile(path: path, ima4: try IMA4CAFFile.create(temporary, format: format), temporaryPath: temporary)
+        }
         guard let word = SndfileFormat.word(for: format, in: type) else {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
         var info = SF_INFO(frames: 0, samplerate: Int32(format.sampleRate), channels: Int32(format.channelsPerFrame), format: word, sections: 0, seekable: 0)
         guard let handle = sf_open(temporary, Int32(SFM_WRITE), &info) else {
             let reason = String(cString: sf_strerror(nil))
@@ -143,8 +161,9 @@ public final class AudioFile {
     /// Reads up to `destination.frameCount` frames from `startFrame` (the
     /// current position if nil) as canonical Float32; returns the number read (0 at the end).
     public func readFrames(into destination: AudioBufferList, from startFrame: Int? = nil) throws(AudioError) -> Int {
-        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         if let startFrame { try seek(toFrame: startFrame) }
+        if let ima4 { return try ima4.read(into: destination) }
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         let channels = Int(dataFormat.channelsPerFrame)
         guard destination.channelCount >= channels else {
             throw AudioError(.parameterError, "\(path) has \(channels) channels; the buffer has \(destination.channelCount)")
@@ -163,20 +182,32 @@ public final class AudioFile {
 
     /// Moves the read/write position to `frame`.
     public func seek(toFrame frame: Int) throws(AudioError) {
+        guard frame >= 0 && frame <= frames else {
+            throw AudioError(.filePosition, "\(path): cannot seek to frame \(frame) of \(frames)")
+        }
+        if let ima4 { return ima4.seek(toFrame: frame) }
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
-        guard frame >= 0 && frame <= frames, sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+        guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
             throw AudioError(.filePosition, "\(path): cannot seek to frame \(frame) of \(frames)")
         }
     }
 
     /// Appends the frames of `source` (canonical Float32), converted to the file's format.
     public func writeFrames(from source: AudioBufferList) throws(AudioError) {
-        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         let channels = Int(dataFormat.channelsPerFrame)
         guard source.channelCount == channels else {
             failed = true
             throw AudioError(.parameterError, "\(path) has \(channels) channels; the buffer has \(source.channelCount)")
         }
+        if let ima4 {
+            do { try ima4.write(from: source) } catch {
+                failed = true
+                throw error
+            }
+            frames = ima4.frameCount
+            return
+        }
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
             for channel in 0..<channels {
@@ -195,9 +226,17 @@ public final class AudioFile {
     /// Finishes the file. A created file appears under its name only now, and
     /// only if every write succeeded; otherwise the partial file is removed.
     public func close() throws(AudioError) {
-        guard let handle else { return }
-        let status = sf_close(handle)
-        self.handle = nil
+        var status: Int32 = 0
+        if let ima4 {
+            self.ima4 = nil
+            do { try ima4.finish() } catch {
+                failed = true
+            }
+        } else {
+            guard let handle else { return }
+            status = sf_close(handle)
+            self.handle = nil
+        }
         guard let temporaryPath else { return }
         self.temporaryPath = nil
         guard status == 0, !failed else {

@@ -1,0 +1,213 @@
+import Foundation
+import SonoraCore
+
+/// Apple IMA4 in a CAF file, read and written by Sonora's own code (libsndfile
+/// has no IMA4 in CAF). Writing puts `desc`, `pakt` (packet and valid-frame
+/// counts, so the frame count survives the last packet's padding) and `data`.
+final class IMA4CAFFile {
+    let format: StreamFormat
+    private let handle: FileHandle
+    private let dataStart: UInt64
+    private(set) var frameCount: Int
+    private let writing: Bool
+    private let channels: Int
+    private let packetBytes: Int
+
+    // Reading: the decoded packet frames are served from, and the read position.
+    private var decoded: OwnedAudioBufferList
+    private var decodedPacket = -1
+    private var position = 0
+    private var packetCount: Int
+
+    // Writing: frames waiting for a whole packet, and the encoders' state.
+    private var pending: [[Float]]
+    private var states: [IMAADPCMChannel]
+    private var paktAt: UInt64 = 0
+    private var dataSizeAt: UInt64 = 0
+
+    private init(format: StreamFormat, handle: FileHandle, dataStart: UInt64, frameCount: Int, packetCount: Int, writing: Bool) throws(AudioError) {
+        self.format = format
+        self.handle = handle
+        self.dataStart = dataStart
+        self.frameCount = frameCount
+        self.packetCount = packetCount
+        self.writing = writing
+        channels = Int(format.channelsPerFrame)
+        packetBytes = Int(format.bytesPerPacket)
+        decoded = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
+        pending = Array(repeating: [], count: channels)
+        states = Array(repeating: IMAADPCMChannel(), count: channels)
+    }
+
+    // MARK: Reading
+
+    /// Opens `path` if it is a CAF file holding IMA4; nil if it is something else.
+    static func open(_ path: String) throws(AudioError) -> IMA4CAFFile? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        guard let head = try? handle.read(upToCount: 8), head.count == 8, head.prefix(4) == Data("caff".utf8) else {
+            try? handle.close()
+            return nil
+        }
+        var format: StreamFormat?
+        var validFrames: Int?
+        var offset: UInt64 = 8
+        while true {
+            guard (try? handle.seek(toOffset: offset)) != nil, let chunk = try? handle.read(upToCount: 12), chunk.count == 12 else { break }
+            let id = String(decoding: chunk.prefix(4), as: UTF8.self)
+            let size = chunk.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let body = offset + 12
+            switch id {
+            case "desc":
+                guard let desc = try? handle.read(upToCount: 32), desc.count == 32 else { break }
+                let bytes = [UInt8](desc)
+                func u32(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+                let rate = Double(bitPattern: bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                guard u32(8) == AudioFormatID.appleIMA4.rawValue.rawValue else {
+                    try? handle.close()
+                    return nil
+                }
+                format = .appleIMA4(sampleRate: rate, channels: Int(u32(24)))
+                guard format!.validationProblems.isEmpty, u32(16) == 34 * u32(24), u32(20) == 64 else {
+                    try? handle.close()
+                    throw AudioError(.invalidFileData, "\(path): IMA4 description is inconsistent")
+                }
+            case "pakt":
+                if let pakt = try? handle.read(upToCount: 24), pakt.count == 24 {
+                    let frames = [UInt8](pakt)[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    validFrames = frames > UInt64(Int.max) ? nil : Int(frames)
+                }
+            case "data":
+                guard let format else {
+                    try? handle.close()
+                    throw AudioError(.invalidFileData, "\(path): CAF data before its desc chunk")
+                }
+                let end = (try? handle.seekToEnd()) ?? body
+                let available = end > body + 4 ? end - body - 4 : 0
+                let dataBytes = size == UInt64.max ? available : min(available, size >= 4 ? size - 4 : 0)
+                let packets = Int(dataBytes) / Int(format.bytesPerPacket)
+                return try IMA4CAFFile(
+                    format: format, handle: handle, dataStart: body + 4, frameCount: min(validFrames ?? packets * 64, packets * 64),
+                    packetCount: packets, writing: false)
+            default:
+                break
+            }
+            guard size != UInt64.max, size < UInt64.max - body else { break }
+            offset = body + size
+        }
+        try? handle.close()
+        throw AudioError(.invalidFileData, "\(path): a CAF file with no readable IMA4 data")
+    }
+
+    func seek(toFrame frame: Int) {
+        position = min(max(frame, 0), frameCount)
+    }
+
+    /// Reads up to `destination.frameCount` frames from the current position.
+    func read(into destination: AudioBufferList) throws(AudioError) -> Int {
+        var done = 0
+        while done < destination.frameCount && position < frameCount {
+            let packet = position / 64
+            if packet != decodedPacket {
+                guard (try? handle.seek(toOffset: dataStart + UInt64(packet * packetBytes))) != nil,
+                      let bytes = try? handle.read(upToCount: packetBytes), bytes.count == packetBytes
+                else { throw AudioError(.endOfFile, "IMA4 packet \(packet) is missing") }
+                var failure: AudioError?
+                bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Void in
+                    do throws(AudioError) { try AppleIMA4.decode(packet: raw, channels: channels, into: decoded.list) } catch { failure = error }
+                }
+                if let failure { throw failure }
+                decodedPacket = packet
+            }
+            let within = position % 64
+            let count = min(64 - within, destination.frameCount - done, frameCount - position)
+            for channel in 0..<channels {
+                copySamples(from: decoded.list.samples(channel) + within, to: destination.samples(channel) + done, count: count)
+            }
+            done += count
+            position += count
+        }
+        return done
+    }
+
+    // MARK: Writing
+
+    static func create(_ path: String, format: StreamFormat) throws(AudioError) -> IMA4CAFFile {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw AudioError(.filePermission, "\(path): cannot create")
+        }
+        var header = Data("caff".utf8) + [0, 1, 0, 0]
+        func append64(_ value: UInt64) { header += withUnsafeBytes(of: value.bigEndian) { Data($0) } }
+        func append32(_ value: UInt32) { header += withUnsafeBytes(of: value.bigEndian) { Data($0) } }
+        header += Data("desc".utf8); append64(32)
+        append64(format.sampleRate.bitPattern); append32(AudioFormatID.appleIMA4.rawValue.rawValue); append32(0)
+        append32(format.bytesPerPacket); append32(64); append32(format.channelsPerFrame); append32(0)
+        let paktAt = UInt64(header.count + 12)
+        header += Data("pakt".utf8); append64(24); append64(0); append64(0); append32(0); append32(0)
+        let dataSizeAt = UInt64(header.count + 4)
+        header += Data("data".utf8); append64(4); append32(0)  // edit count
+        do { try handle.write(contentsOf: header) } catch {
+            throw AudioError(.filePermission, "\(path): \(error.localizedDescription)")
+        }
+        let file = try IMA4CAFFile(format: format, handle: handle, dataStart: UInt64(header.count), frameCount: 0, packetCount: 0, writing: true)
+        file.paktAt = paktAt
+        file.dataSizeAt = dataSizeAt
+        return file
+    }
+
+    func write(from source: AudioBufferList) throws(AudioError) {
+        for channel in 0..<channels { pending[channel] += source[channel] }
+        frameCount += source.frameCount
+        try writePackets(final: false)
+    }
+
+    /// Writes the last (padded) packet and fills in the sizes.
+    func finish() throws(AudioError) {
+        if writing {
+            try writePackets(final: true)
+            let dataSize = UInt64(4 + packetCount * packetBytes)
+            let remainder = UInt32(packetCount * 64 - frameCount)
+            do {
+                try handle.seek(toOffset: dataSizeAt)
+                try handle.write(contentsOf: withUnsafeBytes(of: dataSize.bigEndian) { Data($0) })
+                try handle.seek(toOffset: paktAt)
+                var pakt = withUnsafeBytes(of: UInt64(packetCount).bigEndian) { Data($0) }
+                pakt += withUnsafeBytes(of: UInt64(frameCount).bigEndian) { Data($0) }
+                pakt += withUnsafeBytes(of: UInt32(0).bigEndian) { Data($0) }
+                pakt += withUnsafeBytes(of: remainder.bigEndian) { Data($0) }
+                try handle.write(contentsOf: pakt)
+            } catch {
+                throw AudioError(.unspecified, "cannot finish the IMA4 CAF file: \(error.localizedDescription)")
+            }
+        }
+        try? handle.close()
+    }
+
+    private func writePackets(final: Bool) throws(AudioError) {
+        if final, let count = pending.first?.count, count % 64 != 0 {
+            for channel in 0..<channels { pending[channel] += [Float](repeating: 0, count: 64 - count % 64) }
+        }
+        let packets = (pending.first?.count ?? 0) / 64
+        guard packets > 0 else { return }
+        let frames = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
+        var bytes = [UInt8](repeating: 0, count: packets * packetBytes)
+        for packet in 0..<packets {
+            for channel in 0..<channels {
+                pending[channel].withUnsafeBufferPointer { frames.list.samples(channel).update(from: $0.baseAddress! + packet * 64, count: 64) }
+            }
+            var failure: AudioError?
+            var states = self.states
+            bytes.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Void in
+                do throws(AudioError) {
+                    try AppleIMA4.encode(frames.list, states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[packet * packetBytes..<(packet + 1) * packetBytes]))
+                } catch { failure = error }
+            }
+            self.states = states
+            if let failure { throw failure }
+        }
+        for channel in 0..<channels { pending[channel].removeFirst(packets * 64) }
+        do { try handle.write(contentsOf: bytes) } catch {
+            throw AudioError(.unspecified, "cannot write IMA4 packets: \(error.localizedDescription)")
+        }
+        packetCount += packets
+    }
+}
