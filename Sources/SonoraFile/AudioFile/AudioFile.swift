@@ -223,6 +223,31 @@ public final class AudioFile {
         frames += Int(written)
     }
 
+    /// Raw packets through libsndfile (PCM) or Sonora's IMA4 reader; nil if neither can.
+    func readRawPackets(from start: Int, count: Int, packetSize: Int) throws(AudioError) -> [UInt8]? {
+        if let ima4 { return try ima4.readPackets(from: start, count: count) }
+        guard let handle, dataFormat.isLinearPCM else { return nil }
+        guard dataFormat.isInterleaved || dataFormat.channelsPerFrame == 1 else { return nil }
+        guard sf_seek(handle, sf_count_t(start), SEEK_SET) >= 0 else {
+            throw AudioError(.invalidPacketOffset, "\(path): cannot seek to packet \(start)")
+        }
+        var bytes = [UInt8](repeating: 0, count: count * packetSize)
+        let read = bytes.withUnsafeMutableBytes { sf_read_raw(handle, $0.baseAddress, sf_count_t($0.count)) }
+        guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
+        return Array(bytes.prefix(Int(read)))
+    }
+
+    /// Appends raw PCM bytes through libsndfile.
+    func writeRaw(_ bytes: [UInt8], frames count: Int) throws(AudioError) {
+        guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        let written = bytes.withUnsafeBytes { sf_write_raw(handle, $0.baseAddress, sf_count_t($0.count)) }
+        guard written == bytes.count else {
+            failed = true
+            throw AudioError(.unspecified, "\(path): wrote \(written) of \(bytes.count) bytes: \(String(cString: sf_strerror(handle)))")
+        }
+        frames += count
+    }
+
     /// Finishes the file. A created file appears under its name only now, and
     /// only if every write succeeded; otherwise the partial file is removed.
     public func close() throws(AudioError) {

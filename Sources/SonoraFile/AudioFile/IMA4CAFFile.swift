@@ -129,6 +129,16 @@ final class IMA4CAFFile {
         return done
     }
 
+    /// `count` packets as stored, from packet `start`.
+    func readPackets(from start: Int, count: Int) throws(AudioError) -> [UInt8] {
+        let available = max(0, min(count, packetCount - start))
+        guard available > 0 else { return [] }
+        guard (try? handle.seek(toOffset: dataStart + UInt64(start * packetBytes))) != nil,
+              let bytes = try? handle.read(upToCount: available * packetBytes), bytes.count == available * packetBytes
+        else { throw AudioError(.endOfFile, "IMA4 packets \(start)… are missing") }
+        return [UInt8](bytes)
+    }
+
     // MARK: Writing
 
     static func create(_ path: String, format: StreamFormat) throws(AudioError) -> IMA4CAFFile {

@@ -1,0 +1,68 @@
+import Foundation
+import SonoraCore
+import SonoraFile
+import Testing
+
+@Suite("AudioFile packets, bytes and channel layout")
+struct AudioFilePacketTests {
+    @Test func pcmPacketsAndBytesAreTheFilesOwn() throws {
+        let path = corpusDirectory.appendingPathComponent("wav16.wav").path
+        let file = try AudioFile.open(path)
+        #expect(file.maximumPacketSize == 4 && file.packetCount == 80 && file.audioDataByteCount == 320)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let (packets, descriptions) = try file.readPackets(from: 10, count: 5)
+        #expect(descriptions == nil)
+        #expect(packets == Array(bytes[44 + 40..<44 + 60]))
+        #expect(try file.readBytes(from: 40, count: 20) == packets)
+        #expect(try file.readPackets(from: 78, count: 10).bytes.count == 8)  // clipped at the end
+        #expect(throws: AudioError.self) { try file.readBytes(from: 41, count: 4) }
+        #expect(throws: AudioError.self) { try file.readPackets(from: 81, count: 1) }
+    }
+
+    @Test func ima4PacketsAreTheFilesOwn() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima4-packets-\(getpid()).caf").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AudioFile.create(path, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
+        let frames = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 300)
+        for frame in 0..<300 { frames.list[0][frame] = Float(frame % 50) / 100 }
+        try file.writeFrames(from: frames.list)
+        try file.close()
+        let reread = try AudioFile.open(path)
+        #expect(reread.maximumPacketSize == 34 && reread.packetCount == 5)
+        var streamed: [UInt8] = []
+        let stream = AudioFileStream(propertyListener: { _ in }, packetsHandler: { streamed += $0; _ = $1 })
+        try stream.parse([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(try reread.readPackets(from: 1, count: 2).bytes == Array(streamed[34..<102]))
+    }
+
+    @Test func packetsWrittenDirectlyReadBackInSox() throws {
+        guard let sox = soxPath else { return }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-raw-\(getpid()).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 8000, channels: 2, sample: .int16), erase: true)
+        var raw: [UInt8] = []
+        for frame in 0..<100 {
+            for value in [Int16(frame * 100), Int16(-frame * 100)] { withUnsafeBytes(of: value.littleEndian) { raw += $0 } }
+        }
+        try file.writePackets(raw)
+        #expect(throws: AudioError.self) { try file.writePackets([1, 2, 3]) }
+        try file.close()
+        let decoded = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-raw-\(getpid()).s16").path
+        defer { try? FileManager.default.removeItem(atPath: decoded) }
+        try run(sox, [path, "-t", "s16", decoded])
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: decoded))) == raw)
+    }
+
+    @Test func channelLayoutsSurviveInCAF() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-layout-\(getpid()).caf").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let layout: [AudioChannelLabel] = [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround]
+        let file = try AudioFile.create(path, type: .caf, format: .linearPCM(sampleRate: 48000, channels: 6, sample: .int24, bigEndian: true), erase: true)
+        try file.setChannelLayout(layout)
+        #expect(throws: AudioError.self) { try file.setChannelLayout([.left]) }
+        let frames = try OwnedAudioBufferList(channelCount: 6, frameCapacity: 16)
+        try file.writeFrames(from: frames.list)
+        try file.close()
+        #expect(try AudioFile.open(path).channelLayout == layout)
+    }
+}
