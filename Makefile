@@ -36,6 +36,7 @@ tsan: deps
 bench: release
 	.build/release/sonora bench ring
 	.build/release/sonora bench graph
+	.build/release/sonora bench files
 
 clean:
 	rm -rf .build .build-tsan

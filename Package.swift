@@ -24,6 +24,11 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // JACK's ring buffer, the anchor `sonora bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // The anchors of `sonora bench files`: libsndfile and libsoxr called directly from C.
+        .target(
+            name: "CFileBenchAnchor",
+            linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+        ),
         // The few Linux calls Swift cannot reach directly (CPU_SET macros, MXCSR/FPCR, memfd).
         .target(name: "CSonoraSystem"),
 
@@ -53,6 +58,7 @@ let package = Package(
                 "SonoraFile",
                 "SonoraUnits",
                 "CJack",
+                "CFileBenchAnchor",
                 "CSonoraSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -62,7 +68,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),

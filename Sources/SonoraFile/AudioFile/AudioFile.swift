@@ -172,9 +172,14 @@ public final class AudioFile {
         let read = scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(destination.frameCount)) }
         guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
         scratch.withUnsafeBufferPointer { interleaved in
+            let source = interleaved.baseAddress!
             for channel in 0..<channels {
                 let samples = destination.samples(channel)
-                for frame in 0..<Int(read) { samples[frame] = interleaved[frame * channels + channel] }
+                var from = source + channel
+                for frame in 0..<Int(read) {
+                    samples[frame] = from.pointee
+                    from += channels
+                }
             }
         }
         return Int(read)
@@ -210,9 +215,14 @@ public final class AudioFile {
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
+            let destination = interleaved.baseAddress!
             for channel in 0..<channels {
                 let samples = source.samples(channel)
-                for frame in 0..<source.frameCount { interleaved[frame * channels + channel] = samples[frame] }
+                var to = destination + channel
+                for frame in 0..<source.frameCount {
+                    to.pointee = samples[frame]
+                    to += channels
+                }
             }
         }
         let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }

@@ -16,6 +16,10 @@ final class IMA4CAFFile {
     // Reading: the decoded packet frames are served from, and the read position.
     private var decoded: OwnedAudioBufferList
     private var decodedPacket = -1
+    /// Packets read ahead from the file, so a read costs one system call per many packets.
+    private var cache: [UInt8] = []
+    private var cacheFirstPacket = 0
+    private static let packetsPerRead = 256
     private var position = 0
     private var packetCount: Int
 
@@ -108,11 +112,15 @@ final class IMA4CAFFile {
         while done < destination.frameCount && position < frameCount {
             let packet = position / 64
             if packet != decodedPacket {
-                guard (try? handle.seek(toOffset: dataStart + UInt64(packet * packetBytes))) != nil,
-                      let bytes = try? handle.read(upToCount: packetBytes), bytes.count == packetBytes
-                else { throw AudioError(.endOfFile, "IMA4 packet \(packet) is missing") }
+                let cached = cache.count / packetBytes
+                if packet < cacheFirstPacket || packet >= cacheFirstPacket + cached {
+                    let count = min(Self.packetsPerRead, packetCount - packet)
+                    cache = try readPackets(from: packet, count: count)
+                    cacheFirstPacket = packet
+                }
+                let start = (packet - cacheFirstPacket) * packetBytes
                 var failure: AudioError?
-                bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Void in
+                cache[start..<start + packetBytes].withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Void in
                     do throws(AudioError) { try AppleIMA4.decode(packet: raw, channels: channels, into: decoded.list) } catch { failure = error }
                 }
                 if let failure { throw failure }

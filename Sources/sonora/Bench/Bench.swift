@@ -12,8 +12,9 @@ struct Bench: ParsableCommand {
             Examples:
               sonora bench ring
               sonora bench graph
+              sonora bench files
               sonora bench ring --json --megabytes 64
             """,
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self]
     )
 }
