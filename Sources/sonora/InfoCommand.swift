@@ -34,6 +34,25 @@ struct InfoCommand: ParsableCommand {
         var frames: Int
         var seconds: Double
         var info: [String: String]
+        var packetSize: Int?
+        var packets: Int?
+        var audioDataBytes: Int?
+        var channelLayout: [String]?
+        var markers: [Marker]
+        var loops: [Loop]
+
+        struct Marker: Codable {
+            var id: Int
+            var frame: Int
+            var name: String
+        }
+
+        struct Loop: Codable {
+            var mode: String
+            var start: Int
+            var end: Int
+            var count: Int
+        }
     }
 
     func run() throws {
@@ -47,13 +66,23 @@ struct InfoCommand: ParsableCommand {
         let report = Report(
             file: file, type: audio.fileType.rawValue.characters ?? audio.fileType.description, format: audio.dataFormat.description,
             sampleRate: audio.dataFormat.sampleRate, channels: Int(audio.dataFormat.channelsPerFrame),
-            frames: audio.frameCount, seconds: audio.estimatedDuration, info: audio.info)
+            frames: audio.frameCount, seconds: audio.estimatedDuration, info: audio.info,
+            packetSize: audio.maximumPacketSize, packets: audio.packetCount, audioDataBytes: audio.audioDataByteCount,
+            channelLayout: audio.channelLayout?.map { "\($0)" },
+            markers: audio.markers.map { Report.Marker(id: $0.id, frame: $0.frame, name: $0.name) },
+            loops: audio.loops.map { Report.Loop(mode: "\($0.mode)", start: $0.start, end: $0.end, count: $0.count) })
         if json { return try printJSON(report) }
         print("File:     \(report.file)")
         print("Type:     \(report.type)")
         print("Format:   \(report.format)")
         print("Frames:   \(report.frames)")
         print(String(format: "Duration: %.6f s", report.seconds))
+        if let size = report.packetSize, let packets = report.packets {
+            print("Packets:  \(packets) of \(size) bytes")
+        }
+        if let layout = report.channelLayout { print("Channels: \(layout.joined(separator: " "))") }
+        for marker in report.markers { print("Marker \(marker.id): frame \(marker.frame) \(marker.name)") }
+        for loop in report.loops { print("Loop: \(loop.mode) \(loop.start)…\(loop.end)\(loop.count > 0 ? " ×\(loop.count)" : "")") }
         for (key, value) in report.info.sorted(by: { $0.key < $1.key }) { print("\(key): \(value)") }
     }
 }
