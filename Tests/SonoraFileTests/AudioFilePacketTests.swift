@@ -66,3 +66,36 @@ struct AudioFilePacketTests {
         #expect(try AudioFile.open(path).channelLayout == layout)
     }
 }
+
+@Suite("AudioFile magic cookies")
+struct AudioFileMagicCookieTests {
+    @Test func alacAndFLACHaveCookiesPCMDoesNot() throws {
+        let directory = FileManager.default.temporaryDirectory
+        let alac = directory.appendingPathComponent("sonora-cookie-\(getpid()).caf").path
+        let flac = directory.appendingPathComponent("sonora-cookie-\(getpid()).flac").path
+        defer {
+            try? FileManager.default.removeItem(atPath: alac)
+            try? FileManager.default.removeItem(atPath: flac)
+        }
+        let frames = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 4096)
+        for (path, type, format) in [
+            (alac, AudioFileType.caf, StreamFormat.compressed(.appleLossless, sampleRate: 44100, channels: 2)),
+            (flac, .flac, .compressed(.flac, sampleRate: 44100, channels: 2)),
+        ] {
+            let file = try AudioFile.create(path, type: type, format: format, erase: true)
+            try file.writeFrames(from: frames.list)
+            try file.close()
+        }
+        // ALACSpecificConfig: frame length 4096, 16 bits, 2 channels, 44100 Hz (big-endian fields).
+        let alacCookie = try #require(try AudioFile.open(alac).magicCookie)
+        #expect(alacCookie.count == 24)
+        #expect(Array(alacCookie[0..<4]) == [0, 0, 0x10, 0] && alacCookie[5] == 16 && alacCookie[9] == 2)
+        #expect(Array(alacCookie[20..<24]) == [0, 0, 0xAC, 0x44])
+        // STREAMINFO: 34 bytes, sample rate in 20 bits at byte 10.
+        let streamInfo = try #require(try AudioFile.open(flac).magicCookie)
+        #expect(streamInfo.count == 34)
+        let rate = Int(streamInfo[10]) << 12 | Int(streamInfo[11]) << 4 | Int(streamInfo[12]) >> 4
+        #expect(rate == 44100)
+        #expect(try AudioFile.open(corpusDirectory.appendingPathComponent("wav16.wav").path).magicCookie == nil)
+    }
+}
