@@ -208,20 +208,23 @@ final class IMA4CAFFile {
         guard packets > 0 else { return }
         let frames = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
         var bytes = [UInt8](repeating: 0, count: packets * packetBytes)
-        for packet in 0..<packets {
-            for channel in 0..<channels {
-                pending[channel].withUnsafeBufferPointer { frames.list.samples(channel).update(from: $0.baseAddress! + packet * 64, count: 64) }
-            }
-            var failure: AudioError?
-            var states = self.states
-            bytes.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Void in
+        var states = self.states  // one copy for the whole batch, not one per packet
+        var failure: AudioError?
+        bytes.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Void in
+            for packet in 0..<packets {
+                for channel in 0..<channels {
+                    pending[channel].withUnsafeBufferPointer { frames.list.samples(channel).update(from: $0.baseAddress! + packet * 64, count: 64) }
+                }
                 do throws(AudioError) {
                     try AppleIMA4.encode(frames.list, states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[packet * packetBytes..<(packet + 1) * packetBytes]))
-                } catch { failure = error }
+                } catch {
+                    failure = error
+                    return
+                }
             }
-            self.states = states
-            if let failure { throw failure }
         }
+        self.states = states
+        if let failure { throw failure }
         for channel in 0..<channels { pending[channel].removeFirst(packets * 64) }
         do { try handle.write(contentsOf: bytes) } catch {
             throw AudioError(.unspecified, "cannot write IMA4 packets: \(error.localizedDescription)")

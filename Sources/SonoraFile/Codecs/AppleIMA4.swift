@@ -17,16 +17,18 @@ public enum AppleIMA4 {
         guard output.channelCount >= channels, output.frameCount >= framesPerPacket else {
             throw AudioError(.parameterError, "IMA4 decode needs \(channels) channels × \(framesPerPacket) frames of room")
         }
-        for channel in 0..<channels {
-            let base = channel * bytesPerChannel
-            let header = UInt16(packet[base]) << 8 | UInt16(packet[base + 1])
-            var state = IMAADPCMChannel(
-                predictor: Int32(Int16(bitPattern: header & 0xFF80)), stepIndex: Int32(header & 0x7F))
-            let samples = output.samples(channel)
-            for byte in 0..<32 {
-                let value = packet[base + 2 + byte]
-                samples[2 * byte] = Float(state.decode(value & 0x0F)) / 32768
-                samples[2 * byte + 1] = Float(state.decode(value >> 4)) / 32768
+        IMAADPCMChannel.withTables { tables in
+            for channel in 0..<channels {
+                let base = channel * bytesPerChannel
+                let header = UInt16(packet[base]) << 8 | UInt16(packet[base + 1])
+                var state = IMAADPCMChannel(
+                    predictor: Int32(Int16(bitPattern: header & 0xFF80)), stepIndex: Int32(header & 0x7F))
+                let samples = output.samples(channel)
+                for byte in 0..<32 {
+                    let value = packet[base + 2 + byte]
+                    samples[2 * byte] = Float(state.decode(value & 0x0F, tables)) * (1 / 32768)
+                    samples[2 * byte + 1] = Float(state.decode(value >> 4, tables)) * (1 / 32768)
+                }
             }
         }
     }
@@ -51,10 +53,12 @@ public enum AppleIMA4 {
             packet[base] = UInt8(header >> 8)
             packet[base + 1] = UInt8(header & 0xFF)
             let samples = input.samples(channel)
-            for byte in 0..<32 {
-                let low = state.encode(pcm16(samples[2 * byte]))
-                let high = state.encode(pcm16(samples[2 * byte + 1]))
-                packet[base + 2 + byte] = low | high << 4
+            IMAADPCMChannel.withTables { tables in
+                for byte in 0..<32 {
+                    let low = state.encode(pcm16(samples[2 * byte]), tables)
+                    let high = state.encode(pcm16(samples[2 * byte + 1]), tables)
+                    packet[base + 2 + byte] = low | high << 4
+                }
             }
             states[channel] = state
         }

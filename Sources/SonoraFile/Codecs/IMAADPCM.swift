@@ -22,6 +22,69 @@ public struct IMAADPCMChannel: Sendable, Equatable {
 
     @usableFromInline static let indexAdjustments: [Int32] = [-1, -1, -1, -1, 2, 4, 6, 8]
 
+    /// The tables as raw pointers, for loops over many codes: reading the static
+    /// arrays costs a lazy-initialization check and a bounds check per sample.
+    public struct Tables {
+        public let steps: UnsafePointer<Int32>
+        public let adjustments: UnsafePointer<Int32>
+
+        @inlinable
+        public init(steps: UnsafePointer<Int32>, adjustments: UnsafePointer<Int32>) {
+            self.steps = steps
+            self.adjustments = adjustments
+        }
+    }
+
+    /// Calls `body` with the tables.
+    @inlinable
+    public static func withTables<Result>(_ body: (Tables) throws -> Result) rethrows -> Result {
+        try stepSizes.withUnsafeBufferPointer { steps in
+            try indexAdjustments.withUnsafeBufferPointer { adjustments in
+                try body(Tables(steps: steps.baseAddress!, adjustments: adjustments.baseAddress!))
+            }
+        }
+    }
+
+    /// `decode(_:)` with the tables at hand.
+    @inlinable
+    public mutating func decode(_ code: UInt8, _ tables: Tables) -> Int16 {
+        let step = tables.steps[Int(stepIndex)]
+        var difference = step >> 3
+        if code & 4 != 0 { difference &+= step }
+        if code & 2 != 0 { difference &+= step >> 1 }
+        if code & 1 != 0 { difference &+= step >> 2 }
+        predictor = code & 8 != 0 ? predictor &- difference : predictor &+ difference
+        predictor = min(max(predictor, -32768), 32767)
+        stepIndex = min(max(stepIndex &+ tables.adjustments[Int(code & 7)], 0), 88)
+        return Int16(truncatingIfNeeded: predictor)
+    }
+
+    /// `encode(_:)` with the tables at hand.
+    @inlinable
+    public mutating func encode(_ sample: Int16, _ tables: Tables) -> UInt8 {
+        let step = tables.steps[Int(stepIndex)]
+        var difference = Int32(sample) &- predictor
+        var code: UInt8 = 0
+        if difference < 0 {
+            code = 8
+            difference = -difference
+        }
+        var threshold = step
+        if difference >= threshold {
+            code |= 4
+            difference &-= threshold
+        }
+        threshold >>= 1
+        if difference >= threshold {
+            code |= 2
+            difference &-= threshold
+        }
+        threshold >>= 1
+        if difference >= threshold { code |= 1 }
+        _ = decode(code, tables)
+        return code
+    }
+
     /// Reconstructs the next sample from a 4-bit code (the reference decoder's arithmetic).
     @inlinable
     public mutating func decode(_ code: UInt8) -> Int16 {
