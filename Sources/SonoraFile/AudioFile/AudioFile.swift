@@ -1,6 +1,7 @@
 import CSndfile
 import Foundation
 import SonoraCore
+import SonoraDSP
 
 /// An audio file (Core Audio's AudioFileID / ExtAudioFile for PCM), read and
 /// written through libsndfile as canonical Float32 frames.
@@ -172,15 +173,7 @@ public final class AudioFile {
         let read = scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(destination.frameCount)) }
         guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
         scratch.withUnsafeBufferPointer { interleaved in
-            let source = interleaved.baseAddress!
-            for channel in 0..<channels {
-                let samples = destination.samples(channel)
-                var from = source + channel
-                for frame in 0..<Int(read) {
-                    samples[frame] = from.pointee
-                    from += channels
-                }
-            }
+            Interleaving.deinterleave(interleaved.baseAddress!, channels: channels, frames: Int(read)) { destination.samples($0) }
         }
         return Int(read)
     }
@@ -215,15 +208,7 @@ public final class AudioFile {
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
-            let destination = interleaved.baseAddress!
-            for channel in 0..<channels {
-                let samples = source.samples(channel)
-                var to = destination + channel
-                for frame in 0..<source.frameCount {
-                    to.pointee = samples[frame]
-                    to += channels
-                }
-            }
+            Interleaving.interleave(channels: channels, frames: source.frameCount, from: { UnsafePointer(source.samples($0)) }, into: interleaved.baseAddress!)
         }
         let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
         guard written == source.frameCount else {
