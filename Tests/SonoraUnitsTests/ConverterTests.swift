@@ -72,7 +72,7 @@ struct ConverterTests {
         let bad = try Self.converter(from: 48000, to: 48000, channels: (2, 2))
         bad.channelMap = [0, 5]
         let error = #expect(throws: AudioError.self) { try bad.initialize() }
-        #expect(error?.message.contains("names input channel 5") == true)
+        #expect(error?.message.contains("channel map [0, 5] does not fit 2 → 2 channels") == true)
     }
 
     @Test(arguments: [(44100.0, 48000.0), (48000.0, 44100.0), (48000.0, 16000.0), (22050.0, 96000.0)])

@@ -50,6 +50,7 @@ public final class ExtAudioFile {
         guard format.channelsPerFrame == fileChannels || format.channelsPerFrame == 1 || fileChannels == 1 else {
             throw AudioError(.unsupportedDataFormat, "\(file.path): cannot map \(fileChannels) file channels to \(format.channelsPerFrame)")
         }
+        clientSources = try ChannelMap.sources(inputs: Int(fileChannels), outputs: Int(format.channelsPerFrame))
         clientFormat = format
         resampler = format.sampleRate == file.dataFormat.sampleRate
             ? nil
@@ -132,6 +133,8 @@ public final class ExtAudioFile {
     // MARK: Inside
 
     private var writingResampler: Resampler?
+    /// File channel feeding each client channel (see `ChannelMap`).
+    private var clientSources: [Int] = []
     private var scratchBuffers: OwnedAudioBufferList?
 
     private func writeResampler(_ channels: Int) -> Resampler? {
@@ -179,25 +182,11 @@ public final class ExtAudioFile {
         return produced
     }
 
-    /// File channels to client channels (mono ⇄ many by copying or averaging).
+    /// File channels to client channels, through the shared `ChannelMap` rules.
     private func mapChannels(_ list: AudioBufferList) -> AudioBufferList {
-        let clientChannels = Int(clientFormat.channelsPerFrame)
-        guard clientChannels != list.channelCount, let client = clientBuffers else { return list }
+        guard clientSources != Array(0..<list.channelCount), let client = clientBuffers else { return list }
         let mapped = client.list(frameCount: list.frameCount)
-        if clientChannels == 1 {
-            // Many to mono: the average.
-            let gain = 1 / Float(list.channelCount)
-            let destination = mapped.samples(0)
-            for frame in 0..<list.frameCount {
-                var sum: Float = 0
-                for channel in 0..<list.channelCount { sum += list.samples(channel)[frame] }
-                destination[frame] = sum * gain
-            }
-        } else {
-            for channel in 0..<clientChannels {
-                copySamples(from: list.samples(0), to: mapped.samples(channel), count: list.frameCount)
-            }
-        }
+        clientSources.withUnsafeBufferPointer { ChannelMap.apply($0.baseAddress!, from: list, to: mapped, frames: list.frameCount) }
         return mapped
     }
 }

@@ -12,7 +12,7 @@ import SonoraDSP
 public final class AudioConverter {
     public let source: StreamFormat
     public let destination: StreamFormat
-    /// Destination channel `i` takes source channel `channelMap[i]` (-1: silence).
+    /// Destination channel `i` takes source channel `channelMap[i]` (see `ChannelMap`).
     public let channelMap: [Int]
 
     private let resampler: Resampler?
@@ -32,19 +32,10 @@ public final class AudioConverter {
         }
         let inputs = Int(source.channelsPerFrame)
         let outputs = Int(destination.channelsPerFrame)
-        if let channelMap {
-            guard channelMap.count == outputs, channelMap.allSatisfy({ $0 >= -1 && $0 < inputs }) else {
-                throw AudioError(.converterPropertyNotSupported, "AudioConverter: channel map \(channelMap) does not fit \(inputs) → \(outputs) channels")
-            }
-            self.channelMap = channelMap
-        } else if inputs == outputs {
-            self.channelMap = Array(0..<outputs)
-        } else if inputs == 1 {
-            self.channelMap = Array(repeating: 0, count: outputs)
-        } else if outputs == 1 {
-            self.channelMap = [-2]  // the average of all inputs
-        } else {
-            self.channelMap = (0..<outputs).map { $0 < inputs ? $0 : -1 }
+        do {
+            self.channelMap = try ChannelMap.sources(inputs: inputs, outputs: outputs, explicit: channelMap)
+        } catch {
+            throw AudioError(error.code, "AudioConverter: \(error.message)")
         }
         self.source = source
         self.destination = destination
@@ -144,7 +135,7 @@ public final class AudioConverter {
         let frames = input.first?.count ?? 0
         return channelMap.map { source in
             if source >= 0 { return input[source] }
-            if source == -2 {
+            if source == ChannelMap.average {
                 return (0..<frames).map { frame in input.reduce(0) { $0 + $1[frame] } / Float(input.count) }
             }
             return [Float](repeating: 0, count: frames)

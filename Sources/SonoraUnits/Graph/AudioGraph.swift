@@ -268,10 +268,8 @@ public final class AudioGraph: @unchecked Sendable {
             throw AudioError(error.code, "update: \(error.message)")
         }
         batch += 1
-        var commandCount = 0
         func push(_ command: GraphCommand) {
             while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
-            commandCount += 1
         }
         // Inputs whose source changed, on nodes that stay.
         for node in nodes where !added.contains(node) {
@@ -314,7 +312,6 @@ public final class AudioGraph: @unchecked Sendable {
         appliedCallbacks = callbacks.mapValues(\.callback)
         appliedNodes = Set(nodes)
         appliedFanOut = fanOut
-        _ = commandCount
     }
 
     /// Units removed since the last update, kept for retirement.

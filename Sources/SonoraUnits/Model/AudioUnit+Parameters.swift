@@ -140,8 +140,7 @@ extension AudioUnit {
         _ address: ParameterAddress, from start: Float?, to end: Float, duration: Int, bufferOffset: Int
     ) throws(AudioError) -> ParameterChange {
         let slot = try parameterSlot(address)
-        let (index, definition) = try definition(address.id, scope: address.scope)
-        _ = index
+        let definition = try definition(address.id, scope: address.scope).definition
         guard definition.info.flags.contains(.isWritable) else {
             throw AudioError(.invalidParameter, "\(name): \(definition.info.name) is read-only")
         }

@@ -33,7 +33,7 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         var resampler: Unmanaged<Resampler>?
         var inputChannels: Int
         var outputChannels: Int
-        var map: UnsafeMutablePointer<Int>      // per output channel; -2 = average of all inputs
+        var map: UnsafeMutablePointer<Int>      // per output channel, see ChannelMap
         /// Input channels after resampling, before the channel map.
         var resampled: AudioBufferList
         var pendingOffset: Int
@@ -90,13 +90,10 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         if !input.isCanonical && inputProvider == nil {
             throw AudioError(.failedInitialization, "Converter: input format \(input) needs an inputProvider (units exchange canonical Float32)")
         }
-        if let map = channelMap {
-            guard map.count == Int(output.channelsPerFrame) else {
-                throw AudioError(.failedInitialization, "Converter: channel map has \(map.count) entries for \(output.channelsPerFrame) output channels")
-            }
-            for entry in map where entry < -1 || entry >= Int(input.channelsPerFrame) {
-                throw AudioError(.failedInitialization, "Converter: channel map names input channel \(entry); the input has \(input.channelsPerFrame)")
-            }
+        do {
+            _ = try ChannelMap.sources(inputs: Int(input.channelsPerFrame), outputs: Int(output.channelsPerFrame), explicit: channelMap)
+        } catch {
+            throw AudioError(.failedInitialization, "Converter: \(error.message)")
         }
         let ratio = output.sampleRate / input.sampleRate
         guard ratio >= 1.0 / 256 && ratio <= 256 else {
@@ -119,18 +116,9 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         } else {
             resamplerOwner = nil
         }
+        let sources = try ChannelMap.sources(inputs: inputChannels, outputs: outputChannels, explicit: channelMap)
         let map = UnsafeMutablePointer<Int>.allocate(capacity: outputChannels)
-        for channel in 0..<outputChannels {
-            if let channelMap {
-                map[channel] = channelMap[channel]
-            } else if inputChannels == 1 {
-                map[channel] = 0
-            } else if outputChannels == 1 {
-                map[channel] = -2
-            } else {
-                map[channel] = channel < inputChannels ? channel : -1
-            }
-        }
+        map.initialize(from: sources, count: outputChannels)
         let capacity = maximumFramesPerSlice
         let resampled = try OwnedAudioBufferList(channelCount: inputChannels, frameCapacity: capacity)
         resampledBuffers = resampled
@@ -255,22 +243,9 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
 
     private func map(_ state: UnsafeMutablePointer<Realtime>, frames: Int, into output: AudioBufferList, at offset: Int) {
         guard frames > 0 else { return }
-        let inputs = state.pointee.inputChannels
-        let resampled = state.pointee.resampled
-        for channel in 0..<min(state.pointee.outputChannels, output.channelCount) {
-            let destination = output.samples(channel) + offset
-            let source = state.pointee.map[channel]
-            if source >= 0 {
-                copySamples(from: resampled.samples(source), to: destination, count: frames)
-            } else if source == -2 {
-                Mixing.copy(resampled.samples(0), to: destination, count: frames, gain: 1 / Float(inputs))
-                for input in 1..<inputs {
-                    Mixing.add(resampled.samples(input), into: destination, count: frames, gain: 1 / Float(inputs))
-                }
-            } else {
-                destination.update(repeating: 0, count: frames)
-            }
-        }
+        ChannelMap.apply(
+            state.pointee.map, from: state.pointee.resampled.frames(from: 0, count: frames),
+            to: output.frames(from: offset, count: frames), frames: frames)
     }
 }
 

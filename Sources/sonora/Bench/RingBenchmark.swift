@@ -128,8 +128,12 @@ struct RingBenchmark {
 
     /// Sonora's byte ring carrying the same interleaved frames JACK's ring carries.
     func byteRingThroughput(chunk: Int) throws -> Double {
-        let chunkBytes = chunk * channels * 4
-        let ring = try ByteRing(capacity: ringFrames * channels * 4)
+        try byteRingThroughput(chunkBytes: chunk * channels * 4, mirrored: false)
+    }
+
+    /// The byte ring moving whole chunks of `chunkBytes`, double-mapped or not.
+    func byteRingThroughput(chunkBytes: Int, mirrored: Bool) throws -> Double {
+        let ring = try ByteRing(capacity: ringFrames * channels * 4, mirrored: mirrored)
         let source = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 64)
         let destination = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 64)
         source.initializeMemory(as: UInt8.self, repeating: 1)
@@ -139,7 +143,7 @@ struct RingBenchmark {
         }
         let sourceHandle = RawPointer(source.baseAddress!)
         let destinationHandle = RawPointer(destination.baseAddress!)
-        let chunks = framesPerTrial / chunk
+        let chunks = bytesPerTrial / chunkBytes
         let seconds = try timeTwoThreads(
             producer: {
                 let chunk = UnsafeRawBufferPointer(start: sourceHandle.pointer, count: chunkBytes)
@@ -230,47 +234,14 @@ struct RingBenchmark {
     func measureMirroring(chunkBytes: Int) throws -> [(mirrored: Double, split: Double)] {
         try (0..<trials).map { index in
             if index % 2 == 0 {
-                let mirrored = try mirroringThroughput(chunkBytes: chunkBytes, mirrored: true)
-                return (mirrored, try mirroringThroughput(chunkBytes: chunkBytes, mirrored: false))
+                let mirrored = try byteRingThroughput(chunkBytes: chunkBytes, mirrored: true)
+                return (mirrored, try byteRingThroughput(chunkBytes: chunkBytes, mirrored: false))
             }
-            let split = try mirroringThroughput(chunkBytes: chunkBytes, mirrored: false)
-            return (try mirroringThroughput(chunkBytes: chunkBytes, mirrored: true), split)
+            let split = try byteRingThroughput(chunkBytes: chunkBytes, mirrored: false)
+            return (try byteRingThroughput(chunkBytes: chunkBytes, mirrored: true), split)
         }
     }
 
-    func mirroringThroughput(chunkBytes: Int, mirrored: Bool) throws -> Double {
-        let ring = try ByteRing(capacity: ringFrames * channels * 4, mirrored: mirrored)
-        let source = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 64)
-        let destination = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 64)
-        source.initializeMemory(as: UInt8.self, repeating: 1)
-        defer {
-            source.deallocate()
-            destination.deallocate()
-        }
-        let sourceHandle = RawPointer(source.baseAddress!)
-        let destinationHandle = RawPointer(destination.baseAddress!)
-        let totalBytes = bytesPerTrial
-        let seconds = try timeTwoThreads(
-            producer: {
-                var moved = 0
-                while moved < totalBytes {
-                    let count = min(chunkBytes, totalBytes - moved)
-                    let written = ring.write(UnsafeRawBufferPointer(start: sourceHandle.pointer, count: count))
-                    if written == 0 { backOff() }
-                    moved += written
-                }
-            },
-            consumer: {
-                var moved = 0
-                let buffer = UnsafeMutableRawBufferPointer(start: destinationHandle.pointer, count: chunkBytes)
-                while moved < totalBytes {
-                    let read = ring.read(into: buffer)
-                    if read == 0 { backOff() }
-                    moved += read
-                }
-            })
-        return Double(totalBytes) / seconds / 1e9
-    }
 }
 
 /// Carries C pointers into @Sendable closures (each is used by one thread at a time).
