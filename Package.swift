@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "SonoraCore", targets: ["SonoraCore"]),
         .library(name: "SonoraDSP", targets: ["SonoraDSP"]),
+        .library(name: "SonoraHAL", targets: ["SonoraHAL"]),
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .executable(name: "sonora", targets: ["sonora"]),
@@ -44,11 +45,17 @@ let package = Package(
         // DSP: stateless and small-state kernels (biquads, ramps, mixing, meters, sample conversion, generators).
         .target(name: "SonoraDSP", dependencies: ["SonoraCore", "CSoxr"]),
 
+        // HAL: audio devices (ALSA mmap I/O thread, null, offline, in-process loopback), enumeration, xrun accounting.
+        .target(
+            name: "SonoraHAL",
+            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4) over libsndfile and libsoxr.
         .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
-        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "CSoxr"]),
+        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "CSoxr"]),
 
         // The one CLI.
         .executableTarget(
@@ -57,6 +64,7 @@ let package = Package(
                 "SonoraCore",
                 "SonoraFile",
                 "SonoraUnits",
+                "SonoraHAL",
                 "CJack",
                 "CFileBenchAnchor",
                 "CSonoraSystem",
@@ -68,8 +76,9 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
+        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "CAllocationCounter"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
-        .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
+        .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

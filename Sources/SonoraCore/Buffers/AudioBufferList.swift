@@ -49,6 +49,13 @@ public struct AudioBufferList: @unchecked Sendable, BitwiseCopyable {
             frameOffset: frameOffset + offset)
     }
 
+    /// The first `count` channels of this view (zero is allowed: a list with no channels).
+    @inlinable
+    public func channels(prefix count: Int) -> AudioBufferList {
+        precondition(count >= 0 && count <= channelCount, "channel count out of range")
+        return AudioBufferList(channels: channelPointers, channelCount: count, frameCount: frameCount, frameOffset: frameOffset)
+    }
+
     /// Sets every sample to zero.
     @inlinable
     public func clear() {

@@ -210,19 +210,25 @@ public final class AudioGraph: @unchecked Sendable {
 
     public func uninitialize() {
         guard isInitialized else { return }
-        isRunning = false
+        stop()
         head = nil
         for unit in units.values { unit.uninitialize() }
         retired.removeAll()
         isInitialized = false
     }
 
+    /// Starts the graph (`AUGraphStart`): when the head is an I/O unit, its device's I/O
+    /// thread starts rendering the graph.
     public func start() throws(AudioError) {
         guard isInitialized else { throw AudioError(.uninitialized, "initialize the graph before starting it") }
+        if let io = head?.takeUnretainedValue() as? IOUnit { try io.start(driving: self) }
         isRunning = true
     }
 
-    public func stop() { isRunning = false }
+    public func stop() {
+        if let io = head?.takeUnretainedValue() as? IOUnit { io.stop() }
+        isRunning = false
+    }
 
     private var fanOutNodes: Set<Node> {
         var consumers: [Node: Int] = [:]

@@ -20,6 +20,10 @@ public enum AudioUnitPropertyValue {
     case presentPreset(AudioUnitPreset?)
     case classInfo(AudioUnitState)
     case elementName(String?)
+    /// A switch: EnableIO, IsRunning, HasIO.
+    case flag(Bool)
+    /// A device, by the name that opens it (CurrentDevice).
+    case device(String)
 }
 
 /// Size in bytes (as Core Audio's C API would report it) and writability of a property.
@@ -35,6 +39,7 @@ extension AudioUnit {
     public func propertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
         throws(AudioError) -> AudioUnitPropertyInfo
     {
+        if let info = try extendedPropertyInfo(id, scope: scope, element: element) { return info }
         try checkAddress(id, scope: scope, element: element)
         switch id {
         case .streamFormat: return AudioUnitPropertyInfo(size: 40, isWritable: true)
@@ -63,6 +68,9 @@ extension AudioUnit {
     public func property(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
         throws(AudioError) -> AudioUnitPropertyValue
     {
+        if try extendedPropertyInfo(id, scope: scope, element: element) != nil {
+            return try extendedProperty(id, scope: scope, element: element)
+        }
         try checkAddress(id, scope: scope, element: element)
         switch id {
         case .streamFormat: return .streamFormat(try streamFormat(scope: scope, element: element))
@@ -101,6 +109,10 @@ extension AudioUnit {
     ) throws(AudioError) {
         let info = try propertyInfo(id, scope: scope, element: element)
         guard info.isWritable else { throw AudioError(.propertyNotWritable, "\(name): \(id) is read-only") }
+        if try extendedPropertyInfo(id, scope: scope, element: element) != nil {
+            try setExtendedProperty(id, scope: scope, element: element, to: value)
+            return
+        }
         func mismatch() -> AudioError { AudioError(.invalidPropertyValue, "\(name): wrong kind of value for \(id)") }
         switch (id, value) {
         case (.streamFormat, .streamFormat(let format)): try setStreamFormat(format, scope: scope, element: element)

@@ -208,6 +208,21 @@ open class AudioUnit: @unchecked Sendable {
     /// Unit-specific state beyond parameters, saved in ClassInfo.
     open var extraState: [String: String] { [:] }
 
+    /// Properties beyond the base set (an I/O unit's EnableIO, a plugin's own): the size
+    /// and writability of `id` at the address if this unit handles it itself, else nil.
+    /// Throw the Core Audio error for a bad scope or element of a property you handle.
+    open func extendedPropertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyInfo? { nil }
+
+    /// The value of a property `extendedPropertyInfo` claims.
+    open func extendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyValue {
+        throw AudioError(.invalidProperty, "\(name) has no \(id)")
+    }
+
+    /// Sets a writable property `extendedPropertyInfo` claims.
+    open func setExtendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement, to value: AudioUnitPropertyValue) throws(AudioError) {
+        throw AudioError(.propertyNotWritable, "\(name): \(id) is read-only")
+    }
+
     /// Whether a render of element `element` requires a source on every input (else `-10876`).
     open var requiresConnectedInputs: Bool { true }
 

@@ -20,6 +20,12 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
     public static let factoryPresets = AudioUnitPropertyID(rawValue: 24)
     public static let elementName = AudioUnitPropertyID(rawValue: 30)
     public static let presentPreset = AudioUnitPropertyID(rawValue: 36)
+    // Output units (AudioOutputUnit properties).
+    public static let currentDevice = AudioUnitPropertyID(rawValue: 2000)
+    public static let isRunning = AudioUnitPropertyID(rawValue: 2001)
+    public static let enableIO = AudioUnitPropertyID(rawValue: 2003)
+    public static let setInputCallback = AudioUnitPropertyID(rawValue: 2005)
+    public static let hasIO = AudioUnitPropertyID(rawValue: 2006)
 
     static let names: [AudioUnitPropertyID: String] = [
         .classInfo: "ClassInfo", .makeConnection: "MakeConnection", .sampleRate: "SampleRate",
@@ -28,6 +34,8 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
         .parameterValueStrings: "ParameterValueStrings", .tailTime: "TailTime", .bypassEffect: "BypassEffect",
         .lastRenderError: "LastRenderError", .setRenderCallback: "SetRenderCallback",
         .factoryPresets: "FactoryPresets", .elementName: "ElementName", .presentPreset: "PresentPreset",
+        .currentDevice: "CurrentDevice", .isRunning: "IsRunning", .enableIO: "EnableIO",
+        .setInputCallback: "SetInputCallback", .hasIO: "HasIO",
     ]
 
     public var description: String { Self.names[self] ?? "property \(rawValue)" }

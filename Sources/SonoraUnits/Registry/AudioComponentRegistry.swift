@@ -19,6 +19,7 @@ public final class AudioComponentRegistry: @unchecked Sendable {
     public var components: [Component] { registered.withLock { $0 } }
 
     init() {
+        register(IOUnit.componentDescription, "RemoteIO", "I/O unit: plays element 0 and captures element 1 on an audio device", IOUnit.init)
         register(GenericOutputUnit.componentDescription, "GenericOutput", "offline output: renders as fast as asked", GenericOutputUnit.init)
         register(MultiChannelMixerUnit.componentDescription, "MultiChannelMixer", "mixes any number of inputs, volume/pan/enable, metering") { MultiChannelMixerUnit() }
         register(SplitterUnit.componentDescription, "Splitter", "one input to several outputs") { SplitterUnit() }

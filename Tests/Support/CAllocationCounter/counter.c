@@ -27,7 +27,16 @@ extern void __libc_free(void *);
 static __thread int counting;
 static __thread long calls;
 
-#define COUNT() do { if (counting) calls++; } while (0)
+#include <stdlib.h>
+#include <signal.h>
+// SONORA_ALLOCATION_TRAP=1 raises SIGTRAP at the first counted call, so a debugger
+// shows who allocated.
+static int trap_checked, trap_enabled;
+static void maybe_trap(void) {
+    if (!trap_checked) { trap_checked = 1; const char *v = getenv("SONORA_ALLOCATION_TRAP"); trap_enabled = v && *v == '1'; }
+    if (trap_enabled) { counting = 0; raise(SIGTRAP); }
+}
+#define COUNT() do { if (counting) { calls++; maybe_trap(); } } while (0)
 
 void *malloc(size_t size) { COUNT(); return __libc_malloc(size); }
 void *calloc(size_t n, size_t size) { COUNT(); return __libc_calloc(n, size); }

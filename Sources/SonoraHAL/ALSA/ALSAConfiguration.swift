@@ -1,0 +1,82 @@
+import CALSA
+import SonoraCore
+
+/// The ALSA configuration tree Sonora opens PCMs with: the system's (alsa.conf and what
+/// it includes), plus Sonora's own definitions — the `sonoraloop` loopback plugin — so
+/// `sonoraloop` and `sonoraloop:NAME` open with no set-up by the user and nothing
+/// system-wide changed.
+public enum ALSAConfiguration {
+    /// The file name of Sonora's loopback plugin (a SwiftPM product beside the binaries).
+    public static let loopPluginFileName = "libasound_module_pcm_sonoraloop.so"
+
+    /// Where the loopback plugin is: `$SONORA_LOOP_PLUGIN`, else beside the running
+    /// executable (the `sonora` binary, or the test bundle in the same build folder).
+    public static var loopPluginPath: String? {
+        if let path = getenv("SONORA_LOOP_PLUGIN").map({ String(cString: $0) }), access(path, R_OK) == 0 { return path }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var directory = executable
+        while let slash = directory.lastIndex(of: "/") {
+            directory = String(directory[..<slash])
+            let candidate = directory + "/" + loopPluginFileName
+            if access(candidate, R_OK) == 0 { return candidate }
+            // The test bundle can sit one level deeper than the products.
+            if directory.hasSuffix("/.build") || directory.isEmpty { break }
+        }
+        return nil
+    }
+
+    /// Sonora's definitions in ALSA's configuration syntax.
+    public static func sonoraDefinitions(pluginPath: String) -> String {
+        """
+        pcm_type.sonoraloop { lib "\(pluginPath)" }
+        pcm.sonoraloop {
+            @args [ LOOP ]
+            @args.LOOP { type string default "default" }
+            type sonoraloop
+            loop $LOOP
+            hint { show on description "Sonora timer-paced loopback (playback is heard by capture)" }
+        }
+        """
+    }
+
+    /// A private copy of the global configuration with Sonora's definitions and
+    /// `extra` (ALSA configuration text, e.g. a test's PCMs) merged in. The caller owns it
+    /// (`snd_config_delete`).
+    public static func tree(extra: String = "") throws(AudioError) -> OpaquePointer {
+        var global: OpaquePointer?
+        var status = snd_config_update_ref(&global)
+        guard status >= 0, let global else { throw alsaError(.hardwareUnspecified, status, "cannot read ALSA's configuration") }
+        defer { snd_config_unref(global) }
+        var copy: OpaquePointer?
+        status = snd_config_copy(&copy, global)
+        guard status >= 0, let copy else { throw alsaError(.hardwareUnspecified, status, "cannot copy ALSA's configuration") }
+        var text = extra
+        if let path = loopPluginPath { text = sonoraDefinitions(pluginPath: path) + "\n" + extra }
+        guard !text.isEmpty else { return copy }
+        var input: OpaquePointer?
+        status = text.withCString { snd_input_buffer_open(&input, $0, -1) }
+        guard status >= 0, let input else {
+            snd_config_delete(copy)
+            throw alsaError(.hardwareUnspecified, status, "cannot read Sonora's ALSA definitions")
+        }
+        defer { snd_input_close(input) }
+        status = snd_config_load(copy, input)
+        guard status >= 0 else {
+            snd_config_delete(copy)
+            throw alsaError(.parameterError, status, "ALSA configuration text does not parse")
+        }
+        return copy
+    }
+}
+
+/// An `AudioError` carrying ALSA's own words for a negative status.
+func alsaError(_ code: AudioError.Code, _ status: Int32, _ what: String) -> AudioError {
+    AudioError(code, "\(what): \(String(cString: snd_strerror(status)))")
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

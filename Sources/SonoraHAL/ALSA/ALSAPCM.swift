@@ -1,0 +1,239 @@
+import CALSA
+import SonoraCore
+import SonoraDSP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One open ALSA PCM (one direction) and what it granted. Every `snd_pcm_*` call the I/O
+/// thread makes goes through here — one chokepoint, where `PCMFaults` can inject errors.
+final class ALSAPCM: @unchecked Sendable {
+    enum Direction: Sendable {
+        case capture, playback
+        var alsa: snd_pcm_stream_t { self == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK }
+        var event: DeviceEvent.Stream { self == .capture ? .capture : .playback }
+        var word: String { self == .capture ? "capture" : "playback" }
+    }
+
+    let name: String
+    let direction: Direction
+    let handle: OpaquePointer
+    let faults: PCMFaults
+    let channels: Int
+    let format: DeviceSampleFormat
+    let access: DeviceAccess
+    let periodFrames: Int
+    let periods: Int
+    let bufferFrames: Int
+    let rate: Int
+    let notes: [String]
+    /// Poll descriptors, refreshed before every poll (some plugins change them).
+    let pollDescriptors: UnsafeMutablePointer<pollfd>
+    let pollCapacity = 16
+    /// Interleaved or per-channel bytes for read/write access (nil with mmap).
+    let transferBytes: UnsafeMutableRawPointer?
+    let channelByteBuffers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
+    /// Opens `name` and negotiates; throws explained refusals.
+    init(
+        name: String, direction: Direction, channels: Int, configuration: AudioDeviceConfiguration,
+        tree: OpaquePointer, faults: PCMFaults
+    ) throws(AudioError) {
+        var pcm: OpaquePointer?
+        var status = faults.failure(.open)
+        if status == 0 {
+            status = snd_pcm_open_lconf(&pcm, name, direction.alsa, SND_PCM_NONBLOCK, tree)
+        }
+        guard status >= 0, let pcm else {
+            let code: AudioError.Code = status == -EBUSY ? .devicePermissions : .badDevice
+            throw alsaError(code, status, "cannot open \(direction.word) PCM '\(name)'")
+        }
+        var negotiated: PCMNegotiation.Result
+        do {
+            negotiated = try PCMNegotiation.negotiate(pcm, name: name, direction: direction, channels: channels, configuration: configuration)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+        self.name = name
+        self.direction = direction
+        self.handle = pcm
+        self.faults = faults
+        self.channels = channels
+        self.format = negotiated.format
+        self.access = negotiated.access
+        self.periodFrames = negotiated.periodFrames
+        self.periods = negotiated.periods
+        self.bufferFrames = negotiated.bufferFrames
+        self.rate = configuration.sampleRate
+        self.notes = negotiated.notes
+        pollDescriptors = .allocate(capacity: pollCapacity)
+        channelByteBuffers = .allocate(capacity: max(1, channels))
+        if negotiated.access.isMMap {
+            transferBytes = nil
+        } else {
+            let bytes = negotiated.periodFrames * channels * negotiated.format.byteCount
+            let storage = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            storage.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+            transferBytes = storage
+            let perChannel = negotiated.periodFrames * negotiated.format.byteCount
+            for channel in 0..<channels { channelByteBuffers[channel] = storage + channel * perChannel }
+        }
+    }
+
+    deinit {
+        snd_pcm_close(handle)
+        pollDescriptors.deallocate()
+        channelByteBuffers.deallocate()
+        transferBytes?.deallocate()
+    }
+
+    var streamFormat: DeviceStreamFormat {
+        DeviceStreamFormat(
+            pcmName: name, channels: channels, sampleFormat: format.rawValue, access: access.rawValue,
+            periodFrames: periodFrames, periods: periods, bufferFrames: bufferFrames)
+    }
+
+    // MARK: The calls the I/O thread makes
+
+    @inline(__always) func prepare() -> Int32 { snd_pcm_prepare(handle) }
+    @inline(__always) func start() -> Int32 { snd_pcm_start(handle) }
+    @inline(__always) func drop() -> Int32 { snd_pcm_drop(handle) }
+    @inline(__always) func resume() -> Int32 { snd_pcm_resume(handle) }
+    @inline(__always) func state() -> snd_pcm_state_t { snd_pcm_state(handle) }
+    @inline(__always) func link(to other: ALSAPCM) -> Int32 { snd_pcm_link(handle, other.handle) }
+    @inline(__always) func unlink() { snd_pcm_unlink(handle) }
+
+    @inline(__always)
+    func availUpdate() -> Int {
+        let injected = faults.failure(.availUpdate)
+        if injected != 0 { return Int(injected) }
+        return snd_pcm_avail_update(handle)
+    }
+
+    /// The frames ALSA says sit between the application and the converter (`snd_pcm_delay`).
+    func delay() -> Int? {
+        var frames: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(handle, &frames) >= 0 ? frames : nil
+    }
+
+    /// Refreshes and returns the poll descriptors (count), or a negative status.
+    @inline(__always)
+    func refreshPollDescriptors() -> Int32 {
+        snd_pcm_poll_descriptors(handle, pollDescriptors, UInt32(pollCapacity))
+    }
+
+    /// Translates `poll` results for this PCM's descriptors into events.
+    @inline(__always)
+    func revents(count: Int32) -> UInt16 {
+        var events: UInt16 = 0
+        guard snd_pcm_poll_descriptors_revents(handle, pollDescriptors, UInt32(count), &events) >= 0 else { return UInt16(POLLERR) }
+        return events
+    }
+
+    /// Reads `frames` frames into `destination` (canonical float, starting at `offset`).
+    /// Returns frames read or a negative status.
+    @inline(__always)
+    func read(into destination: AudioBufferList, offset: Int, frames: Int) -> Int {
+        if access.isMMap {
+            return transferMMap(destination, offset: offset, frames: frames, writing: false)
+        }
+        return transferReadWrite(destination, offset: offset, frames: frames, writing: false)
+    }
+
+    /// Writes `frames` frames from `source` (canonical float, starting at `offset`).
+    @inline(__always)
+    func write(from source: AudioBufferList, offset: Int, frames: Int) -> Int {
+        if access.isMMap {
+            return transferMMap(source, offset: offset, frames: frames, writing: true)
+        }
+        return transferReadWrite(source, offset: offset, frames: frames, writing: true)
+    }
+
+    /// Writes `frames` frames of silence (prefill).
+    func writeSilence(frames: Int, scratch: AudioBufferList) -> Int {
+        scratch.clear()
+        var done = 0
+        while done < frames {
+            let chunk = min(frames - done, scratch.frameCount)
+            let written = write(from: scratch, offset: 0, frames: chunk)
+            if written < 0 { return written }
+            if written == 0 { break }
+            done += written
+        }
+        return done
+    }
+
+    private func transferMMap(_ buffers: AudioBufferList, offset: Int, frames: Int, writing: Bool) -> Int {
+        var done = 0
+        while done < frames {
+            var areas: UnsafePointer<snd_pcm_channel_area_t>?
+            var areaOffset: snd_pcm_uframes_t = 0
+            var count = snd_pcm_uframes_t(frames - done)
+            let status = snd_pcm_mmap_begin(handle, &areas, &areaOffset, &count)
+            if status < 0 { return Int(status) }
+            guard let areas, count > 0 else { break }
+            for channel in 0..<channels {
+                let area = areas[channel]
+                let stride = Int(area.step) / 8
+                let base = area.addr! + Int(area.first) / 8 + Int(areaOffset) * stride
+                let samples = buffers.samples(channel) + offset + done
+                if writing {
+                    if format == .float32LE && stride == 4 {
+                        (base.assumingMemoryBound(to: Float.self)).update(from: samples, count: Int(count))
+                    } else {
+                        SampleConversion.encode(samples, count: Int(count), into: base, sample: format.sample, bigEndian: format.isBigEndian, stride: stride)
+                    }
+                } else {
+                    if format == .float32LE && stride == 4 {
+                        samples.update(from: base.assumingMemoryBound(to: Float.self), count: Int(count))
+                    } else {
+                        SampleConversion.decode(UnsafeRawPointer(base), sample: format.sample, bigEndian: format.isBigEndian, stride: stride, into: samples, count: Int(count))
+                    }
+                }
+            }
+            let committed = snd_pcm_mmap_commit(handle, areaOffset, count)
+            if committed < 0 { return committed }
+            if committed != count { return -Int(EPIPE) }
+            done += Int(count)
+        }
+        return done
+    }
+
+    private func transferReadWrite(_ buffers: AudioBufferList, offset: Int, frames: Int, writing: Bool) -> Int {
+        guard let bytes = transferBytes else { return -Int(EINVAL) }
+        var done = 0
+        let sampleBytes = format.byteCount
+        let interleaved = access.isInterleaved
+        while done < frames {
+            let count = min(frames - done, periodFrames)
+            if writing {
+                for channel in 0..<channels {
+                    let start = interleaved ? bytes + channel * sampleBytes : channelByteBuffers[channel]!
+                    let stride = interleaved ? channels * sampleBytes : sampleBytes
+                    SampleConversion.encode(buffers.samples(channel) + offset + done, count: count, into: start, sample: format.sample, bigEndian: format.isBigEndian, stride: stride)
+                }
+                let written = interleaved
+                    ? snd_pcm_writei(handle, bytes, snd_pcm_uframes_t(count))
+                    : snd_pcm_writen(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                if written < 0 { return written }
+                if written == 0 { break }
+                done += written
+            } else {
+                let read = interleaved
+                    ? snd_pcm_readi(handle, bytes, snd_pcm_uframes_t(count))
+                    : snd_pcm_readn(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                if read < 0 { return read }
+                if read == 0 { break }
+                for channel in 0..<channels {
+                    let start = interleaved ? bytes + channel * sampleBytes : channelByteBuffers[channel]!
+                    let stride = interleaved ? channels * sampleBytes : sampleBytes
+                    SampleConversion.decode(UnsafeRawPointer(start), sample: format.sample, bigEndian: format.isBigEndian, stride: stride, into: buffers.samples(channel) + offset + done, count: read)
+                }
+                done += read
+            }
+        }
+        return done
+    }
+}
