@@ -10,11 +10,13 @@ struct Sonora: ParsableCommand {
               sonora units                 # the audio units Sonora can create
               sonora info take.wav         # an audio file's type, format, length
               sonora convert in.aiff out.caf -f caff -d LEI16@44100
+              sonora devices --probe       # audio devices and what they grant
+              sonora latency --device sonoraloop   # round-trip latency on the loopback
               sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, Bench.self]
+        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, Bench.self]
     )
 }
 

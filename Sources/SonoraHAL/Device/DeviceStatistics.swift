@@ -22,6 +22,8 @@ public struct DeviceStatistics: Hashable, Sendable, Codable {
     /// Capture-to-playback drift measured between two clocks (ppm; 0 for one clock).
     public var driftPPM: Double
     public var sampleTime: Double
+    /// Capture plus playback delay ALSA last reported (`snd_pcm_delay`), when sampled.
+    public var reportedDelayFrames: Int?
 
     public var xruns: Int { captureXruns + playbackXruns }
 }
@@ -43,6 +45,7 @@ final class DeviceMonitor: @unchecked Sendable {
     let rateScalarBits = Atomic<UInt64>(1.0.bitPattern)
     let driftBits = Atomic<UInt64>(0.0.bitPattern)
     let sampleTimeBits = Atomic<UInt64>(0.0.bitPattern)
+    let reportedDelay = Atomic<Int>(-1)
     let events: MessageQueue<DeviceEvent>
 
     init() {
@@ -96,7 +99,8 @@ final class DeviceMonitor: @unchecked Sendable {
             jitterMaxNanoseconds: Double(jitterMaxNanoseconds.load(ordering: .relaxed)),
             rateScalar: Double(bitPattern: rateScalarBits.load(ordering: .relaxed)),
             driftPPM: Double(bitPattern: driftBits.load(ordering: .relaxed)),
-            sampleTime: Double(bitPattern: sampleTimeBits.load(ordering: .relaxed)))
+            sampleTime: Double(bitPattern: sampleTimeBits.load(ordering: .relaxed)),
+            reportedDelayFrames: reportedDelay.load(ordering: .relaxed) >= 0 ? reportedDelay.load(ordering: .relaxed) : nil)
     }
 
     /// Events posted since the last call (control side only).

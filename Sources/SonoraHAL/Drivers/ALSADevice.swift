@@ -35,6 +35,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let linked: Bool
     private static let logger = Logger(label: "sonora.alsa")
+    /// When set before `start()`, each cycle records `snd_pcm_delay` of both streams
+    /// (after the read and after the write) into the statistics.
+    public var samplesReportedDelay = false
 
     public init(capture: String?, playback: String?, configuration: AudioDeviceConfiguration, alsaConfiguration: String = "") throws(AudioError) {
         try configuration.validate()
@@ -195,6 +198,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             if written < 0 { return failure(Int32(written), playback) }
         }
         engine.recordLoad(since: wake.nanoseconds)
+        if samplesReportedDelay {
+            let delay = (capture?.delay() ?? 0) + (playback?.delay() ?? 0)
+            monitor.reportedDelay.store(delay, ordering: .relaxed)
+        }
         lastCycleEnd = HostTime.now.nanoseconds
         return .none
     }

@@ -46,11 +46,18 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         self.mode = mode
         self.configuration = configuration
         let period = configuration.periodFrames
+        let label: String = switch mode {
+        case .null: "null"
+        case .offline: "offline"
+        case .loopback(let frames, _): "inprocess:\(frames)"
+        }
+        var roundTrip = period * configuration.periods
+        if case .loopback(let frames, _) = mode { roundTrip = frames }
         let capture = configuration.inputChannels > 0
-            ? DeviceStreamFormat(pcmName: "", channels: configuration.inputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: period * configuration.periods)
+            ? DeviceStreamFormat(pcmName: label, channels: configuration.inputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: period * configuration.periods)
             : nil
         let playback = configuration.outputChannels > 0
-            ? DeviceStreamFormat(pcmName: "", channels: configuration.outputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: period * configuration.periods)
+            ? DeviceStreamFormat(pcmName: label, channels: configuration.outputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: roundTrip)
             : nil
         var latency = 0
         if case .loopback(let frames, _) = mode {
