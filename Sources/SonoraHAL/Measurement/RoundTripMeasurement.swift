@@ -124,13 +124,14 @@ public final class RoundTripMeasurement: IOCycleTarget, @unchecked Sendable {
             let window = Array(recorded[start..<min(recorded.count, start + maximumLatency + signal.count)])
             estimates.append(DelayEstimator.estimate(signal: signal, in: window, maximumDelay: maximumLatency))
         }
-        let found = estimates.compactMap { $0 }.map(\.frames).sorted()
+        // Thousandths of a frame: below that the FFT's rounding, not the device, speaks.
+        let found = estimates.compactMap { $0 }.map { ($0.frames * 1000).rounded() / 1000 }.sorted()
         let median = found.isEmpty ? nil : found[found.count / 2]
         let format = device.format
         let statistics = device.statistics
         return Result(
             measuredFrames: median, measuredMilliseconds: median.map { $0 * 1000 / Double(sampleRate) },
-            bursts: estimates.map { $0?.frames }, theoreticalFrames: format.roundTripFrames,
+            bursts: estimates.map { $0.map { ($0.frames * 1000).rounded() / 1000 } }, theoreticalFrames: format.roundTripFrames,
             reportedFrames: reported, isInverted: estimates.compactMap { $0 }.contains { $0.isInverted },
             noSignal: found.isEmpty, xruns: statistics.xruns, cycles: statistics.cycles,
             sampleRate: format.sampleRate, periodFrames: format.periodFrames, periods: format.periods)
