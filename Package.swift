@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .executable(name: "sonora", targets: ["sonora"]),
+        // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
+        // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
+        .library(name: "asound_module_pcm_sonoraloop", type: .dynamic, targets: ["SonoraLoopPCM"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,6 +32,12 @@ let package = Package(
         .target(
             name: "CFileBenchAnchor",
             linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+        ),
+        // The loopback ALSA plugin (ioplug, C). PIC must be defined or alsa-lib cannot load it.
+        .target(
+            name: "SonoraLoopPCM",
+            cSettings: [.define("PIC"), .unsafeFlags(["-fPIC"])],
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("pthread")]
         ),
         // The few Linux calls Swift cannot reach directly (CPU_SET macros, MXCSR/FPCR, memfd).
         .target(name: "CSonoraSystem"),

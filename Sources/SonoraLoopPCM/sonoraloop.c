@@ -4,6 +4,7 @@
  *
  * Build:  cc -O2 -Wall -Wextra -fPIC -DPIC -shared \
  *            -o libasound_module_pcm_sonoraloop.so sonoraloop.c -lasound -lpthread
+ * (PIC is also defined below if the build system does not pass -DPIC.)
  *
  * Config:
  *   pcm_type.sonoraloop { lib "/path/libasound_module_pcm_sonoraloop.so" }
@@ -47,6 +48,9 @@
  * captures; snd_pcm_reset/pause on a running stream are not supported.
  */
 #define _GNU_SOURCE
+#ifndef PIC
+#define PIC 1 /* always a dlopen()ed module: select alsa's dynamic SND_DLSYM_BUILD_VERSION */
+#endif
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -648,4 +652,4 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	return 0;
 }
 
-SND_PCM_PLUGIN_SYMBOL(sonoraloop);
+SND_PCM_PLUGIN_SYMBOL(sonoraloop) /* the macro supplies the semicolon */

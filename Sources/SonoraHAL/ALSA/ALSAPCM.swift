@@ -166,6 +166,10 @@ final class ALSAPCM: @unchecked Sendable {
     }
 
     private func transferMMap(_ buffers: AudioBufferList, offset: Int, frames: Int, writing: Bool) -> Int {
+        // mmap_begin offers what the last avail_update saw; update first (ALSA requires it,
+        // and it is where a playback underrun shows).
+        let available = availUpdate()
+        if available < 0 { return available }
         var done = 0
         while done < frames {
             var areas: UnsafePointer<snd_pcm_channel_area_t>?
