@@ -75,3 +75,111 @@ struct LoopbackPluginTests {
         #expect(probe.captureMatchesPattern(roundTrip: 512))
     }
 }
+
+@Suite("ALSA I/O thread failures on the sonoraloop plugin", .serialized, .enabled(if: ALSAConfiguration.loopPluginPath != nil))
+struct ALSAFailureTests {
+    /// A pattern played well after `fromCycle`, to check alignment after a recovery.
+    static func probe(period: Int, cycles: Int, patternAtCycle: Int) -> Probe {
+        Probe(capacity: cycles * period + 4096, pattern: quantizedPattern(count: period + 11, bits: 24), patternStart: patternAtCycle * period + 3)
+    }
+
+    @Test("a render that stalls longer than the buffer is counted, timed, recovered, and the stream stays aligned")
+    func stallRecovers() throws {
+        let period = 256, periods = 2
+        let device = try ALSADevice(
+            capture: "sonoraloop:stall", playback: "sonoraloop:stall",
+            configuration: AudioDeviceConfiguration(periodFrames: period, periods: periods, realtimePriority: 60))
+        let probe = Self.probe(period: period, cycles: 90, patternAtCycle: 60)
+        probe.stallCycle = 20
+        probe.stallMicroseconds = 40_000  // 3.75 buffers of 10.7 ms
+        try device.start(IOProcedure(probe))
+        #expect(probe.wait(cycles: 90))
+        device.stop()
+        let statistics = device.statistics
+        #expect(statistics.xruns >= 1)
+        #expect(statistics.xrunNanoseconds >= 20_000_000)
+        let events = device.takeEvents()
+        #expect(events.contains { if case .xrun = $0 { true } else { false } })
+        // After the restart the loop again delays by exactly one buffer.
+        #expect(probe.measuredRoundTrip() == period * periods)
+        #expect(probe.captureMatchesPattern(roundTrip: period * periods))
+        // Sample time moved on over the gap rather than back.
+        let times = (0..<90).map { probe.sampleTimes[$0] }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 > $0 })
+    }
+
+    @Test("a device that vanishes mid-run becomes an interruption and comes back")
+    func vanishedDeviceComesBack() throws {
+        let device = try ALSADevice(
+            capture: "sonoraloop:vanish", playback: "sonoraloop:vanish",
+            configuration: AudioDeviceConfiguration(periodFrames: 256, periods: 2, realtimePriority: 60))
+        let probe = Self.probe(period: 256, cycles: 120, patternAtCycle: 80)
+        // ENODEV after 30 cycles; the first two re-opens fail too.
+        device.faults.inject(.availUpdate, errno: ENODEV, afterCalls: 30)
+        device.faults.inject(.open, errno: ENODEV, afterCalls: 0, times: 2)
+        try device.start(IOProcedure(probe))
+        #expect(probe.wait(cycles: 120))
+        device.stop()
+        let events = device.takeEvents()
+        #expect(events.contains { if case .interruptionBegan(_, let code) = $0 { code == ENODEV } else { false } })
+        #expect(events.contains { if case .interruptionEnded(let attempts) = $0 { attempts == 3 } else { false } })
+        #expect(device.statistics.interruptions == 1)
+        #expect(probe.measuredRoundTrip() == 512)
+        #expect(probe.captureMatchesPattern(roundTrip: 512))
+    }
+
+    @Test("a suspended device (ESTRPIPE) is resumed and restarted")
+    func suspendResumes() throws {
+        let device = try ALSADevice(
+            capture: "sonoraloop:suspend", playback: "sonoraloop:suspend",
+            configuration: AudioDeviceConfiguration(periodFrames: 256, periods: 2, realtimePriority: 60))
+        let probe = Self.probe(period: 256, cycles: 80, patternAtCycle: 50)
+        device.faults.inject(.availUpdate, errno: ESTRPIPE, afterCalls: 20)
+        try device.start(IOProcedure(probe))
+        #expect(probe.wait(cycles: 80))
+        device.stop()
+        #expect(device.takeEvents().contains { if case .resumed = $0 { true } else { false } })
+        #expect(probe.measuredRoundTrip() == 512)
+    }
+
+    @Test("refused parameters are explained with the nearest value the device offers")
+    func refusalsExplained() throws {
+        let config = """
+            pcm.fixed48 { type sonoraloop loop "fixed" rate 48000 format "S16_LE" channels 2 min_period_bytes 1024 }
+            """
+        func message(_ configuration: AudioDeviceConfiguration) -> String {
+            do {
+                _ = try ALSADevice(capture: nil, playback: "fixed48", configuration: configuration, alsaConfiguration: config)
+                return "opened"
+            } catch {
+                return error.message
+            }
+        }
+        #expect(message(AudioDeviceConfiguration(sampleRate: 44100, inputChannels: 0)) == "rate 44100 not available on playback PCM 'fixed48'; nearest 48000")
+        #expect(message(AudioDeviceConfiguration(inputChannels: 0, outputChannels: 6)) == "6 channels not available on playback PCM 'fixed48'; it takes 2")
+        #expect(message(AudioDeviceConfiguration(inputChannels: 0, sampleFormat: .float32LE)) == "format FLOAT_LE not available on playback PCM 'fixed48'; it offers S16_LE")
+        #expect(message(AudioDeviceConfiguration(periodFrames: 100, inputChannels: 0, requiresExactPeriod: true)) == "period 100 not available on playback PCM 'fixed48'; nearest 256")
+        // Without exactness the nearest is taken and said.
+        let device = try ALSADevice(capture: nil, playback: "fixed48", configuration: AudioDeviceConfiguration(periodFrames: 100, inputChannels: 0), alsaConfiguration: config)
+        #expect(device.format.periodFrames == 256)
+        #expect(device.format.notes.contains("period 100 not available on playback PCM 'fixed48'; took nearest 256"))
+    }
+
+    @Test("the I/O thread makes no heap call on the plugin path", .enabled(if: sonora_allocation_counter_available() != 0))
+    func noAllocations() throws {
+        let device = try ALSADevice(
+            capture: "sonoraloop:alloc", playback: "sonoraloop:alloc",
+            configuration: AudioDeviceConfiguration(periodFrames: 64, periods: 3, sampleFormat: .s24_3LE, access: .mmapInterleaved, realtimePriority: 60))
+        let probe = Probe(capacity: 64)
+        probe.countFrom = 50
+        probe.countUntil = 550
+        probe.beginCounting = { sonora_allocation_counter_begin() }
+        probe.endCounting = { sonora_allocation_counter_end() }
+        try device.start(IOProcedure(probe))
+        #expect(probe.wait(cycles: 551))
+        device.stop()
+        #expect(probe.allocations.load(ordering: .relaxed) == 0)
+    }
+}
+
+import CAllocationCounter

@@ -63,9 +63,6 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             capture: self.capture?.streamFormat, playback: self.playback?.streamFormat,
             notes: (self.capture?.notes ?? []) + (self.playback?.notes ?? []))
         if let c = self.capture, let p = self.playback { linked = c.link(to: p) >= 0 } else { linked = false }
-        if self.capture != nil && self.playback != nil && !linked {
-            format.notes.append("PCMs cannot be linked; started back to back")
-        }
         engine = try IOEngine(
             periodFrames: period, sampleRate: configuration.sampleRate,
             inputChannels: self.capture?.channels ?? 0, outputChannels: self.playback?.channels ?? 0,
@@ -97,6 +94,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
         return (captured, played)
     }
+
+    /// True when capture and playback are linked (`snd_pcm_link`) and start as one;
+    /// otherwise they start back to back, within one period.
+    public var isLinked: Bool { linked }
 
     public var isRunning: Bool { running.load(ordering: .relaxed) }
     public var statistics: DeviceStatistics { monitor.snapshot }
