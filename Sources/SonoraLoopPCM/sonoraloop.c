@@ -65,6 +65,8 @@
 #include <alsa/pcm_external.h>
 
 #define SL_MAX_CH 32
+#define SL_MAX_PERIOD_BYTES (1u << 22)
+#define SL_MAX_BUFFER_BYTES (1u << 24)
 
 typedef struct sl_loop {
 	struct sl_loop *next;
@@ -77,6 +79,7 @@ typedef struct sl_loop {
 	uint64_t wire_frames;             /* power of two */
 	uint64_t t0;                      /* loop clock origin (ns) while nrunning > 0 */
 	_Atomic uint64_t wbase, written;  /* playback's valid loop-frame range [wbase, written) */
+	_Atomic uint64_t read_upto;       /* capture progress: only orders reader before writer */
 } sl_loop_t;
 
 typedef struct {
@@ -254,7 +257,11 @@ static int sl_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 			err = -EINVAL;
 		}
 	} else {
+		/* room for any buffer the partner may pick (periods_max periods,
+		 * capped by the 16 MiB buffer limit), and at least 4x our buffer */
 		uint64_t want = 4 * (uint64_t)io->period_size * s->periods_max;
+		if (want > 4 * (uint64_t)SL_MAX_BUFFER_BYTES / (fbits / 8))
+			want = 4 * (uint64_t)SL_MAX_BUFFER_BYTES / (fbits / 8);
 		if (want < need)
 			want = need;
 		while (frames < want)
@@ -340,11 +347,12 @@ static int sl_start(snd_pcm_ioplug_t *io)
 {
 	sl_t *s = io->private_data;
 	sl_loop_t *l = s->loop;
-	uint64_t now = now_ns();
-	long double loop_pt = (long double)l->period * 1e9L / l->rate;
-	uint64_t lk;
+	uint64_t now, lk;
+	long double loop_pt;
 
 	pthread_mutex_lock(&sl_lock);
+	now = now_ns();
+	loop_pt = (long double)l->period * 1e9L / l->rate;
 	if (l->nrunning++ == 0)
 		l->t0 = now;
 	lk = (uint64_t)((long double)(now - l->t0) / loop_pt);
@@ -421,6 +429,9 @@ static snd_pcm_sframes_t sl_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 			return size;
 		}
 		uint64_t L = s->off + pos, end = L + size, w;
+		/* acquire pairs with the capture's release: earlier reads of the ring
+		 * slots we may now overwrite happen-before this write (TSan-clean). */
+		(void)atomic_load_explicit(&l->read_upto, memory_order_acquire);
 		for (; done < size; ) {
 			uint64_t idx = (L + done) & mask;
 			uint64_t chunk = mask + 1 - idx < size - done ? mask + 1 - idx : size - done;
@@ -462,6 +473,7 @@ static snd_pcm_sframes_t sl_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		}
 		done += n;
 	}
+	atomic_store_explicit(&l->read_upto, s->off + pos + size, memory_order_release);
 	return size;
 }
 
@@ -476,14 +488,12 @@ static int sl_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 
 	if (io->state == SND_PCM_STATE_XRUN) {
 		ev = POLLERR;
-	} else if (play && io->state == SND_PCM_STATE_PREPARED) {
-		if (io->buffer_size - appl >= s->avail_min)
-			ev = POLLOUT;   /* leave the timer readable: still writable */
-		else if (read(s->tfd, &ticks, sizeof(ticks)) < 0)
-			ev = 0;
+	} else if (play && io->state == SND_PCM_STATE_PREPARED &&
+		   io->buffer_size - appl >= s->avail_min) {
+		ev = POLLOUT;   /* not started, room left: leave the timer readable */
 	} else {
 		if (read(s->tfd, &ticks, sizeof(ticks)) < 0)
-			ticks = 0;
+			ticks = 0;  /* EAGAIN: nothing to drain */
 		if (s->running) {
 			uint64_t hw = hw_abs(s);
 			uint64_t avail = play ? hw + io->buffer_size - appl : hw - appl;
@@ -641,10 +651,10 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	    (err = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_RATE,
 			rate ? rate : 8000, rate ? rate : 192000)) < 0 ||
 	    (err = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_PERIOD_BYTES,
-			minpb, 1 << 22)) < 0 ||
+			minpb, SL_MAX_PERIOD_BYTES)) < 0 ||
 	    (err = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_PERIODS, 2, pmax)) < 0 ||
 	    (err = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_BUFFER_BYTES,
-			2 * minpb, 1 << 24)) < 0) {
+			2 * minpb, SL_MAX_BUFFER_BYTES)) < 0) {
 		snd_pcm_ioplug_delete(&s->io);   /* calls sl_close */
 		return err;
 	}
