@@ -183,3 +183,38 @@ struct ALSAFailureTests {
 }
 
 import CAllocationCounter
+
+@Suite("Two clocks on the sonoraloop plugin", .serialized, .enabled(if: ALSAConfiguration.loopPluginPath != nil))
+struct DriftTests {
+    @Test("capture on a clock 3000 ppm fast is resampled to playback's clock and the drift measured")
+    func measuresDrift() throws {
+        let config = #"pcm.skewed { type sonoraloop loop "skew-a" skew_ppm 3000 }"#
+        // An xrun (a stall of the whole VM) restarts both streams and disturbs the loop;
+        // judge a run without one (at most three tries).
+        var drift = 0.0
+        var statistics: DeviceStatistics?
+        for _ in 0..<3 {
+            let device = try ALSADevice(
+                capture: "skewed", playback: "sonoraloop:skew-b",
+                configuration: AudioDeviceConfiguration(periodFrames: 128, periods: 3, realtimePriority: 60), alsaConfiguration: config)
+            #expect(device.correctsDrift)
+            let probe = Probe(capacity: 1)
+            try device.start(IOProcedure(probe))
+            #expect(probe.wait(cycles: 2400))
+            device.stop()
+            drift = device.statistics.driftPPM
+            statistics = device.statistics
+            if device.statistics.xruns == 0 { break }
+        }
+        // The plugin's pointer moves in whole periods, so the drift shows only as whole
+        // periods slip: 3000 ppm slips 7 periods in the 6.4 s run — enough to settle within
+        // 15 % (the loop is still converging; it settles closer over minutes).
+        #expect(abs(drift - 3000) < 450, "measured \(drift) ppm; \(String(describing: statistics))")
+    }
+
+    @Test("one loop is one clock: no drift correction")
+    func sameClock() throws {
+        let device = try ALSADevice(capture: "sonoraloop:same", playback: "sonoraloop:same", configuration: AudioDeviceConfiguration())
+        #expect(!device.correctsDrift)
+    }
+}

@@ -112,6 +112,16 @@ final class ALSAPCM: @unchecked Sendable {
         return snd_pcm_avail_update(handle)
     }
 
+    /// The sound card the PCM sits on (−1 for plugins with no card).
+    var card: Int32 {
+        var info: OpaquePointer?
+        snd_pcm_info_malloc(&info)
+        guard let info else { return -1 }
+        defer { snd_pcm_info_free(info) }
+        guard snd_pcm_info(handle, info) >= 0 else { return -1 }
+        return snd_pcm_info_get_card(info)
+    }
+
     /// The frames ALSA says sit between the application and the converter (`snd_pcm_delay`).
     func delay() -> Int? {
         var frames: snd_pcm_sframes_t = 0

@@ -25,14 +25,24 @@ public struct AudioDeviceConfiguration: Hashable, Sendable {
     public var cpu: Int?
     /// Lock the process's memory (`mlockall`) when the device starts.
     public var locksMemory: Bool
+    /// Whether capture is resampled to follow playback's clock (two devices).
+    public var driftCorrection: DriftCorrection
+
+    public enum DriftCorrection: String, Hashable, Sendable, CaseIterable {
+        /// On when capture and playback are different PCMs not on one card.
+        case automatic
+        case on
+        case off
+    }
 
     public init(
         sampleRate: Int = 48000, periodFrames: Int = 256, periods: Int = 2,
         inputChannels: Int = 2, outputChannels: Int = 2,
         sampleFormat: DeviceSampleFormat? = nil, access: DeviceAccess? = nil,
         requiresExactPeriod: Bool = false, realtimePriority: Int32? = 70, cpu: Int? = nil,
-        locksMemory: Bool = false
+        locksMemory: Bool = false, driftCorrection: DriftCorrection = .automatic
     ) {
+        self.driftCorrection = driftCorrection
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         self.periods = periods

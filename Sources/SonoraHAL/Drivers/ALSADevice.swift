@@ -1,6 +1,7 @@
 import CALSA
 import Logging
 import SonoraCore
+import SonoraDSP
 import Synchronization
 
 #if canImport(Glibc)
@@ -34,6 +35,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var thread: RealtimeThread?
     private let running = Atomic<Bool>(false)
     private let linked: Bool
+    /// Present when capture and playback run on independent clocks: capture is resampled
+    /// to playback's clock, steering the FIFO fill level.
+    private let compensator: DriftCompensator?
+    private let fifoChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private static let logger = Logger(label: "sonora.alsa")
     /// When set before `start()`, each cycle records `snd_pcm_delay` of both streams
     /// (after the read and after the write) into the statistics.
@@ -62,7 +67,26 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             periods: self.playback?.periods ?? self.capture!.periods,
             capture: self.capture?.streamFormat, playback: self.playback?.streamFormat,
             notes: (self.capture?.notes ?? []) + (self.playback?.notes ?? []))
-        if let c = self.capture, let p = self.playback { linked = c.link(to: p) >= 0 } else { linked = false }
+        var independent = false
+        if let c = self.capture, let p = self.playback {
+            switch configuration.driftCorrection {
+            case .on: independent = true
+            case .off: independent = false
+            case .automatic:
+                let card = c.card
+                independent = capture != playback && !(card >= 0 && card == p.card)
+            }
+        }
+        if independent {
+            compensator = DriftCompensator(channelCount: self.capture!.channels, periodFrames: period, targetFill: 2.5 * Double(period))
+            format.notes.append("capture and playback run on independent clocks; capture is resampled to playback's clock")
+            linked = false
+        } else {
+            compensator = nil
+            if let c = self.capture, let p = self.playback { linked = c.link(to: p) >= 0 } else { linked = false }
+        }
+        fifoChannels = .allocate(capacity: max(1, self.capture?.channels ?? 1))
+        fifoChannels.initialize(repeating: UnsafeMutablePointer<Float>(bitPattern: 16)!, count: max(1, self.capture?.channels ?? 1))
         engine = try IOEngine(
             periodFrames: period, sampleRate: configuration.sampleRate,
             inputChannels: self.capture?.channels ?? 0, outputChannels: self.playback?.channels ?? 0,
@@ -74,8 +98,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         stop()
         capture = nil
         playback = nil
+        fifoChannels.deallocate()
         snd_config_delete(tree)
     }
+
+    /// True when capture is resampled to playback's clock (independent clocks).
+    public var correctsDrift: Bool { compensator != nil }
 
     /// Capture first: some plugins (jack) need it.
     private static func openPair(
@@ -148,9 +176,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                     continue
                 }
                 engine.restartClock(at: HostTime.now.seconds)
+                compensator?.reset(keepingRatio: true)
                 needsStart = false
             }
-            let failure = cycle(lastCycleEnd: &lastCycleEnd)
+            let failure = compensator == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
             if case .none = failure { continue }
             handle(failure, lastCycleEnd: &lastCycleEnd)
             needsStart = true
@@ -203,6 +232,66 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let delay = (capture?.delay() ?? 0) + (playback?.delay() ?? 0)
             monitor.reportedDelay.store(delay, ordering: .relaxed)
         }
+        lastCycleEnd = HostTime.now.nanoseconds
+        return .none
+    }
+
+    /// One period on two clocks: playback drives; whatever capture has is queued, and one
+    /// period is read out of the queue at the rate that keeps it at its target fill.
+    @inline(__always)
+    private func driftCycle(lastCycleEnd: inout UInt64) -> Failure {
+        guard let capture, let playback, let compensator else { return .none }
+        let period = engine.periodFrames
+        var timeouts = 0
+        while true {
+            let avail = playback.availUpdate()
+            if avail < 0 { return failure(Int32(avail), playback) }
+            if avail >= period { break }
+            let count = playback.refreshPollDescriptors()
+            if count < 0 { return failure(count, playback) }
+            let ready = poll(playback.pollDescriptors, nfds_t(count), Int32(max(10.0, engine.periodSeconds * 4000)))
+            guard running.load(ordering: .relaxed) else { return .none }
+            if ready < 0 { if errno == EINTR { continue }; return .failed(.playback, errno) }
+            if ready == 0 {
+                timeouts += 1
+                if timeouts >= 3 { return .failed(.playback, EIO) }
+                continue
+            }
+            _ = playback.revents(count: count)
+        }
+        let wake = HostTime.now
+        engine.periodBoundary(at: wake.seconds)
+        // Queue what capture has; a capture overrun restarts capture alone.
+        var available = capture.availUpdate()
+        if available == -Int(EPIPE) {
+            monitor.add(monitor.captureXruns)
+            monitor.post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
+            _ = capture.drop()
+            _ = capture.prepare()
+            _ = capture.start()
+            compensator.reset(keepingRatio: true)
+            available = 0
+        } else if available < 0 {
+            return failure(Int32(available), capture)
+        }
+        while available > 0 {
+            let chunk = min(available, period)
+            guard let region = compensator.writableRegion(frames: chunk) else { break }
+            for channel in 0..<capture.channels { fifoChannels[channel] = region.base + channel * region.stride }
+            let list = AudioBufferList(channels: fifoChannels, channelCount: capture.channels, frameCount: chunk)
+            let read = capture.read(into: list, offset: 0, frames: chunk)
+            if read < 0 { return failure(Int32(read), capture) }
+            compensator.commitWrite(frames: read)
+            if read < chunk { break }
+            available -= read
+        }
+        let input = engine.inputList
+        compensator.read(into: { input.samples($0) }, frames: period)
+        monitor.driftBits.store(compensator.driftPPM.bitPattern, ordering: .relaxed)
+        _ = engine.render()
+        let written = playback.write(from: engine.outputList, offset: 0, frames: period)
+        if written < 0 { return failure(Int32(written), playback) }
+        engine.recordLoad(since: wake.nanoseconds)
         lastCycleEnd = HostTime.now.nanoseconds
         return .none
     }
