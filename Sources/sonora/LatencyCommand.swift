@@ -18,6 +18,9 @@ struct LatencyCommand: ParsableCommand {
             `--device loopback` uses Sonora's own timer-paced ALSA loopback plugin (PCM
             `sonoraloop:NAME`), which needs no set-up and returns exactly periods × period.
             `--device inprocess:FRAMES` uses the in-process loopback device.
+            `--device jackloop` goes through a running JACK server (libasound2-plugins'
+            jack PCM), its capture client's inputs connected to its playback client's
+            outputs; with jackd's dummy backend this needs no sound card either.
 
             --find-minimum tries period sizes from 16 to 1024 with 2 and 3 periods and
             reports the smallest buffer that ran --seconds without an xrun.
@@ -67,6 +70,7 @@ struct LatencyCommand: ParsableCommand {
     private var specifier: DeviceSpecifier {
         if let device {
             if device == "loopback" { return .alsa(capture: "sonoraloop:sonora-latency", playback: "sonoraloop:sonora-latency") }
+            if device == "jackloop" { return .alsa(capture: "sonora_jackloop_capture", playback: "sonora_jackloop_playback") }
             if device.hasPrefix("inprocess") || device == "null" || device == "offline" { return DeviceSpecifier(parsing: device) }
             return .alsa(capture: device, playback: device)
         }

@@ -34,7 +34,7 @@ func sonora(_ arguments: String...) throws -> Outcome {
 
 @Suite("sonora CLI", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct CLITests {
-    @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["convert", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"], ["bench", "files", "--help"]])
+    @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["convert", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"], ["bench", "files", "--help"], ["devices", "--help"], ["latency", "--help"]])
     func everyCommandHasHelpWithAnExample(arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sonoraBinary!)

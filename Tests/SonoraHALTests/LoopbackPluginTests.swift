@@ -196,7 +196,7 @@ struct DriftTests {
         for _ in 0..<3 {
             let device = try ALSADevice(
                 capture: "skewed", playback: "sonoraloop:skew-b",
-                configuration: AudioDeviceConfiguration(periodFrames: 128, periods: 3, realtimePriority: 60), alsaConfiguration: config)
+                configuration: AudioDeviceConfiguration(periodFrames: 128, periods: 3, realtimePriority: 60, driftCorrection: .on), alsaConfiguration: config)
             #expect(device.correctsDrift)
             let probe = Probe(capacity: 1)
             try device.start(IOProcedure(probe))
@@ -212,9 +212,11 @@ struct DriftTests {
         #expect(abs(drift - 3000) < 450, "measured \(drift) ppm; \(String(describing: statistics))")
     }
 
-    @Test("one loop is one clock: no drift correction")
-    func sameClock() throws {
-        let device = try ALSADevice(capture: "sonoraloop:same", playback: "sonoraloop:same", configuration: AudioDeviceConfiguration())
-        #expect(!device.correctsDrift)
+    @Test("automatic drift correction stays off for plugin PCMs with no card")
+    func automaticIsOffWithoutCards() throws {
+        let same = try ALSADevice(capture: "sonoraloop:same", playback: "sonoraloop:same", configuration: AudioDeviceConfiguration())
+        #expect(!same.correctsDrift)
+        let two = try ALSADevice(capture: "sonoraloop:two-a", playback: "sonoraloop:two-b", configuration: AudioDeviceConfiguration())
+        #expect(!two.correctsDrift)
     }
 }

@@ -28,6 +28,23 @@ public enum ALSAConfiguration {
         return nil
     }
 
+    /// A JACK loop through libasound2-plugins' `jack` PCM: the playback client's outputs
+    /// are connected to the capture client's inputs (stereo), so capture hears playback.
+    /// Debian's plugin connects when a PCM is prepared, so the capture (whose ports the
+    /// playback connects to) must be opened first — as Sonora does.
+    public static let jackLoopDefinitions = """
+        pcm.sonora_jackloop_capture {
+            type jack
+            name "sonora-loop-c"
+            capture_ports { 0 0 1 0 }
+        }
+        pcm.sonora_jackloop_playback {
+            type jack
+            name "sonora-loop-p"
+            playback_ports { 0 "sonora-loop-c:in_000" 1 "sonora-loop-c:in_001" }
+        }
+        """
+
     /// Sonora's definitions in ALSA's configuration syntax.
     public static func sonoraDefinitions(pluginPath: String) -> String {
         """
@@ -53,9 +70,8 @@ public enum ALSAConfiguration {
         var copy: OpaquePointer?
         status = snd_config_copy(&copy, global)
         guard status >= 0, let copy else { throw alsaError(.hardwareUnspecified, status, "cannot copy ALSA's configuration") }
-        var text = extra
-        if let path = loopPluginPath { text = sonoraDefinitions(pluginPath: path) + "\n" + extra }
-        guard !text.isEmpty else { return copy }
+        var text = jackLoopDefinitions + "\n" + extra
+        if let path = loopPluginPath { text = sonoraDefinitions(pluginPath: path) + "\n" + text }
         var input: OpaquePointer?
         status = text.withCString { snd_input_buffer_open(&input, $0, -1) }
         guard status >= 0, let input else {

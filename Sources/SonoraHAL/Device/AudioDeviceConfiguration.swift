@@ -29,7 +29,7 @@ public struct AudioDeviceConfiguration: Hashable, Sendable {
     public var driftCorrection: DriftCorrection
 
     public enum DriftCorrection: String, Hashable, Sendable, CaseIterable {
-        /// On when capture and playback are different PCMs not on one card.
+        /// On when capture and playback are on two different sound cards.
         case automatic
         case on
         case off

@@ -73,8 +73,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             case .on: independent = true
             case .off: independent = false
             case .automatic:
-                let card = c.card
-                independent = capture != playback && !(card >= 0 && card == p.card)
+                // Two different sound cards have two clocks. Plugin PCMs (no card: jack,
+                // dmix/dsnoop, pulse …) usually share one upstream clock: say `.on` if not.
+                let captureCard = c.card, playbackCard = p.card
+                independent = captureCard >= 0 && playbackCard >= 0 && captureCard != playbackCard
             }
         }
         if independent {
