@@ -4,6 +4,8 @@
 # jackd and the command share a private mount namespace with their own tmpfs on
 # /dev/shm, so a killed jackd leaves nothing behind that blocks the next start
 # machine-wide. Exits 77 (skip) when jackd or unshare is missing or not permitted.
+# SONORA_JACK_REALTIME=PRIORITY runs jackd with SCHED_FIFO; SONORA_JACK_LOG=FILE keeps
+# jackd's output (where it reports its xruns).
 set -u
 rate=$1; period=$2; shift 2
 command -v jackd >/dev/null 2>&1 || { echo "jackd not installed (Debian: jackd2)" >&2; exit 77; }
@@ -13,7 +15,8 @@ exec unshare --mount --propagation private sh ${SONORA_JACK_TRACE:+-x} -c '
     rate=$1; period=$2; shift 2
     log=$(mktemp)
     export JACK_NO_START_SERVER=1
-    JACK_NO_AUDIO_RESERVATION=1 jackd --no-realtime -d dummy -r "$rate" -p "$period" >"$log" 2>&1 &
+    if [ -n "${SONORA_JACK_REALTIME:-}" ]; then realtime="-R -P $SONORA_JACK_REALTIME"; else realtime="--no-realtime"; fi
+    JACK_NO_AUDIO_RESERVATION=1 jackd $realtime -d dummy -r "$rate" -p "$period" >"$log" 2>&1 &
     jack=$!
     tries=0
     until jack_lsp >/dev/null 2>&1; do

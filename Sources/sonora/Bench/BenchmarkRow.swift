@@ -25,7 +25,8 @@ struct BenchmarkRow: Codable, Sendable {
 
     /// Sonora's value over the goal line, oriented so that ≥ 1 means the goal is met.
     var ratio: Double {
-        better == .higher ? sonora / anchorValue : anchorValue / sonora
+        if sonora == anchorValue { return 1 }  // includes 0 xruns against a goal of 0
+        return better == .higher ? sonora / anchorValue : anchorValue / sonora
     }
 }
 

@@ -1,0 +1,167 @@
+import Foundation
+import SonoraCore
+import SonoraHAL
+import Synchronization
+
+/// `sonora bench io`: the I/O thread on Sonora's loopback plugin at small periods with
+/// the other core busy — xruns, wake-up jitter, load — beside JACK2's dummy server at the
+/// same period under the same load, counting its own xruns.
+struct IOBenchmark {
+    var periods: [Int]
+    var seconds: Double
+    var bufferPeriods: Int
+    var priority: Int32
+
+    struct Measurement {
+        var period: Int
+        var xruns: Int
+        var jitterMean: Double
+        var jitterP99: Double
+        var jitterMax: Double
+        var loadMean: Double
+        var loadMax: Double
+        var jackXruns: Int?
+        var cycles: Int
+    }
+
+    func run(progress: (String) -> Void) throws -> ([BenchmarkRow], [String], [Measurement]) {
+        var rows: [BenchmarkRow] = []
+        var notes: [String] = []
+        var measurements: [Measurement] = []
+        let load = BusyLoad()
+        load.start()
+        defer { load.stop() }
+        for period in periods {
+            progress("period \(period): Sonora on sonoraloop for \(seconds) s …")
+            var measurement = try measureSonora(period: period)
+            progress("period \(period): JACK2 dummy for \(seconds) s …")
+            measurement.jackXruns = measureJack(period: period)
+            measurements.append(measurement)
+            let ms = Double(period) / 48
+            rows.append(BenchmarkRow(
+                metric: "xruns, period \(period) × \(bufferPeriods) (\(String(format: "%.2f", ms)) ms), \(Int(seconds)) s, other core busy",
+                unit: "xruns", sonora: Double(measurement.xruns),
+                anchor: measurement.jackXruns.map { _ in "JACK2 dummy backend, same period and load" } ?? "JACK2 not available: goal zero",
+                anchorValue: Double(period >= 256 ? 0 : (measurement.jackXruns ?? 0)), better: .lower))
+            rows.append(BenchmarkRow(
+                metric: "wake-up jitter p99, period \(period)", unit: "µs", sonora: measurement.jitterP99 / 1000,
+                anchor: "the period itself", anchorValue: Double(period) / 48 * 1000, better: .lower))
+            rows.append(BenchmarkRow(
+                metric: "I/O-thread load max, period \(period)", unit: "% of period", sonora: measurement.loadMax * 100,
+                anchor: "the whole period", anchorValue: 100, better: .lower))
+        }
+        notes.append("jitter = wake-up time minus the straight line fitted through all wake-ups (the device clock); load = share of the period spent in read + render + write")
+        return (rows, notes, measurements)
+    }
+
+    private func measureSonora(period: Int) throws -> Measurement {
+        let device = try ALSADevice(
+            capture: "sonoraloop:bench-io", playback: "sonoraloop:bench-io",
+            configuration: AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: false))
+        let cycles = Int(seconds * 48000) / period
+        let recorder = WakeRecorder(capacity: cycles + 16)
+        try device.start(IOProcedure(recorder))
+        while recorder.count.load(ordering: .acquiring) < cycles { usleep(20_000) }
+        device.stop()
+        let statistics = device.statistics
+        let jitter = recorder.jitter(periodSeconds: Double(period) / 48000)
+        return Measurement(
+            period: period, xruns: statistics.xruns, jitterMean: jitter.mean, jitterP99: jitter.p99, jitterMax: jitter.max,
+            loadMean: statistics.loadMean, loadMax: statistics.loadMax, jackXruns: nil, cycles: statistics.cycles)
+    }
+
+    /// Runs jackd (SCHED_FIFO at the same priority) on the dummy backend for the same time
+    /// and counts the xruns it logs; nil when JACK cannot run here.
+    private func measureJack(period: Int) -> Int? {
+        guard let script = Self.jackScript else { return nil }
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-bench-jack-\(getpid()).log").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["48000", "\(period)", "sleep", "\(seconds)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SONORA_JACK_LOG"] = log
+        environment["SONORA_JACK_REALTIME"] = "\(priority)"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let text = try? String(contentsOfFile: log, encoding: .utf8) else { return nil }
+        try? FileManager.default.removeItem(atPath: log)
+        return text.components(separatedBy: "\n").filter { $0.contains("XRun") || $0.contains("xrun") }.count
+    }
+
+    /// scripts/with-jack-dummy.sh, found by walking up from the executable.
+    static var jackScript: String? {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = directory.appendingPathComponent("scripts/with-jack-dummy.sh").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+}
+
+/// Records the host time of every cycle (preallocated; nothing allocates on the I/O thread).
+final class WakeRecorder: IOCycleTarget, @unchecked Sendable {
+    let times: UnsafeMutableBufferPointer<UInt64>
+    let count = Atomic<Int>(0)
+
+    init(capacity: Int) {
+        times = .allocate(capacity: capacity)
+        times.initialize(repeating: 0)
+    }
+
+    deinit { times.deallocate() }
+
+    override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+        let index = count.load(ordering: .relaxed)
+        if index < times.count { times[index] = HostTime.now.nanoseconds }
+        count.store(index + 1, ordering: .releasing)
+        return 0
+    }
+
+    /// Lateness of each wake-up against a straight line fitted through them all (the
+    /// device clock; a least-squares fit absorbs its rate), in nanoseconds.
+    func jitter(periodSeconds: Double) -> (mean: Double, p99: Double, max: Double) {
+        let n = min(count.load(ordering: .acquiring), times.count)
+        guard n > 10 else { return (0, 0, 0) }
+        let xs = (0..<n).map(Double.init)
+        let ys = (0..<n).map { Double(times[$0] &- times[0]) }
+        let meanX = xs.reduce(0, +) / Double(n), meanY = ys.reduce(0, +) / Double(n)
+        var sxy = 0.0, sxx = 0.0
+        for index in 0..<n {
+            sxy += (xs[index] - meanX) * (ys[index] - meanY)
+            sxx += (xs[index] - meanX) * (xs[index] - meanX)
+        }
+        let slope = sxy / sxx, intercept = meanY - slope * meanX
+        let residuals = (0..<n).map { ys[$0] - (intercept + slope * xs[$0]) }
+        // Lateness is measured from the earliest wake-up (the line shifted to it).
+        let earliest = residuals.min() ?? 0
+        let lateness = residuals.map { $0 - earliest }.sorted()
+        return (lateness.reduce(0, +) / Double(n), lateness[min(n - 1, Int(Double(n) * 0.99))], lateness.last ?? 0)
+    }
+}
+
+/// Keeps the other core busy with arithmetic at normal priority, as an appliance's
+/// control process would.
+final class BusyLoad: @unchecked Sendable {
+    private let running = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    func start() {
+        running.store(true, ordering: .relaxed)
+        let thread = Thread { [self] in
+            var x = 1.0
+            while running.load(ordering: .relaxed) {
+                for _ in 0..<100_000 { x = x * 1.000001 + 1e-9 }
+                if x > 1e300 { x = 1 }
+            }
+        }
+        thread.start()
+        self.thread = thread
+    }
+
+    func stop() { running.store(false, ordering: .relaxed) }
+}
