@@ -34,6 +34,13 @@ final class ALSAPCM: @unchecked Sendable {
     /// Interleaved or per-channel bytes for read/write access (nil with mmap).
     let transferBytes: UnsafeMutableRawPointer?
     let channelByteBuffers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// Channel pointers into the mmap area for direct rendering, and where it began.
+    let directChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    var directOffset: snd_pcm_uframes_t = 0
+    /// Allocated once: reading the status on the I/O thread allocates nothing.
+    let statusRecord: OpaquePointer?
+    /// On a sound card (not a plugin with no card).
+    let isHardware: Bool
 
     /// Opens `name` and negotiates; throws explained refusals.
     init(
@@ -70,6 +77,19 @@ final class ALSAPCM: @unchecked Sendable {
         self.notes = negotiated.notes
         pollDescriptors = .allocate(capacity: pollCapacity)
         channelByteBuffers = .allocate(capacity: max(1, channels))
+        directChannels = .allocate(capacity: max(1, channels))
+        var record: OpaquePointer?
+        snd_pcm_status_malloc(&record)
+        statusRecord = record
+        var info: OpaquePointer?
+        snd_pcm_info_malloc(&info)
+        if let info {
+            isHardware = snd_pcm_info(pcm, info) >= 0 && snd_pcm_info_get_card(info) >= 0 && snd_pcm_type(pcm) == SND_PCM_TYPE_HW
+            snd_pcm_info_free(info)
+        } else {
+            isHardware = false
+        }
+        directChannels.initialize(repeating: UnsafeMutablePointer<Float>(bitPattern: 16)!, count: max(1, channels))
         if negotiated.access.isMMap {
             transferBytes = nil
         } else {
@@ -86,6 +106,8 @@ final class ALSAPCM: @unchecked Sendable {
         snd_pcm_close(handle)
         pollDescriptors.deallocate()
         channelByteBuffers.deallocate()
+        directChannels.deallocate()
+        if let statusRecord { snd_pcm_status_free(statusRecord) }
         transferBytes?.deallocate()
     }
 
@@ -159,6 +181,52 @@ final class ALSAPCM: @unchecked Sendable {
             return transferMMap(source, offset: offset, frames: frames, writing: true)
         }
         return transferReadWrite(source, offset: offset, frames: frames, writing: true)
+    }
+
+    /// For FLOAT_LE non-interleaved mmap whose next `frames` frames are contiguous:
+    /// begins the mmap transfer and returns a buffer list over the device's own memory
+    /// (to render into, then `commitDirectPeriod`). Otherwise `list` is nil and nothing
+    /// was begun. A negative status is an ALSA error.
+    @inline(__always)
+    func beginDirectPeriod(frames: Int) -> (list: AudioBufferList?, status: Int32) {
+        guard access == .mmapNonInterleaved && format == .float32LE else { return (nil, 0) }
+        let available = availUpdate()
+        if available < 0 { return (nil, Int32(available)) }
+        guard available >= frames else { return (nil, 0) }
+        var areas: UnsafePointer<snd_pcm_channel_area_t>?
+        var offset: snd_pcm_uframes_t = 0
+        var count = snd_pcm_uframes_t(frames)
+        let status = snd_pcm_mmap_begin(handle, &areas, &offset, &count)
+        if status < 0 { return (nil, status) }
+        guard let areas, Int(count) == frames else {
+            // Wraps around the buffer end: give it back untouched, copy this period instead.
+            if count > 0 { _ = snd_pcm_mmap_commit(handle, offset, 0) }
+            return (nil, 0)
+        }
+        for channel in 0..<channels {
+            let area = areas[channel]
+            guard area.step == 32, area.first % 32 == 0, let base = area.addr else { return (nil, 0) }
+            directChannels[channel] = (base + Int(area.first) / 8).assumingMemoryBound(to: Float.self) + Int(offset)
+        }
+        directOffset = offset
+        return (AudioBufferList(channels: directChannels, channelCount: channels, frameCount: frames), 0)
+    }
+
+    @inline(__always)
+    func commitDirectPeriod(frames: Int) -> Int32 {
+        let committed = snd_pcm_mmap_commit(handle, directOffset, snd_pcm_uframes_t(frames))
+        if committed < 0 { return Int32(committed) }
+        return committed == frames ? 0 : -EPIPE
+    }
+
+    /// When the xrun happened, host ns, from the status trigger time stamp a kernel driver
+    /// sets at the xrun; nil for plugin PCMs (no card), whose stamp means something else.
+    func xrunTime() -> UInt64? {
+        guard isHardware, let status = statusRecord else { return nil }
+        guard snd_pcm_status(handle, status) >= 0, snd_pcm_status_get_state(status) == SND_PCM_STATE_XRUN else { return nil }
+        var stamp = snd_htimestamp_t()
+        snd_pcm_status_get_trigger_htstamp(status, &stamp)
+        return UInt64(stamp.tv_sec) * 1_000_000_000 + UInt64(stamp.tv_nsec)
     }
 
     /// Writes `frames` frames of silence (prefill).

@@ -224,17 +224,31 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let read = capture.read(into: engine.inputList, offset: 0, frames: period)
             if read < 0 { return failure(Int32(read), capture) }
         }
-        _ = engine.render()
         if let playback {
-            let written = playback.write(from: engine.outputList, offset: 0, frames: period)
-            if written < 0 { return failure(Int32(written), playback) }
+            // Float non-interleaved mmap: render straight into the device's buffer.
+            let direct = playback.beginDirectPeriod(frames: period)
+            if direct.status < 0 { return failure(direct.status, playback) }
+            if let area = direct.list {
+                let engineOutput = engine.cycle.pointee.output
+                engine.cycle.pointee.output = area
+                _ = engine.render()
+                engine.cycle.pointee.output = engineOutput
+                let committed = playback.commitDirectPeriod(frames: period)
+                if committed < 0 { return failure(committed, playback) }
+            } else {
+                _ = engine.render()
+                let written = playback.write(from: engine.outputList, offset: 0, frames: period)
+                if written < 0 { return failure(Int32(written), playback) }
+            }
+        } else {
+            _ = engine.render()
         }
         engine.recordLoad(since: wake.nanoseconds)
         if samplesReportedDelay {
             let delay = (capture?.delay() ?? 0) + (playback?.delay() ?? 0)
             monitor.reportedDelay.store(delay, ordering: .relaxed)
         }
-        lastCycleEnd = HostTime.now.nanoseconds
+        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
         return .none
     }
 
@@ -294,8 +308,16 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         let written = playback.write(from: engine.outputList, offset: 0, frames: period)
         if written < 0 { return failure(Int32(written), playback) }
         engine.recordLoad(since: wake.nanoseconds)
-        lastCycleEnd = HostTime.now.nanoseconds
+        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
         return .none
+    }
+
+    /// Remembers when the last cycle that finished within its period ended: an xrun's
+    /// duration runs from there (a cycle that overran its period may be what caused it).
+    @inline(__always)
+    private func noteCycleEnd(wake: UInt64, _ lastCycleEnd: inout UInt64) {
+        let end = HostTime.now.nanoseconds
+        if Double(end &- wake) < engine.periodSeconds * 1e9 { lastCycleEnd = end }
     }
 
     @inline(__always)
@@ -344,7 +366,11 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             return
         case .xrun(let stream):
             if stream == .capture { monitor.add(monitor.captureXruns) } else { monitor.add(monitor.playbackXruns) }
-            let began = lastCycleEnd
+            // When the xrun happened: ALSA's trigger time stamp where the driver sets it
+            // at the xrun (kernel drivers), else the end of the last good cycle.
+            let pcm = stream == .capture ? capture : playback
+            var began = lastCycleEnd
+            if let stamp = pcm?.xrunTime(), stamp > lastCycleEnd && stamp < HostTime.now.nanoseconds { began = stamp }
             let status = startStreams()
             let now = HostTime.now.nanoseconds
             // Sample time follows the device: add the periods the xrun skipped.
