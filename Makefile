@@ -16,8 +16,12 @@ deps:
 	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
 	@scripts/install-deps.sh $(DEBIAN_PACKAGES)
 
+# The loopback ALSA plugin is a product of its own; `sonora` finds it beside itself.
+LOOP_PLUGIN := asound_module_pcm_sonoraloop
+
 release: deps
 	$(SWIFT) build -c release --product sonora
+	$(SWIFT) build -c release --product $(LOOP_PLUGIN)
 
 # The main job. Until the pipeline runtime exists it is the ring benchmark.
 run: release
@@ -26,6 +30,7 @@ run: release
 build: deps
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --product $(LOOP_PLUGIN)
 
 # Suites that run devices in real time go second and alone: the stress tests of the
 # first run keep both cores busy, which a 2.7 ms period cannot ride out on a small VM.

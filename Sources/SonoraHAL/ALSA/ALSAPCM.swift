@@ -53,6 +53,9 @@ final class ALSAPCM: @unchecked Sendable {
             status = snd_pcm_open_lconf(&pcm, name, direction.alsa, SND_PCM_NONBLOCK, tree)
         }
         guard status >= 0, let pcm else {
+            if name.hasPrefix("sonoraloop") && ALSAConfiguration.loopPluginPath == nil {
+                throw AudioError(.badDevice, "cannot open \(direction.word) PCM '\(name)': Sonora's loopback plugin (\(ALSAConfiguration.loopPluginFileName)) is not beside the binary; build it (swift build --product asound_module_pcm_sonoraloop) or point SONORA_LOOP_PLUGIN at it")
+            }
             let code: AudioError.Code = status == -EBUSY ? .devicePermissions : .badDevice
             throw alsaError(code, status, "cannot open \(direction.word) PCM '\(name)'")
         }
