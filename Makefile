@@ -23,9 +23,13 @@ release: deps
 	$(SWIFT) build -c release --product sonora
 	$(SWIFT) build -c release --product $(LOOP_PLUGIN)
 
-# The main job. Until the pipeline runtime exists it is the ring benchmark.
+# The main job: Configs/default.yaml — a melody through the EQ and the mixer, on ALSA
+# `default` if this machine has a card, else on the null device; live meters for a few
+# seconds; what it played is in played.wav.
+RUN_SECONDS ?= 6
 run: release
-	.build/release/sonora bench ring
+	.build/release/sonora run Configs/default.yaml --seconds $(RUN_SECONDS)
+	@echo "sonora: what was played is in played.wav (sonora info played.wav)"
 
 build: deps
 	@scripts/install-deps.sh $(TEST_PACKAGES)

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SonoraHAL", targets: ["SonoraHAL"]),
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
+        .library(name: "SonoraPipeline", targets: ["SonoraPipeline"]),
         .executable(name: "sonora", targets: ["sonora"]),
         // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
         // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
@@ -19,6 +20,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // C layer: a module map and a shim header per system library, found through pkg-config.
@@ -39,6 +41,8 @@ let package = Package(
             cSettings: [.define("PIC"), .unsafeFlags(["-fPIC"])],
             linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("pthread")]
         ),
+        // alsa-lib's variadic error handler, routed to a plain callback (Swift cannot define one).
+        .target(name: "CSonoraALSA", linkerSettings: [.linkedLibrary("asound")]),
         // The few Linux calls Swift cannot reach directly (CPU_SET macros, MXCSR/FPCR, memfd).
         .target(name: "CSonoraSystem"),
 
@@ -57,14 +61,24 @@ let package = Package(
         // HAL: audio devices (ALSA mmap I/O thread, null, offline, in-process loopback), enumeration, xrun accounting.
         .target(
             name: "SonoraHAL",
-            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4) over libsndfile and libsoxr.
         .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
-        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "CSoxr"]),
+        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "CSoxr"]),
+
+        // Pipelines: config files (YAML) → validated graphs on devices; the appliance runtime and its control socket.
+        .target(
+            name: "SonoraPipeline",
+            dependencies: [
+                "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // The one CLI.
         .executableTarget(
@@ -74,6 +88,7 @@ let package = Package(
                 "SonoraFile",
                 "SonoraUnits",
                 "SonoraHAL",
+                "SonoraPipeline",
                 "CJack",
                 "CFileBenchAnchor",
                 "CSonoraSystem",
@@ -86,6 +101,7 @@ let package = Package(
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
         .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "CAllocationCounter"]),
+        .testTarget(name: "SonoraPipelineTests", dependencies: ["SonoraPipeline", "SonoraUnits", "SonoraFile"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).

@@ -16,7 +16,7 @@ struct Sonora: ParsableCommand {
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, Bench.self]
+        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, Bench.self]
     )
 }
 

@@ -1,4 +1,6 @@
 import CALSA
+import CSonoraALSA
+import Logging
 import SonoraCore
 
 /// The ALSA configuration tree Sonora opens PCMs with: the system's (alsa.conf and what
@@ -59,10 +61,22 @@ public enum ALSAConfiguration {
         """
     }
 
+    /// alsa-lib's own error lines ("cannot find card '0'" …) go to Sonora's log at debug
+    /// level instead of stderr: Sonora reports the failure itself, in one line.
+    static let routeErrors: Void = {
+        sonora_alsa_route_errors { message in
+            guard let message else { return }
+            alsaLogger.debug("alsa-lib: \(String(cString: message))")
+        }
+    }()
+
+    static let alsaLogger = Logger(label: "sonora.alsa-lib")
+
     /// A private copy of the global configuration with Sonora's definitions and
     /// `extra` (ALSA configuration text, e.g. a test's PCMs) merged in. The caller owns it
     /// (`snd_config_delete`).
     public static func tree(extra: String = "") throws(AudioError) -> OpaquePointer {
+        routeErrors
         var global: OpaquePointer?
         var status = snd_config_update_ref(&global)
         guard status >= 0, let global else { throw alsaError(.hardwareUnspecified, status, "cannot read ALSA's configuration") }

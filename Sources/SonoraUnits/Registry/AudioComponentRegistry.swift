@@ -20,6 +20,8 @@ public final class AudioComponentRegistry: @unchecked Sendable {
 
     init() {
         register(IOUnit.componentDescription, "RemoteIO", "I/O unit: plays element 0 and captures element 1 on an audio device", IOUnit.init)
+        register(FilePlayerUnit.componentDescription, "FilePlayer", "plays an audio file (held in memory), looping or once", FilePlayerUnit.init)
+        register(FileRecorderUnit.componentDescription, "FileRecorder", "passes audio through and records it to a file off the realtime thread", FileRecorderUnit.init)
         register(GenericOutputUnit.componentDescription, "GenericOutput", "offline output: renders as fast as asked", GenericOutputUnit.init)
         register(MultiChannelMixerUnit.componentDescription, "MultiChannelMixer", "mixes any number of inputs, volume/pan/enable, metering") { MultiChannelMixerUnit() }
         register(SplitterUnit.componentDescription, "Splitter", "one input to several outputs") { SplitterUnit() }

@@ -1,6 +1,7 @@
 import Logging
 import SonoraCore
 import SonoraHAL
+import Synchronization
 
 /// The I/O unit ('auou'/'rioc', Core Audio's RemoteIO): the head of a live graph, driven
 /// by an audio device's I/O thread.
@@ -38,6 +39,12 @@ public final class IOUnit: AudioUnit, @unchecked Sendable {
     private lazy var cycleTarget = CycleTarget(self)
     /// The graph whose render drives this unit (so graph updates apply at cycle starts).
     private var driver: Unmanaged<AudioGraph>?
+    /// Fade-out: frames requested by the control side; the I/O thread ramps the output to
+    /// silence over them and then keeps it silent, and says when it is done.
+    private let fadeRequest = Atomic<Int>(0)
+    private let fadedOut = Atomic<Bool>(false)
+    @exclusivity(unchecked) private var fadeGain: Float = 1
+    @exclusivity(unchecked) private var fadeStep: Float = 0
     /// The cycle being processed, read on the I/O thread by renders of bus 1.
     @exclusivity(unchecked) fileprivate var currentCycle: UnsafeMutablePointer<IOCycle>?
 
@@ -186,6 +193,15 @@ public final class IOUnit: AudioUnit, @unchecked Sendable {
         try device.start(IOProcedure(cycleTarget))
     }
 
+    /// Ramps the output down to silence over `frames` frames (then silence), so stopping
+    /// does not click. `isFadedOut` turns true when the ramp has played.
+    public func fadeOut(frames: Int) {
+        fadedOut.store(false, ordering: .relaxed)
+        fadeRequest.store(max(1, frames), ordering: .releasing)
+    }
+
+    public var isFadedOut: Bool { fadedOut.load(ordering: .acquiring) }
+
     /// Stops the device's I/O thread (AudioOutputUnitStop).
     public func stop() {
         device?.stop()
@@ -243,7 +259,31 @@ public final class IOUnit: AudioUnit, @unchecked Sendable {
         } else {
             status = render(flags: &flags, timeStamp: stamp, bus: Self.outputElement, frameCount: cycle.pointee.frameCount, into: cycle.pointee.output)
         }
+        applyFade(cycle.pointee.output, frames: cycle.pointee.frameCount)
         return status.rawValue
+    }
+
+    @inline(__always)
+    private func applyFade(_ output: AudioBufferList, frames: Int) {
+        let requested = fadeRequest.exchange(0, ordering: .acquiring)
+        if requested > 0 { fadeStep = fadeGain / Float(requested) }
+        guard fadeStep > 0 else { return }
+        for frame in 0..<frames {
+            for channel in 0..<output.channelCount { output.samples(channel)[frame] *= fadeGain }
+            fadeGain = max(0, fadeGain - fadeStep)
+        }
+        if fadeGain == 0 { fadedOut.store(true, ordering: .releasing) }
+    }
+
+    /// A unit (no inputs, one output) that renders what this I/O unit captured in the
+    /// current cycle — the same as its bus 1, as a node of its own so a graph can take
+    /// capture and feed the I/O unit's element 0 without a cycle through one node.
+    public func makeCaptureSource() -> CaptureSourceUnit { CaptureSourceUnit(io: self) }
+
+    /// The captured samples of the cycle in progress (I/O thread only).
+    func capturedInput() -> AudioBufferList? {
+        guard inputEnabled, let cycle = currentCycle else { return nil }
+        return cycle.pointee.input
     }
 
     /// Bridges the device's I/O procedure to the unit without reference counting.
@@ -253,5 +293,29 @@ public final class IOUnit: AudioUnit, @unchecked Sendable {
         override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
             unit.runCycle(cycle)
         }
+    }
+}
+
+/// What the I/O unit captured this cycle, as a generator node ('augn'/'capt', Sonora's).
+public final class CaptureSourceUnit: AudioUnit, @unchecked Sendable {
+    public static let componentDescription = AudioComponentDescription(type: .generator, subType: "capt", manufacturer: .sonora)
+    unowned(unsafe) let io: IOUnit
+
+    init(io: IOUnit) {
+        self.io = io
+        super.init(description: Self.componentDescription, name: "Capture", inputs: 0, outputs: 1)
+    }
+
+    public override func process(_ context: RenderContext) -> AudioError.Code {
+        guard let captured = io.capturedInput() else { context.output.clear(); return .noError }
+        let offset = context.frameOffset
+        for channel in 0..<context.output.channelCount {
+            if channel < captured.channelCount && offset + context.frameCount <= captured.frameCount {
+                context.output.samples(channel).update(from: captured.samples(channel) + offset, count: context.frameCount)
+            } else {
+                context.output.samples(channel).update(repeating: 0, count: context.frameCount)
+            }
+        }
+        return .noError
     }
 }

@@ -1,0 +1,50 @@
+import SonoraCore
+import SonoraHAL
+import SonoraUnits
+
+/// A pipeline built from its config: the graph, the nodes by id, the head (the I/O unit
+/// live, a generic output offline) and the input source.
+public final class BuiltPipeline: @unchecked Sendable {
+    public let configuration: PipelineConfiguration
+    public let graph: AudioGraph
+    public private(set) var nodes: [PipelineNode]
+    public let head: AudioUnit
+    public let headNode: AudioGraph.Node
+    public let io: IOUnit?
+    public let input: AudioUnit?
+    /// The parameter values the config set, per node.
+    public private(set) var configuredParameters: [String: [ResolvedParameter]]
+
+    init(
+        configuration: PipelineConfiguration, graph: AudioGraph, nodes: [PipelineNode], head: AudioUnit,
+        headNode: AudioGraph.Node, io: IOUnit?, input: AudioUnit?, parameters: [String: [ResolvedParameter]]
+    ) {
+        self.configuration = configuration
+        self.graph = graph
+        self.nodes = nodes
+        self.head = head
+        self.headNode = headNode
+        self.io = io
+        self.input = input
+        configuredParameters = parameters
+    }
+
+    public func node(_ id: String) -> PipelineNode? { nodes.first { $0.id == id } }
+
+    public var recorders: [FileRecorderUnit] { nodes.compactMap { $0.unit as? FileRecorderUnit } }
+
+    /// Renders `frames` frames offline (the head must be a generic output unit).
+    public func renderOffline(frames: Int, consume: (AudioBufferList) throws -> Void) throws {
+        guard let output = head as? GenericOutputUnit else { throw AudioError(.illegalOperation, "the pipeline runs on a device, not offline") }
+        let slice = configuration.engine.periodFrames
+        try output.renderOffline(frameCount: frames, sliceFrames: slice, consume: consume)
+    }
+
+    /// Frames the offline input file holds (nil without one).
+    public var inputFrames: Int? { (input as? FilePlayerUnit).map(\.frameCount) }
+
+    /// Finishes every recorder (drains and closes its file).
+    public func finishRecorders() throws {
+        for recorder in recorders { try recorder.finish() }
+    }
+}

@@ -1,0 +1,331 @@
+import Foundation
+import Yams
+
+/// Reads a pipeline config (YAML) into a `PipelineConfiguration`, collecting every
+/// problem of form — unknown keys, wrong types, missing keys, bad connection syntax — with
+/// its position. Checks that need the units (parameter names, ranges, elements, files)
+/// are the `PipelineValidator`'s.
+public enum ConfigurationParser {
+    static let topKeys = ["engine", "device", "nodes", "connections", "control", "status"]
+    static let engineKeys = ["sample_rate", "period", "periods", "channels"]
+    static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output"]
+    static let nodeKeys = ["id", "kind", "parameters", "preset", "file", "loop", "inputs", "outputs", "uri", "bypass", "channels", "comment"]
+    static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
+    static let controlKeys = ["socket"]
+    static let statusKeys = ["interval", "meters"]
+
+    public static func parse(contentsOf path: String) throws(ConfigurationErrors) -> PipelineConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: path, line: 1, column: 1), "cannot read the file (missing or not readable)")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: path, line: 1, column: 1), "the file is not UTF-8 text")])
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ConfigurationErrors) -> PipelineConfiguration {
+        var parser = Walker(file: file)
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigurationErrors([parser.diagnostic(for: error)])
+        } catch {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(error)")])
+        }
+        guard let root else {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: 1, column: 1), "the file is empty; a pipeline needs at least `nodes` and `connections`")])
+        }
+        let configuration = parser.pipeline(root)
+        guard parser.diagnostics.isEmpty else { throw ConfigurationErrors(parser.diagnostics) }
+        return configuration
+    }
+
+    struct Walker {
+        let file: String
+        var diagnostics: [Diagnostic] = []
+
+        init(file: String) { self.file = file }
+
+        func location(_ node: Node) -> SourceLocation {
+            SourceLocation(file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
+        }
+
+        mutating func error(_ node: Node, _ message: String) { diagnostics.append(Diagnostic(location(node), message)) }
+
+        func diagnostic(for error: YamlError) -> Diagnostic {
+            switch error {
+            case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+                return Diagnostic(SourceLocation(file: file, line: mark.line, column: mark.column), "YAML syntax: \(problem)")
+            default:
+                return Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(error)")
+            }
+        }
+
+        /// The pairs of a mapping with string keys; reports unknown keys and duplicates.
+        mutating func pairs(_ node: Node, what: String, allowed: [String]) -> [(key: String, keyNode: Node, value: Node)] {
+            guard let mapping = node.mapping else {
+                error(node, "\(what) must be a mapping (key: value lines)")
+                return []
+            }
+            var seen: Set<String> = []
+            var result: [(String, Node, Node)] = []
+            for (key, value) in mapping {
+                guard let name = key.scalar?.string else { error(key, "\(what): keys must be plain words"); continue }
+                guard allowed.contains(name) else {
+                    error(key, "unknown key '\(name)' in \(what)\(suggestion(for: name, in: allowed)) (allowed: \(allowed.joined(separator: ", ")))")
+                    continue
+                }
+                guard seen.insert(name).inserted else { error(key, "'\(name)' appears twice in \(what)"); continue }
+                result.append((name, key, value))
+            }
+            return result
+        }
+
+        mutating func string(_ node: Node, _ what: String) -> String? {
+            guard let scalar = node.scalar else { error(node, "\(what) must be a single value, not a list or mapping"); return nil }
+            return scalar.string
+        }
+
+        mutating func integer(_ node: Node, _ what: String, in range: ClosedRange<Int>) -> Int? {
+            guard let text = string(node, what) else { return nil }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { error(node, "\(what) must be a whole number, not '\(text)'"); return nil }
+            guard range.contains(value) else { error(node, "\(what) \(value) is out of range \(range.lowerBound)…\(range.upperBound)"); return nil }
+            return value
+        }
+
+        mutating func number(_ node: Node, _ what: String, in range: ClosedRange<Double>) -> Double? {
+            guard let text = string(node, what) else { return nil }
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { error(node, "\(what) must be a number, not '\(text)'"); return nil }
+            guard range.contains(value) else { error(node, "\(what) \(value) is out of range \(range.lowerBound)…\(range.upperBound)"); return nil }
+            return value
+        }
+
+        mutating func boolean(_ node: Node, _ what: String) -> Bool? {
+            guard let text = string(node, what)?.lowercased() else { return nil }
+            switch text {
+            case "true", "yes", "on", "1": return true
+            case "false", "no", "off", "0": return false
+            default: error(node, "\(what) must be true or false, not '\(text)'"); return nil
+            }
+        }
+
+        mutating func pipeline(_ root: Node) -> PipelineConfiguration {
+            var configuration = PipelineConfiguration(file: file)
+            var sawNodes = false, sawConnections = false
+            for (key, keyNode, value) in pairs(root, what: "the pipeline", allowed: ConfigurationParser.topKeys) {
+                switch key {
+                case "engine": configuration.engine = engine(value)
+                case "device": configuration.device = device(value)
+                case "nodes":
+                    sawNodes = true
+                    configuration.nodes = nodes(value)
+                case "connections":
+                    sawConnections = true
+                    configuration.connections = connections(value)
+                case "control": configuration.control = control(value)
+                case "status": configuration.status = status(value)
+                default: error(keyNode, "unknown key '\(key)'")
+                }
+            }
+            if !sawNodes { error(root, "missing `nodes`: a pipeline needs at least one node") }
+            if !sawConnections { error(root, "missing `connections`: nothing would reach `output`") }
+            return configuration
+        }
+
+        mutating func engine(_ node: Node) -> PipelineConfiguration.Engine {
+            var engine = PipelineConfiguration.Engine()
+            engine.location = location(node)
+            for (key, _, value) in pairs(node, what: "engine", allowed: ConfigurationParser.engineKeys) {
+                switch key {
+                case "sample_rate": engine.sampleRate = integer(value, "engine.sample_rate", in: 8000...384_000) ?? engine.sampleRate
+                case "period": engine.periodFrames = integer(value, "engine.period", in: 16...8192) ?? engine.periodFrames
+                case "periods": engine.periods = integer(value, "engine.periods", in: 2...16) ?? engine.periods
+                case "channels": engine.channels = integer(value, "engine.channels", in: 1...32) ?? engine.channels
+                default: break
+                }
+            }
+            return engine
+        }
+
+        mutating func device(_ node: Node) -> PipelineConfiguration.Device {
+            var device = PipelineConfiguration.Device()
+            device.location = location(node)
+            for (key, _, value) in pairs(node, what: "device", allowed: ConfigurationParser.deviceKeys) {
+                switch key {
+                case "playback": device.playback = deviceName(value, "device.playback")
+                case "capture": device.capture = deviceName(value, "device.capture")
+                case "fallback":
+                    if let text = string(value, "device.fallback") {
+                        if text == "null" || text.isEmpty { device.fallbackToNull = true }
+                        else if text == "none" { device.fallbackToNull = false }
+                        else { error(value, "device.fallback must be `null` (run on the timer-paced null device) or `none`, not '\(text)'") }
+                    }
+                case "priority": device.priority = Int32(integer(value, "device.priority", in: 1...99) ?? 70)
+                case "input": device.inputFile = string(value, "device.input")
+                case "output": device.outputFile = string(value, "device.output")
+                default: break
+                }
+            }
+            return device
+        }
+
+        /// A device name; YAML's `null` (or `~`) means Sonora's null device, `none` no device.
+        mutating func deviceName(_ node: Node, _ what: String) -> String? {
+            guard let scalar = node.scalar else { error(node, "\(what) must be a PCM name, `null` or `none`"); return nil }
+            let text = scalar.string
+            if text == "~" || text.isEmpty || text == "null" { return "null" }
+            if text == "none" { return nil }
+            return text
+        }
+
+        mutating func nodes(_ node: Node) -> [NodeSpec] {
+            guard let sequence = node.sequence else { error(node, "`nodes` must be a list (lines starting with '- ')"); return [] }
+            var result: [NodeSpec] = []
+            var ids: [String: SourceLocation] = [:]
+            for item in sequence {
+                guard let spec = nodeSpec(item) else { continue }
+                if let first = ids[spec.id] {
+                    error(item, "node id '\(spec.id)' is used twice (first at \(first.line):\(first.column))")
+                    continue
+                }
+                if ["input", "output"].contains(spec.id) {
+                    error(item, "node id '\(spec.id)' is reserved for the device's \(spec.id == "input" ? "capture" : "playback")")
+                    continue
+                }
+                ids[spec.id] = spec.location
+                result.append(spec)
+            }
+            return result
+        }
+
+        mutating func nodeSpec(_ node: Node) -> NodeSpec? {
+            let fields = pairs(node, what: "a node", allowed: ConfigurationParser.nodeKeys)
+            guard !fields.isEmpty || node.mapping != nil else { return nil }
+            guard let idField = fields.first(where: { $0.key == "id" }), let id = string(idField.value, "node id") else {
+                error(node, "a node needs an `id`")
+                return nil
+            }
+            guard id.range(of: "^[A-Za-z_][A-Za-z0-9_.-]*$", options: .regularExpression) != nil else {
+                error(idField.value, "node id '\(id)' must start with a letter and hold only letters, digits, '_', '-', '.'")
+                return nil
+            }
+            guard let kindField = fields.first(where: { $0.key == "kind" }), let kind = string(kindField.value, "node kind") else {
+                error(node, "node '\(id)' needs a `kind` (a unit name such as GraphicEQ, or player, recorder, lv2)")
+                return nil
+            }
+            var spec = NodeSpec(id: id, kind: kind, location: location(node), kindLocation: location(kindField.value))
+            for (key, _, value) in fields {
+                switch key {
+                case "id", "kind", "comment": break
+                case "parameters": spec.parameters = parameters(value, node: id)
+                case "preset": if let text = string(value, "preset") { spec.preset = (text, location(value)) }
+                default:
+                    if let text = string(value, "\(key) of node '\(id)'") { spec.options[key] = (text, location(value)) }
+                }
+            }
+            return spec
+        }
+
+        mutating func parameters(_ node: Node, node id: String) -> [ParameterSetting] {
+            var result: [ParameterSetting] = []
+            if let mapping = node.mapping {
+                // Short form: `name: value` for the parameter's global (or only) address.
+                for (key, value) in mapping {
+                    guard let name = key.scalar?.string else { error(key, "parameter names must be plain words"); continue }
+                    guard let text = string(value, "parameter '\(name)' of node '\(id)'") else { continue }
+                    result.append(ParameterSetting(address: .name(name), value: text, location: location(key), valueLocation: location(value)))
+                }
+            } else if let sequence = node.sequence {
+                for item in sequence {
+                    let fields = pairs(item, what: "a parameter of node '\(id)'", allowed: ConfigurationParser.parameterKeys)
+                    if fields.isEmpty { continue }
+                    var address: ParameterSetting.Address?
+                    var setting = ParameterSetting(address: .name(""), value: "", location: location(item), valueLocation: location(item))
+                    var sawValue = false
+                    for (key, _, value) in fields {
+                        switch key {
+                        case "name": if let text = string(value, "parameter name") { address = .name(text) }
+                        case "id":
+                            if let number = integer(value, "parameter id", in: 0...Int(UInt32.max)) { address = .id(UInt32(number)) }
+                        case "scope":
+                            if let text = string(value, "scope") {
+                                if ["global", "input", "output"].contains(text) { setting.scope = text }
+                                else { error(value, "scope must be global, input or output, not '\(text)'") }
+                            }
+                        case "element": setting.element = integer(value, "element", in: 0...1023)
+                        case "value":
+                            if let text = string(value, "value") { setting.value = text; setting.valueLocation = location(value); sawValue = true }
+                        case "ramp": setting.ramp = number(value, "ramp (seconds)", in: 0...60)
+                        default: break
+                        }
+                    }
+                    guard let address else { error(item, "a parameter of node '\(id)' needs a `name` or an `id`"); continue }
+                    guard sawValue else { error(item, "parameter of node '\(id)' has no `value`"); continue }
+                    setting.address = address
+                    result.append(setting)
+                }
+            } else {
+                error(node, "parameters of node '\(id)' must be a mapping (name: value) or a list of {name|id, scope, element, value}")
+            }
+            return result
+        }
+
+        mutating func connections(_ node: Node) -> [ConnectionSpec] {
+            guard let sequence = node.sequence else { error(node, "`connections` must be a list of {from, to}"); return [] }
+            var result: [ConnectionSpec] = []
+            for item in sequence {
+                let fields = pairs(item, what: "a connection", allowed: ["from", "to"])
+                guard let from = fields.first(where: { $0.key == "from" }), let to = fields.first(where: { $0.key == "to" }) else {
+                    if !fields.isEmpty || item.mapping != nil { error(item, "a connection needs both `from` and `to`") }
+                    continue
+                }
+                guard let source = endpoint(from.value, "from"), let destination = endpoint(to.value, "to") else { continue }
+                result.append(ConnectionSpec(
+                    from: source.0, fromBus: source.1, to: destination.0, toInput: destination.1,
+                    location: location(item), fromLocation: location(from.value), toLocation: location(to.value)))
+            }
+            return result
+        }
+
+        /// `node` or `node:element`.
+        mutating func endpoint(_ node: Node, _ what: String) -> (String, Int)? {
+            guard let text = string(node, "connection \(what)") else { return nil }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, !parts[0].isEmpty else { error(node, "connection \(what) must be `node` or `node:element`, not '\(text)'"); return nil }
+            var element = 0
+            if parts.count == 2 {
+                guard let number = Int(parts[1]), number >= 0 else { error(node, "element in '\(text)' must be a whole number ≥ 0"); return nil }
+                element = number
+            }
+            return (String(parts[0]), element)
+        }
+
+        mutating func control(_ node: Node) -> PipelineConfiguration.Control {
+            var control = PipelineConfiguration.Control()
+            control.location = location(node)
+            for (key, _, value) in pairs(node, what: "control", allowed: ConfigurationParser.controlKeys) where key == "socket" {
+                control.socketPath = string(value, "control.socket")
+            }
+            return control
+        }
+
+        mutating func status(_ node: Node) -> PipelineConfiguration.Status {
+            var status = PipelineConfiguration.Status()
+            for (key, _, value) in pairs(node, what: "status", allowed: ConfigurationParser.statusKeys) {
+                switch key {
+                case "interval": status.interval = number(value, "status.interval", in: 0...3600) ?? 1
+                case "meters":
+                    if let sequence = value.sequence {
+                        status.meters = sequence.compactMap { string($0, "status.meters entry") }
+                    } else if let one = string(value, "status.meters") {
+                        status.meters = [one]
+                    }
+                default: break
+                }
+            }
+            return status
+        }
+    }
+}

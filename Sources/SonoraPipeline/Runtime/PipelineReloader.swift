@@ -1,0 +1,107 @@
+import Foundation
+import SonoraCore
+import SonoraUnits
+
+/// Applies a changed config to a running pipeline without stopping the device: changed
+/// parameters as ramps, changed presets, and added, removed or rewired nodes through one
+/// `AudioGraph.update()` (applied at a cycle boundary, with crossfades). Engine and device
+/// changes need a restart and are refused, leaving the pipeline as it was.
+struct PipelineReloader {
+    let controller: PipelineController
+
+    func apply(_ new: PipelineConfiguration) throws {
+        let pipeline = controller.pipeline
+        let old = pipeline.configuration
+        let top = SourceLocation(file: new.file, line: 1, column: 1)
+        if old.engine.sampleRate != new.engine.sampleRate || old.engine.periodFrames != new.engine.periodFrames
+            || old.engine.periods != new.engine.periods || old.engine.channels != new.engine.channels
+        {
+            throw ConfigurationErrors([Diagnostic(new.engine.location ?? top, "engine settings changed; they take effect on restart, not on reload (nothing was changed)")])
+        }
+        if old.device.playback != new.device.playback || old.device.capture != new.device.capture {
+            throw ConfigurationErrors([Diagnostic(new.device.location ?? top, "device changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
+        let oldNodes = Dictionary(old.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let newNodes = Dictionary(new.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        func sameShape(_ a: NodeSpec, _ b: NodeSpec) -> Bool {
+            a.kind.lowercased() == b.kind.lowercased()
+                && a.options.mapValues(\.value).filter { $0.key != "bypass" } == b.options.mapValues(\.value).filter { $0.key != "bypass" }
+        }
+        let kept = new.nodes.filter { spec in oldNodes[spec.id].map { sameShape($0, spec) } ?? false }.map(\.id)
+        let removed = old.nodes.filter { spec in newNodes[spec.id].map { !sameShape(spec, $0) } ?? true }.map(\.id)
+        let added = new.nodes.filter { !kept.contains($0.id) }
+        let rewired = connectionKeys(old) != connectionKeys(new)
+        let graph = pipeline.graph
+        let rate = Double(new.engine.sampleRate)
+
+        var nodes = pipeline.nodes.filter { !removed.contains($0.id) }
+        var retiredRecorders: [FileRecorderUnit] = []
+        if !removed.isEmpty || !added.isEmpty || rewired {
+            // Build the new nodes into the live graph, then wire everything as the new file says.
+            var context = BuildContext(configuration: new, target: .offline, graph: graph)
+            for spec in added { context.addNode(spec) }
+            if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
+            for id in removed {
+                if let node = pipeline.node(id) {
+                    if let recorder = node.unit as? FileRecorderUnit { retiredRecorders.append(recorder) }
+                    try graph.removeNode(node.node)
+                }
+            }
+            nodes += context.nodes
+            var byID = Dictionary(nodes.map { ($0.id, $0.node) }, uniquingKeysWith: { a, _ in a })
+            byID["output"] = pipeline.headNode
+            if let input = graph.nodes.first(where: { graph.name($0) == "input" }) { byID["input"] = input }
+            for node in nodes { for input in 0..<node.unit.elementCount(.input) { try graph.disconnect(node.node, input: input) } }
+            try graph.disconnect(pipeline.headNode, input: 0)
+            for connection in new.connections {
+                guard let from = byID[connection.from], let to = byID[connection.to] else {
+                    throw ConfigurationErrors([Diagnostic(connection.location, "cannot connect '\(connection.from)' to '\(connection.to)' in a running pipeline")])
+                }
+                do { try graph.connect(from, bus: connection.fromBus, to: to, input: connection.toInput) } catch {
+                    throw ConfigurationErrors([Diagnostic(connection.location, error.message)])
+                }
+            }
+            do { try graph.update() } catch {
+                throw ConfigurationErrors([Diagnostic(top, "the running graph refused the change: \(error.message)")])
+            }
+            for node in context.nodes {
+                for parameter in context.parameters[node.id] ?? [] {
+                    _ = try? node.unit.setParameter(parameter.id, scope: parameter.scope, element: parameter.element, to: parameter.value)
+                }
+            }
+        }
+        // Kept nodes: parameters that changed ramp to their new values; presets; bypass.
+        var context = BuildContext(configuration: new, target: .check, graph: AudioGraph())
+        for id in kept {
+            guard let spec = newNodes[id], let node = nodes.first(where: { $0.id == id }) else { continue }
+            if let preset = spec.preset, preset.value != oldNodes[id]?.preset?.value,
+               let match = node.unit.factoryPresets.first(where: { $0.name.lowercased() == preset.value.lowercased() || "\($0.number)" == preset.value })
+            {
+                try node.unit.setPresentPreset(match)
+            }
+            if let bypass = spec.options["bypass"]?.value.lowercased() { try node.unit.setBypass(["true", "on", "yes"].contains(bypass)) }
+            else if node.unit.isBypassed { try node.unit.setBypass(false) }
+            for setting in spec.parameters {
+                guard let parameter = context.resolve(setting, unit: node.unit, node: id) else { continue }
+                let current = try node.unit.parameter(parameter.id, scope: parameter.scope, element: parameter.element)
+                guard current != parameter.value else { continue }
+                let frames = Int((parameter.ramp ?? 0.05) * rate)
+                try node.unit.rampParameter(parameter.id, scope: parameter.scope, element: parameter.element, to: parameter.value, duration: frames)
+            }
+        }
+        if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
+        controller.replace(BuiltPipeline(
+            configuration: new, graph: graph, nodes: nodes, head: pipeline.head, headNode: pipeline.headNode, io: pipeline.io,
+            input: pipeline.input, parameters: pipeline.configuredParameters))
+        // A removed recorder is finished once the realtime side has let go of it (the
+        // update is applied at the next cycle; a few periods later it is retired).
+        if !retiredRecorders.isEmpty {
+            usleep(UInt32(min(1.0, 4 * Double(new.engine.periodFrames * new.engine.periods) / rate) * 1_000_000))
+            for recorder in retiredRecorders { try? recorder.finish() }
+        }
+    }
+
+    private func connectionKeys(_ configuration: PipelineConfiguration) -> Set<String> {
+        Set(configuration.connections.map { "\($0.from):\($0.fromBus)>\($0.to):\($0.toInput)" })
+    }
+}

@@ -1,0 +1,61 @@
+import SonoraCore
+import SonoraUnits
+
+/// Writes a running pipeline as a config file: its structure as loaded, with each node's
+/// present preset and the current value of every writable parameter that differs from
+/// its default (so loading the file restores the running state).
+enum PipelineWriter {
+    static func yaml(for pipeline: BuiltPipeline) -> String {
+        let configuration = pipeline.configuration
+        var lines: [String] = ["# Saved by sonora from a running pipeline (\(configuration.file))."]
+        let engine = configuration.engine
+        lines += ["engine:", "  sample_rate: \(engine.sampleRate)", "  period: \(engine.periodFrames)", "  periods: \(engine.periods)", "  channels: \(engine.channels)"]
+        let device = configuration.device
+        lines.append("device:")
+        lines.append("  playback: \(quote(device.playback ?? "none"))")
+        if let capture = device.capture { lines.append("  capture: \(quote(capture))") }
+        if device.fallbackToNull { lines.append("  fallback: null") }
+        lines.append("  priority: \(device.priority)")
+        if let input = device.inputFile { lines.append("  input: \(quote(input))") }
+        if let output = device.outputFile { lines.append("  output: \(quote(output))") }
+        lines.append("nodes:")
+        for spec in configuration.nodes {
+            lines.append("  - id: \(quote(spec.id))")
+            lines.append("    kind: \(quote(spec.kind))")
+            for (key, option) in spec.options.sorted(by: { $0.key < $1.key }) where key != "bypass" {
+                lines.append("    \(key): \(quote(option.value))")
+            }
+            guard let node = pipeline.node(spec.id) else { continue }
+            if node.unit.isBypassed { lines.append("    bypass: true") }
+            if let preset = node.unit.presentPreset { lines.append("    preset: \(quote(preset.name))") }
+            var parameters: [String] = []
+            for definition in node.unit.parameterDefinitions where definition.info.flags.contains(.isWritable) {
+                let elements = definition.scope == .global ? 1 : node.unit.elementCount(definition.scope)
+                for element in 0..<elements {
+                    guard let value = try? node.unit.parameter(definition.id, scope: definition.scope, element: element),
+                          value != definition.info.defaultValue else { continue }
+                    parameters.append("      - {id: \(definition.id), scope: \(definition.scope), element: \(element), value: \(value)}  # \(definition.info.name)")
+                }
+            }
+            if !parameters.isEmpty { lines.append("    parameters:"); lines += parameters }
+        }
+        lines.append("connections:")
+        for connection in configuration.connections {
+            lines.append("  - {from: \(quote("\(connection.from):\(connection.fromBus)")), to: \(quote("\(connection.to):\(connection.toInput)"))}")
+        }
+        if let socket = configuration.control.socketPath { lines += ["control:", "  socket: \(quote(socket))"] }
+        lines += ["status:", "  interval: \(configuration.status.interval)"]
+        if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A YAML scalar, quoted when it could be read as something else.
+    static func quote(_ text: String) -> String {
+        let plain = text.range(of: "^[A-Za-z0-9_./:+-][A-Za-z0-9_./:+ -]*$", options: .regularExpression) != nil
+            && !["null", "true", "false", "yes", "no", "on", "off", "~"].contains(text.lowercased())
+        if plain && !text.hasSuffix(" ") { return text }
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}
+
+import Foundation

@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SonoraCore
+import SonoraFile
+import SonoraPipeline
+import SonoraUnits
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a pipeline from a config file on its device until SIGINT/SIGTERM (the appliance process).",
+        discussion: """
+            Validates the config (exit 2 with every problem as file:line:column), builds
+            the graph, starts the I/O thread on the configured device (or the null device
+            with `fallback: null`), serves the control socket, and prints a status line each
+            interval. SIGHUP re-reads the file and applies what changed (an invalid file is
+            reported and the running pipeline kept). SIGINT/SIGTERM fade out, stop the device,
+            finish recorded files and exit 0; a second signal exits at once.
+
+            Examples:
+              sonora run Configs/default.yaml
+              sonora run Configs/default.yaml --seconds 5
+              sonora run /etc/sonora/intercom.yaml --log-level debug
+            """
+    )
+
+    @Argument(help: "The pipeline config (YAML).")
+    var config: String
+
+    @Option(help: "Stop by itself after this many seconds.")
+    var seconds: Double?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if let seconds { guard seconds > 0 else { throw ValidationError("--seconds must be > 0") } }
+    }
+
+    func run() throws {
+        PipelineRuntime.blockSignals()
+        var logger = Logger(label: "sonora.run")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let runtime = PipelineRuntime(configPath: config, options: .init(seconds: seconds), logger: logger) { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        do {
+            try runtime.run()
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(error.exitStatus)
+        }
+    }
+}
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate a pipeline config without running it.",
+        discussion: """
+            Reports every problem in one pass as file:line:column: message (unknown keys,
+            wrong types, unknown kinds and parameters with the closest name, out-of-range
+            values, dangling or cyclic connections, missing files) and exits 2; prints
+            "ok" and exits 0 for a valid file. Nothing is created or opened.
+
+            Examples:
+              sonora check Configs/default.yaml
+              sonora check --json my-pipeline.yaml
+            """
+    )
+
+    @Argument(help: "The pipeline config (YAML).")
+    var config: String
+
+    @Flag(help: "Print JSON: {\"ok\": Bool, \"diagnostics\": [...]}.")
+    var json = false
+
+    struct Report: Codable {
+        var ok: Bool
+        var diagnostics: [String]
+    }
+
+    func run() throws {
+        var diagnostics: [Diagnostic]
+        do {
+            let configuration = try ConfigurationParser.parse(contentsOf: config)
+            diagnostics = PipelineBuilder.check(configuration)
+        } catch {
+            diagnostics = error.diagnostics
+        }
+        if json {
+            try printJSON(Report(ok: diagnostics.isEmpty, diagnostics: diagnostics.map(\.description)))
+        } else if diagnostics.isEmpty {
+            print("\(config): ok")
+        }
+        if !diagnostics.isEmpty {
+            if !json { FileHandle.standardError.write(Data((diagnostics.map(\.description).joined(separator: "\n") + "\n").utf8)) }
+            throw ExitCode(2)
+        }
+    }
+}
+
+struct SchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema",
+        abstract: "Print the JSON Schema of pipeline config files (for editors).",
+        discussion: """
+            Examples:
+              sonora schema > sonora-pipeline.schema.json
+            """
+    )
+
+    func run() throws { print(ConfigurationSchema.json) }
+}
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a pipeline offline, as fast as it runs: input file through the graph to an output file.",
+        discussion: """
+            The config's `input` node plays --input, `output` is written to --output (type
+            from the extension; 24-bit integer, or 32-bit float for .caf). Deterministic: the
+            same config and input give the same bytes. Length: --seconds, else the input's.
+
+            Examples:
+              sonora render Configs/effects.yaml --input voice.wav --output processed.wav
+              sonora render Configs/default.yaml --output melody.wav --seconds 4 --json
+            """
+    )
+
+    @Argument(help: "The pipeline config (YAML).")
+    var config: String
+
+    @Option(help: "The file the `input` node plays.")
+    var input: String?
+
+    @Option(help: "The file to write.")
+    var output: String
+
+    @Option(help: "Seconds to render (default: the input's length).")
+    var seconds: Double?
+
+    @Flag(help: "Print a JSON summary.")
+    var json = false
+
+    struct Summary: Codable {
+        var output: String
+        var frames: Int
+        var seconds: Double
+        var sampleRate: Int
+        var channels: Int
+    }
+
+    func run() throws {
+        var configuration: PipelineConfiguration
+        do { configuration = try ConfigurationParser.parse(contentsOf: config) } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        if let input { configuration.device.inputFile = URL(fileURLWithPath: input).standardizedFileURL.path }
+        let pipeline: BuiltPipeline
+        do { pipeline = try PipelineBuilder.build(configuration, target: .offline) } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let rate = configuration.engine.sampleRate
+        let frames: Int
+        if let seconds {
+            guard seconds > 0 && seconds <= 86400 else { throw CLIError("--seconds must be in (0, 86400]") }
+            frames = Int(seconds * Double(rate))
+        } else if let inputFrames = pipeline.inputFrames {
+            frames = inputFrames
+        } else {
+            throw CLIError("give --seconds, or an --input whose length sets it")
+        }
+        let url = URL(fileURLWithPath: output)
+        guard let type = AudioFileType(pathExtension: url.pathExtension) else {
+            throw CLIError("\(output): cannot tell the file type from the extension (use .wav, .aif, .caf, .flac)")
+        }
+        let channels = configuration.engine.channels
+        let format = type == .caf
+            ? StreamFormat.linearPCM(sampleRate: Double(rate), channels: channels, sample: .float32)
+            : StreamFormat.linearPCM(sampleRate: Double(rate), channels: channels, sample: .int24, bigEndian: type == .aiff)
+        do {
+            let file = try AudioFile.create(output, type: type, format: format, erase: true)
+            try pipeline.renderOffline(frames: frames) { list in try file.writeFrames(from: list) }
+            try file.close()
+            try pipeline.finishRecorders()
+        } catch {
+            throw CLIError("\(error)")
+        }
+        pipeline.graph.uninitialize()
+        if json {
+            try printJSON(Summary(output: output, frames: frames, seconds: Double(frames) / Double(rate), sampleRate: rate, channels: channels))
+        }
+    }
+}
