@@ -11,7 +11,7 @@ public enum ConfigurationParser {
     static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output"]
     static let nodeKeys = ["id", "kind", "parameters", "preset", "file", "loop", "inputs", "outputs", "uri", "bypass", "channels", "comment"]
     static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
-    static let controlKeys = ["socket"]
+    static let controlKeys = ["socket", "timeout"]
     static let statusKeys = ["interval", "meters"]
 
     public static func parse(contentsOf path: String) throws(ConfigurationErrors) -> PipelineConfiguration {
@@ -305,8 +305,9 @@ public enum ConfigurationParser {
         mutating func control(_ node: Node) -> PipelineConfiguration.Control {
             var control = PipelineConfiguration.Control()
             control.location = location(node)
-            for (key, _, value) in pairs(node, what: "control", allowed: ConfigurationParser.controlKeys) where key == "socket" {
-                control.socketPath = string(value, "control.socket")
+            for (key, _, value) in pairs(node, what: "control", allowed: ConfigurationParser.controlKeys) {
+                if key == "socket" { control.socketPath = string(value, "control.socket") }
+                if key == "timeout" { control.idleTimeout = number(value, "control.timeout (seconds)", in: 0.1...3600) ?? control.idleTimeout }
             }
             return control
         }

@@ -74,7 +74,7 @@ public enum ConfigurationSchema {
                         ],
                     ],
                 ],
-                "control": ["type": "object", "additionalProperties": false, "properties": ["socket": ["type": "string"]]],
+                "control": ["type": "object", "additionalProperties": false, "properties": ["socket": ["type": "string"], "timeout": ["type": "number", "minimum": 0.1]]],
                 "status": [
                     "type": "object", "additionalProperties": false,
                     "properties": [

@@ -51,7 +51,8 @@ public enum ParameterValue {
         case ("°", .degrees), ("deg", .degrees): converted = number
         case ("oct", .octaves), ("octaves", .octaves): converted = number
         default:
-            let unitText = info.unit.symbol.isEmpty ? "a plain number" : "in \(info.unit.symbol)"
+            let unitText = info.unit == .linearGain ? "a linear gain (a plain number, or in dB)"
+                : info.unit.symbol.isEmpty ? "a plain number" : "in \(info.unit.symbol)"
             return .failure(ValueProblem("'\(info.name)' is \(unitText); '\(text)' is not"))
         }
         let value = Float(converted)

@@ -35,6 +35,8 @@ public struct PipelineConfiguration: Sendable {
 
     public struct Control: Sendable {
         public var socketPath: String?
+        /// A client that sends nothing for this long gets an error and is closed.
+        public var idleTimeout = 10.0
         public var location: SourceLocation?
     }
 

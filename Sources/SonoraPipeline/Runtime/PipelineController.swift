@@ -228,6 +228,11 @@ public final class PipelineController: @unchecked Sendable {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
         try Data(text.utf8).write(to: temporary)
-        _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+        // Whole or not at all: the new file replaces the old one in one rename.
+        guard rename(temporary.path, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            throw ControlError("cannot save to \(path): \(reason)")
+        }
     }
 }
