@@ -64,7 +64,7 @@ struct IOBenchmark {
         while recorder.count.load(ordering: .acquiring) < cycles { usleep(20_000) }
         device.stop()
         let statistics = device.statistics
-        let jitter = recorder.jitter(periodSeconds: Double(period) / 48000)
+        let jitter = recorder.jitter(periodSeconds: Double(period) / 48000, bufferPeriods: bufferPeriods)
         return Measurement(
             period: period, xruns: statistics.xruns, jitterMean: jitter.mean, jitterP99: jitter.p99, jitterMax: jitter.max,
             loadMean: statistics.loadMean, loadMax: statistics.loadMax, jackXruns: nil, cycles: statistics.cycles)
@@ -122,25 +122,41 @@ final class WakeRecorder: IOCycleTarget, @unchecked Sendable {
         return 0
     }
 
-    /// Lateness of each wake-up against a straight line fitted through them all (the
-    /// device clock; a least-squares fit absorbs its rate), in nanoseconds.
-    func jitter(periodSeconds: Double) -> (mean: Double, p99: Double, max: Double) {
+    /// Lateness of each wake-up against the device clock: a straight line fitted through
+    /// the wake-ups of each run between xruns (a restart starts a new line), measured from
+    /// the earliest wake-up of that run, in nanoseconds.
+    func jitter(periodSeconds: Double, bufferPeriods: Int) -> (mean: Double, p99: Double, max: Double) {
         let n = min(count.load(ordering: .acquiring), times.count)
         guard n > 10 else { return (0, 0, 0) }
-        let xs = (0..<n).map(Double.init)
-        let ys = (0..<n).map { Double(times[$0] &- times[0]) }
-        let meanX = xs.reduce(0, +) / Double(n), meanY = ys.reduce(0, +) / Double(n)
-        var sxy = 0.0, sxx = 0.0
-        for index in 0..<n {
-            sxy += (xs[index] - meanX) * (ys[index] - meanY)
-            sxx += (xs[index] - meanX) * (xs[index] - meanX)
+        // Split where two wake-ups are more than a buffer apart (an xrun and its restart).
+        let gap = periodSeconds * 1e9 * Double(bufferPeriods + 1)
+        var segments: [Range<Int>] = []
+        var start = 0
+        for index in 1..<n where Double(times[index] &- times[index - 1]) > gap {
+            segments.append(start..<index)
+            start = index
         }
-        let slope = sxy / sxx, intercept = meanY - slope * meanX
-        let residuals = (0..<n).map { ys[$0] - (intercept + slope * xs[$0]) }
-        // Lateness is measured from the earliest wake-up (the line shifted to it).
-        let earliest = residuals.min() ?? 0
-        let lateness = residuals.map { $0 - earliest }.sorted()
-        return (lateness.reduce(0, +) / Double(n), lateness[min(n - 1, Int(Double(n) * 0.99))], lateness.last ?? 0)
+        segments.append(start..<n)
+        var lateness: [Double] = []
+        for segment in segments where segment.count >= 8 {
+            let base = times[segment.lowerBound]
+            let xs = segment.map { Double($0 - segment.lowerBound) }
+            let ys = segment.map { Double(times[$0] &- base) }
+            let meanX = xs.reduce(0, +) / Double(xs.count), meanY = ys.reduce(0, +) / Double(ys.count)
+            var sxy = 0.0, sxx = 0.0
+            for index in xs.indices {
+                sxy += (xs[index] - meanX) * (ys[index] - meanY)
+                sxx += (xs[index] - meanX) * (xs[index] - meanX)
+            }
+            let slope = sxy / sxx, intercept = meanY - slope * meanX
+            let residuals = xs.indices.map { ys[$0] - (intercept + slope * xs[$0]) }
+            let earliest = residuals.min() ?? 0
+            lateness += residuals.map { $0 - earliest }
+        }
+        guard !lateness.isEmpty else { return (0, 0, 0) }
+        lateness.sort()
+        let count = lateness.count
+        return (lateness.reduce(0, +) / Double(count), lateness[min(count - 1, Int(Double(count) * 0.99))], lateness.last ?? 0)
     }
 }
 
