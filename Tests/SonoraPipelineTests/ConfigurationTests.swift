@@ -175,3 +175,27 @@ struct ConfigurationTests {
         #expect(Set(properties.keys) == ["engine", "device", "nodes", "connections", "control", "status"])
     }
 }
+
+@Suite("docs/pipelines.md")
+struct DocumentationExampleTests {
+    static let examples: [String] = {
+        let path = URL(fileURLWithPath: configsFolder).deletingLastPathComponent().appendingPathComponent("docs/pipelines.md").path
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.components(separatedBy: "```yaml\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+    }()
+
+    @Test("the reference shows an example for every node kind")
+    func coversEveryKind() {
+        let all = Self.examples.joined()
+        for kind in ["player", "GraphicEQ", "recorder", "ToneGenerator", "ParametricEQ", "Gain", "Meter", "MultiChannelMixer", "Splitter", "SampleDelay", "Converter"] {
+            #expect(all.contains("kind: \(kind)"), "no example of \(kind)")
+        }
+    }
+
+    @Test("every example in the reference checks clean", arguments: examples.indices)
+    func example(index: Int) throws {
+        let file = URL(fileURLWithPath: configsFolder).deletingLastPathComponent().appendingPathComponent("docs/example\(index).yaml").path
+        let configuration = try ConfigurationParser.parse(Self.examples[index], file: file)
+        #expect(PipelineBuilder.check(configuration).map(\.description) == [])
+    }
+}

@@ -12,8 +12,7 @@ public enum PipelineBuilder {
     /// Short names for the built-in units a config may use as `kind`.
     public static let aliases: [String: String] = [
         "player": "FilePlayer", "recorder": "FileRecorder", "mixer": "MultiChannelMixer", "tone": "ToneGenerator",
-        "eq": "GraphicEQ", "peq": "ParametricEQ", "gain": "Gain", "delay": "SampleDelay", "meter": "Meter",
-        "converter": "AUConverter",
+        "eq": "GraphicEQ", "peq": "ParametricEQ", "delay": "SampleDelay",
     ]
 
     /// Kind-specific options (besides id, kind, parameters, preset, bypass, comment).
