@@ -80,7 +80,7 @@ struct LatencyCommand: ParsableCommand {
     private func configuration(period: Int, periods: Int) -> AudioDeviceConfiguration {
         AudioDeviceConfiguration(
             sampleRate: rate, periodFrames: period, periods: periods, inputChannels: channels, outputChannels: channels,
-            sampleFormat: format.flatMap(DeviceSampleFormat.init(name:)), requiresExactPeriod: true)
+            sampleFormat: format.flatMap(DeviceSampleFormat.init(name:)), requiresExactPeriod: true, locksMemory: true)
     }
 
     func run() throws {

@@ -57,7 +57,7 @@ struct IOBenchmark {
     private func measureSonora(period: Int) throws -> Measurement {
         let device = try ALSADevice(
             capture: "sonoraloop:bench-io", playback: "sonoraloop:bench-io",
-            configuration: AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: false))
+            configuration: AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: true))
         let cycles = Int(seconds * 48000) / period
         let recorder = WakeRecorder(capacity: cycles + 16)
         try device.start(IOProcedure(recorder))
