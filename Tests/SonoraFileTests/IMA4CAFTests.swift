@@ -59,6 +59,32 @@ struct IMA4CAFTests {
         #expect(try converter.convert(pcm) + converter.flush() == packets)
     }
 
+    @Test("any split of the writes gives the same file", arguments: [[1, 63, 64, 65, 127, 500], [7], [64], [1000]])
+    func writeSplitsDoNotMatter(chunks: [Int]) throws {
+        let format = StreamFormat.appleIMA4(sampleRate: 48000, channels: 2)
+        let frames = 2500
+        let source = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
+        for frame in 0..<frames {
+            source.list[0][frame] = Float(0.5 * sin(Double(frame) * 0.05))
+            source.list[1][frame] = Float(0.3 * sin(Double(frame) * 0.13))
+        }
+        func write(_ chunks: [Int]) throws -> Data {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima4-split-\(UUID().uuidString).caf").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let file = try AudioFile.create(path, type: .caf, format: format, erase: true)
+            var done = 0, index = 0
+            while done < frames {
+                let count = min(chunks[index % chunks.count], frames - done)
+                try file.writeFrames(from: source.list.frames(from: done, count: count))
+                done += count
+                index += 1
+            }
+            try file.close()
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        #expect(try write(chunks) == write([frames]))
+    }
+
     @Test func aCAFThatIsNotIMA4IsLeftToLibsndfileAndTruncationIsAnError() throws {
         let directory = FileManager.default.temporaryDirectory
         let pcmPath = directory.appendingPathComponent("sonora-pcm-\(getpid()).caf").path

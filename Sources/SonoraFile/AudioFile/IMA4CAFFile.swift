@@ -23,9 +23,12 @@ final class IMA4CAFFile {
     private var position = 0
     private var packetCount: Int
 
-    // Writing: frames waiting for a whole packet, and the encoders' state.
-    private var pending: [[Float]]
+    // Writing: up to 63 frames waiting for a whole packet, the encoders' state, and the
+    // packet bytes of one write (kept between writes, so writing allocates nothing).
+    private let pending: OwnedAudioBufferList
+    private var pendingFrames = 0
     private var states: [IMAADPCMChannel]
+    private var encoded: [UInt8] = []
     private var paktAt: UInt64 = 0
     private var dataSizeAt: UInt64 = 0
 
@@ -39,7 +42,7 @@ final class IMA4CAFFile {
         channels = Int(format.channelsPerFrame)
         packetBytes = Int(format.bytesPerPacket)
         decoded = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
-        pending = Array(repeating: [], count: channels)
+        pending = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
         states = Array(repeating: IMAADPCMChannel(), count: channels)
     }
 
@@ -172,10 +175,59 @@ final class IMA4CAFFile {
         return file
     }
 
+    /// Encodes whole packets straight from `source` (no copy); only a tail of fewer than
+    /// 64 frames waits in `pending` for the next write.
     func write(from source: AudioBufferList) throws(AudioError) {
-        for channel in 0..<channels { pending[channel] += source[channel] }
         frameCount += source.frameCount
-        try writePackets(final: false)
+        var offset = 0
+        var packets = 0
+        let firstFromPending = pendingFrames > 0 && pendingFrames + source.frameCount >= 64
+        let total = source.frameCount + pendingFrames
+        let packetsNeeded = total / 64
+        if encoded.count < packetsNeeded * packetBytes { encoded = [UInt8](repeating: 0, count: packetsNeeded * packetBytes) }
+        var states = self.states  // one copy for the whole batch, not one per packet
+        var failure: AudioError?
+        encoded.withUnsafeMutableBytes { raw in
+            func encode(_ list: AudioBufferList) -> Bool {
+                do throws(AudioError) {
+                    try AppleIMA4.encode(list, states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[packets * packetBytes..<(packets + 1) * packetBytes]))
+                } catch {
+                    failure = error
+                    return false
+                }
+                packets += 1
+                return true
+            }
+            if firstFromPending {
+                let take = 64 - pendingFrames
+                pending.list.frames(from: pendingFrames, count: take).copy(from: source.frames(from: 0, count: take))
+                guard encode(pending.list(frameCount: 64)) else { return }
+                pendingFrames = 0
+                offset = take
+            }
+            while pendingFrames == 0 && source.frameCount - offset >= 64 {
+                guard encode(source.frames(from: offset, count: 64)) else { return }
+                offset += 64
+            }
+        }
+        self.states = states
+        if let failure { throw failure }
+        let rest = source.frameCount - offset
+        if rest > 0 {
+            pending.list.frames(from: pendingFrames, count: rest).copy(from: source.frames(from: offset, count: rest))
+            pendingFrames += rest
+        }
+        try flush(packets: packets)
+    }
+
+    private func flush(packets: Int) throws(AudioError) {
+        guard packets > 0 else { return }
+        let byteCount = packets * packetBytes
+        let written = encoded.withUnsafeBytes { Glibc.write(handle.fileDescriptor, $0.baseAddress, byteCount) }
+        guard written == byteCount else {
+            throw AudioError(.unspecified, "cannot write IMA4 packets: \(String(cString: strerror(errno)))")
+        }
+        packetCount += packets
     }
 
     /// Writes the last (padded) packet and fills in the sizes.
@@ -200,35 +252,23 @@ final class IMA4CAFFile {
         try? handle.close()
     }
 
+    /// Pads the waiting tail with silence to a last packet.
     private func writePackets(final: Bool) throws(AudioError) {
-        if final, let count = pending.first?.count, count % 64 != 0 {
-            for channel in 0..<channels { pending[channel] += [Float](repeating: 0, count: 64 - count % 64) }
-        }
-        let packets = (pending.first?.count ?? 0) / 64
-        guard packets > 0 else { return }
-        let frames = try OwnedAudioBufferList(channelCount: channels, frameCapacity: 64)
-        var bytes = [UInt8](repeating: 0, count: packets * packetBytes)
-        var states = self.states  // one copy for the whole batch, not one per packet
+        guard final, pendingFrames > 0 else { return }
+        pending.list.frames(from: pendingFrames, count: 64 - pendingFrames).clear()
+        if encoded.count < packetBytes { encoded = [UInt8](repeating: 0, count: packetBytes) }
+        var states = self.states
         var failure: AudioError?
-        bytes.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Void in
-            for packet in 0..<packets {
-                for channel in 0..<channels {
-                    pending[channel].withUnsafeBufferPointer { frames.list.samples(channel).update(from: $0.baseAddress! + packet * 64, count: 64) }
-                }
-                do throws(AudioError) {
-                    try AppleIMA4.encode(frames.list, states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[packet * packetBytes..<(packet + 1) * packetBytes]))
-                } catch {
-                    failure = error
-                    return
-                }
+        encoded.withUnsafeMutableBytes { raw in
+            do throws(AudioError) {
+                try AppleIMA4.encode(pending.list(frameCount: 64), states: &states, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<packetBytes]))
+            } catch {
+                failure = error
             }
         }
-        self.states = states
         if let failure { throw failure }
-        for channel in 0..<channels { pending[channel].removeFirst(packets * 64) }
-        do { try handle.write(contentsOf: bytes) } catch {
-            throw AudioError(.unspecified, "cannot write IMA4 packets: \(error.localizedDescription)")
-        }
-        packetCount += packets
+        self.states = states
+        pendingFrames = 0
+        try flush(packets: 1)
     }
 }
