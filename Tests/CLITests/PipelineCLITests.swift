@@ -100,6 +100,17 @@ struct PipelineCLITests {
         #expect(missing.status != 0 && missing.stderr.contains("--seconds"))
     }
 
+    @Test("every config in Configs/ renders offline", arguments: (try? FileManager.default.contentsOfDirectory(atPath: packageRoot.appendingPathComponent("Configs").path))?.filter { $0.hasSuffix(".yaml") }.sorted() ?? [])
+    func shippedConfigsRender(name: String) throws {
+        let config = packageRoot.appendingPathComponent("Configs/\(name)").path
+        let melody = packageRoot.appendingPathComponent("Configs/sounds/melody.wav").path
+        let output = folder + "/\(name).wav"
+        let outcome = try sonora("render", config, "--input", melody, "--output", output, "--seconds", "1", "--json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("\"frames\" : 48000"))
+        #expect(FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("run on the null device: control socket, reload on SIGHUP, SIGTERM finishes the recording")
     func runProcess() throws {
         let socket = "/tmp/sonora-test-\(getpid()).sock"
