@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "SonoraDSP", targets: ["SonoraDSP"]),
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
+        .library(name: "SonoraLV2", targets: ["SonoraLV2"]),
         .executable(name: "sonora", targets: ["sonora"]),
     ],
     dependencies: [
@@ -50,6 +51,17 @@ let package = Package(
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "CSoxr"]),
 
+        // LV2 host support in C: log:log's variadic printf callbacks.
+        .target(name: "CLV2Support", dependencies: ["CLilv"]),
+        // LV2 plugins as audio units: a lilv host with Sonora's features.
+        .target(
+            name: "SonoraLV2",
+            dependencies: [
+                "SonoraCore", "SonoraDSP", "SonoraUnits", "CLilv", "CLV2Support",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
@@ -57,6 +69,7 @@ let package = Package(
                 "SonoraCore",
                 "SonoraFile",
                 "SonoraUnits",
+                "SonoraLV2",
                 "CJack",
                 "CFileBenchAnchor",
                 "CSonoraSystem",
@@ -70,6 +83,7 @@ let package = Package(
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
+        .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "CLilv", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

@@ -208,6 +208,9 @@ open class AudioUnit: @unchecked Sendable {
     /// Unit-specific state beyond parameters, saved in ClassInfo.
     open var extraState: [String: String] { [:] }
 
+    /// Restores what `extraState` saved; called by `restore(_:)` before the parameter values are set.
+    open func restoreExtraState(_ extra: [String: String]) throws(AudioError) {}
+
     /// Whether a render of element `element` requires a source on every input (else `-10876`).
     open var requiresConnectedInputs: Bool { true }
 

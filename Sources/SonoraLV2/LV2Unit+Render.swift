@@ -1,0 +1,256 @@
+import CLilv
+import SonoraCore
+import SonoraUnits
+
+extension LV2Unit {
+    /// Builds the realtime state and connects every port that does not follow the
+    /// caller's buffers (controls, atoms, CV/audio left unmapped) once.
+    func buildRunState() throws(AudioError) {
+        freeRunState()
+        let portCount = plugin.ports.count
+        let maximumFrames = maximumFramesPerSlice
+        func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+            let memory = UnsafeMutableRawPointer.allocate(
+                byteCount: max(1, count) * MemoryLayout<T>.stride, alignment: max(16, MemoryLayout<T>.alignment))
+            runMemory.append(memory)
+            return memory.bindMemory(to: T.self, capacity: max(1, count))
+        }
+        let values = allocate(Float.self, portCount)
+        for port in plugin.ports { values[port.index] = 0 }
+        let connected = allocate(UnsafeMutableRawPointer?.self, portCount)
+        connected.initialize(repeating: nil, count: max(1, portCount))
+
+        let inputChannels = layout.channels(.input)
+        let inputs = allocate(LV2RunState.Channel.self, inputChannels.count)
+        for (index, entry) in inputChannels.enumerated() {
+            inputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
+        }
+        let outputChannels = layout.channels(.output)
+        let outputs = allocate(LV2RunState.Channel.self, outputChannels.count)
+        for (index, entry) in outputChannels.enumerated() {
+            outputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
+        }
+        var ownOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+        if layout.outputs.count > 1 {
+            let list = allocate(UnsafeMutablePointer<Float>.self, outputChannels.count)
+            for index in 0..<outputChannels.count {
+                list[index] = allocate(Float.self, maximumFrames)
+                list[index].initialize(repeating: 0, count: maximumFrames)
+            }
+            ownOutputs = list
+        }
+
+        let controlPorts = plugin.ports.filter { $0.kind == .control }
+        let controlInputs = allocate(LV2RunState.Control.self, controlPorts.count)
+        let controlOutputs = allocate(LV2RunState.Control.self, controlPorts.count)
+        var inputCount = 0
+        var outputCount = 0
+        for port in controlPorts {
+            let slot = try parameterSlot(ParameterAddress(AudioUnitParameterID(port.index)))
+            values[port.index] = try parameter(AudioUnitParameterID(port.index))
+            if port.direction == .input {
+                controlInputs[inputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
+                inputCount += 1
+            } else {
+                values[port.index] = port.defaultValue ?? 0
+                controlOutputs[outputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
+                outputCount += 1
+            }
+            instance.connectPort(instance.handle, UInt32(port.index), values + port.index)
+        }
+
+        let atomPorts = plugin.ports.filter { $0.kind == .atom }
+        let atoms = allocate(LV2RunState.AtomPort.self, atomPorts.count)
+        var midiAssigned = false
+        for (index, port) in atomPorts.enumerated() {
+            let capacity = max(options.atomBufferSize, port.minimumSize ?? 0)
+            let buffer = allocate(UInt8.self, capacity)
+            buffer.initialize(repeating: 0, count: capacity)
+            let takesMIDI = port.direction == .input && port.takesMIDI && !midiAssigned
+            if takesMIDI { midiAssigned = true }
+            atoms[index] = .init(
+                port: UInt32(port.index), buffer: UnsafeMutableRawPointer(buffer), capacity: capacity,
+                isInput: port.direction == .input, takesMIDI: takesMIDI)
+            instance.connectPort(instance.handle, UInt32(port.index), UnsafeMutableRawPointer(buffer))
+        }
+        // Ports Sonora does not drive (optional unknown types): connected to nothing, as LV2 allows.
+        for port in plugin.ports where port.kind == .unknown {
+            instance.connectPort(instance.handle, UInt32(port.index), nil)
+        }
+
+        let urids = world.urids
+        let state = allocate(LV2RunState.self, 1)
+        state.initialize(
+            to: LV2RunState(
+                handle: instance.handle, connectPort: instance.connectPort, run: instance.run,
+                worker: Unmanaged.passUnretained(instance.features.worker),
+                hasWorker: plugin.extensionData.contains(LV2URI.workerInterface)
+                    || plugin.requiredFeatures.contains(LV2URI.workerSchedule)
+                    || plugin.optionalFeatures.contains(LV2URI.workerSchedule),
+                values: values, connected: connected, inputs: inputs, inputCount: inputChannels.count,
+                outputs: outputs, outputCount: outputChannels.count, controlInputs: controlInputs,
+                controlInputCount: inputCount, controlOutputs: controlOutputs, controlOutputCount: outputCount,
+                atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
+                lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
+                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0,
+                atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
+                chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
+        run = state
+    }
+
+    func freeRunState() {
+        run = nil
+        for memory in runMemory { memory.deallocate() }
+        runMemory = []
+    }
+
+    /// One slice: controls from the parameter ramps, audio straight from the input
+    /// buffers, one `run()` for the slice's frames, control outputs published.
+    /// Realtime: no allocation, lock, log or ARC traffic.
+    func renderSlice(_ context: RenderContext) -> AudioError.Code {
+        guard let state = run else { return .uninitialized }
+        let frames = context.frameCount
+        let cycleStart = context.timeStamp.sampleTime - Double(context.frameOffset)
+        let multiBus = state.pointee.outputBusCount > 1
+        if multiBus && state.pointee.lastCycleStart == cycleStart
+            && context.frameOffset + frames <= state.pointee.lastCycleEnd
+        {
+            copyOwnOutputs(state, context)
+            return .noError
+        }
+
+        for index in 0..<state.pointee.controlInputCount {
+            let control = state.pointee.controlInputs[index]
+            state.pointee.values[Int(control.port)] = context.parameter(Int(control.slot))
+        }
+        for index in 0..<state.pointee.inputCount {
+            let channel = state.pointee.inputs[index]
+            let samples = context.input(Int(channel.element)).samples(Int(channel.channel))
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+        }
+        for index in 0..<state.pointee.outputCount {
+            let channel = state.pointee.outputs[index]
+            let samples: UnsafeMutablePointer<Float>
+            if let own = state.pointee.ownOutputs {
+                samples = own[index] + context.frameOffset
+            } else {
+                samples = context.output.samples(Int(channel.channel))
+            }
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+        }
+        if state.pointee.atomCount > 0 { prepareAtoms(state, context) }
+
+        state.pointee.run(state.pointee.handle, UInt32(frames))
+
+        if state.pointee.hasWorker { state.pointee.worker._withUnsafeGuaranteedRef { $0.afterRun() } }
+        for index in 0..<state.pointee.controlOutputCount {
+            let control = state.pointee.controlOutputs[index]
+            context.publish(state.pointee.values[Int(control.port)], slot: Int(control.slot))
+        }
+        if state.pointee.atomCount > 0 { readAtomOutputs(state, context) }
+        if multiBus {
+            state.pointee.lastCycleStart = cycleStart
+            state.pointee.lastCycleEnd = context.frameOffset + frames
+            copyOwnOutputs(state, context)
+        }
+        return .noError
+    }
+
+    @inline(__always)
+    func connect(_ state: UnsafeMutablePointer<LV2RunState>, port: UInt32, to pointer: UnsafeMutableRawPointer) {
+        if state.pointee.connected[Int(port)] != pointer {
+            state.pointee.connected[Int(port)] = pointer
+            state.pointee.connectPort(state.pointee.handle, port, pointer)
+        }
+    }
+
+    func copyOwnOutputs(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        guard let own = state.pointee.ownOutputs else { return }
+        for index in 0..<state.pointee.outputCount {
+            let channel = state.pointee.outputs[index]
+            guard Int(channel.element) == context.bus else { continue }
+            context.output.samples(Int(channel.channel)).update(from: own[index] + context.frameOffset, count: context.frameCount)
+        }
+    }
+
+    /// Empties input sequences (then adds this slice's MIDI) and gives output sequences their capacity.
+    func prepareAtoms(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        if context.frameOffset == 0 {
+            // A new cycle: keep what the last cycle did not reach (offsets moved to this
+            // cycle's frames), then take what is queued for this one.
+            let previousEnd = state.pointee.midiCycleEnd
+            var count = 0
+            for index in 0..<state.pointee.pendingMIDICount {
+                var event = state.pointee.pendingMIDI[index]
+                guard Int(event.frameOffset) >= previousEnd else { continue }
+                event.frameOffset -= Int32(previousEnd)
+                state.pointee.pendingMIDI[count] = event
+                count += 1
+            }
+            while count < LV2RunState.midiCapacity,
+                let event = state.pointee.midi._withUnsafeGuaranteedRef({ $0.pop() })
+            {
+                state.pointee.pendingMIDI[count] = event
+                count += 1
+            }
+            state.pointee.pendingMIDICount = count
+        }
+        let sliceEnd = context.frameOffset + context.frameCount
+        state.pointee.midiCycleEnd = sliceEnd
+        for index in 0..<state.pointee.atomCount {
+            let atom = state.pointee.atoms[index]
+            let sequence = atom.buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+            if atom.isInput {
+                sequence.pointee.atom.type = state.pointee.sequenceURID
+                sequence.pointee.atom.size = UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size)
+                sequence.pointee.body.unit = 0
+                sequence.pointee.body.pad = 0
+                guard atom.takesMIDI else { continue }
+                for eventIndex in 0..<state.pointee.pendingMIDICount {
+                    let event = state.pointee.pendingMIDI[eventIndex]
+                    let offset = Int(event.frameOffset)
+                    guard offset >= context.frameOffset && offset < sliceEnd else { continue }
+                    appendMIDI(event, time: offset - context.frameOffset, to: sequence, capacity: atom.capacity, urid: state.pointee.midiURID)
+                }
+            } else {
+                sequence.pointee.atom.type = state.pointee.chunkURID
+                sequence.pointee.atom.size = UInt32(atom.capacity - MemoryLayout<LV2_Atom>.size)
+            }
+        }
+    }
+
+    func appendMIDI(
+        _ event: LV2MIDIEvent, time: Int, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int, urid: UInt32
+    ) {
+        let header = MemoryLayout<LV2_Atom>.size
+        let used = header + Int(sequence.pointee.atom.size)
+        let eventSize = MemoryLayout<LV2_Atom_Event>.size + 8  // time + atom header, then ≤ 3 bytes padded to 8
+        guard used + eventSize <= capacity else { return }
+        let raw = UnsafeMutableRawPointer(sequence) + used
+        raw.storeBytes(of: Int64(time), as: Int64.self)
+        raw.storeBytes(of: UInt32(event.length), toByteOffset: 8, as: UInt32.self)
+        raw.storeBytes(of: urid, toByteOffset: 12, as: UInt32.self)
+        raw.storeBytes(of: event.bytes.0, toByteOffset: 16, as: UInt8.self)
+        raw.storeBytes(of: event.bytes.1, toByteOffset: 17, as: UInt8.self)
+        raw.storeBytes(of: event.bytes.2, toByteOffset: 18, as: UInt8.self)
+        sequence.pointee.atom.size += UInt32(eventSize)
+    }
+
+    /// Copies every non-empty output sequence into the read-back ring (dropped when full).
+    func readAtomOutputs(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        let bodySize = MemoryLayout<LV2_Atom_Sequence_Body>.size
+        for index in 0..<state.pointee.atomCount {
+            let atom = state.pointee.atoms[index]
+            guard !atom.isInput else { continue }
+            let sequence = atom.buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+            let size = Int(sequence.pointee.atom.size)
+            guard sequence.pointee.atom.type == state.pointee.sequenceURID, size > bodySize,
+                size <= atom.capacity - MemoryLayout<LV2_Atom>.size
+            else { continue }
+            let events = UnsafeRawPointer(atom.buffer) + MemoryLayout<LV2_Atom>.size + bodySize
+            _ = state.pointee.atomOutputs._withUnsafeGuaranteedRef {
+                $0.push(tag: atom.port, events, count: size - bodySize)
+            }
+        }
+    }
+}
