@@ -10,11 +10,12 @@ struct Sonora: ParsableCommand {
               sonora units                 # the audio units Sonora can create
               sonora info take.wav         # an audio file's type, format, length
               sonora convert in.aiff out.caf -f caff -d LEI16@44100
+              sonora plugins reverb        # installed LV2 plugins matching "reverb"
               sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, Bench.self]
+        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, PluginsCommand.self, Bench.self]
     )
 }
 
