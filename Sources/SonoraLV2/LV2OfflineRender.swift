@@ -28,8 +28,9 @@ extension LV2Unit {
     /// Renders `inputs` (per input element, per channel; an element given one channel
     /// feeds all its channels) through the plugin in blocks of `blockSize` frames and
     /// returns every output element's channels. `frameCount` defaults to the inputs'
-    /// length (for generators, pass it). The unit is initialized for the render and
-    /// uninitialized afterwards. `beforeBlock` runs on this thread before each block
+    /// length (for generators, pass it). The unit is (re)initialized for the render and
+    /// stays initialized, so control outputs and latency can be read afterwards
+    /// (`uninitialize()` when done). `beforeBlock` runs on this thread before each block
     /// (parameter changes, MIDI).
     public func renderOffline(
         inputs: [[[Float]]], frameCount: Int? = nil, blockSize: Int,
@@ -49,7 +50,6 @@ extension LV2Unit {
             try setRenderCallback(ArrayInput(channels), input: element)
         }
         try initialize()
-        defer { uninitialize() }
         let outputs = try (0..<elementCount(.output)).map { element throws(AudioError) in
             try OwnedAudioBufferList(
                 channelCount: Int(try streamFormat(scope: .output, element: element).channelsPerFrame),
