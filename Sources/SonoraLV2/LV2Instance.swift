@@ -16,6 +16,13 @@ final class LV2Instance: @unchecked Sendable {
     let connectPort: @convention(c) (LV2_Handle?, UInt32, UnsafeMutableRawPointer?) -> Void
     let run: @convention(c) (LV2_Handle?, UInt32) -> Void
     private(set) var isActive = false
+    /// One float per port, where control ports stay connected for the instance's life.
+    let values: UnsafeMutablePointer<Float>
+    /// Per atom port: its buffer and capacity (rsz:minimumSize or the host's default, whichever is larger).
+    let atomBuffers: [Int: (buffer: UnsafeMutableRawPointer, capacity: Int)]
+    /// Where audio and CV ports point until a render connects them (some plugins read ports in activate()).
+    private let idleAudio: UnsafeMutablePointer<Float>
+    private var wasActivated = false
 
     /// Checks what the plugin needs, then instantiates it with Sonora's features.
     /// Refusals name the plugin and the reason (missing feature, broken bundle, no instance).
@@ -70,14 +77,50 @@ final class LV2Instance: @unchecked Sendable {
         }
         connectPort = connect
         self.run = run
+        // Connect every port at once so that activate() and cleanup() never see a dangling one.
+        values = .allocate(capacity: max(1, description.ports.count))
+        values.initialize(repeating: 0, count: max(1, description.ports.count))
+        idleAudio = .allocate(capacity: maximumBlockLength * 2)
+        idleAudio.initialize(repeating: 0, count: maximumBlockLength * 2)
+        var atoms: [Int: (UnsafeMutableRawPointer, Int)] = [:]
+        for port in description.ports {
+            switch port.kind {
+            case .control:
+                values[port.index] = port.defaultValue ?? port.minimum ?? 0
+                connect(handle, UInt32(port.index), values + port.index)
+            case .audio, .cv:
+                connect(handle, UInt32(port.index), idleAudio + (port.direction == .input ? 0 : maximumBlockLength))
+            case .atom:
+                let capacity = max(sequenceSize, port.minimumSize ?? 0)
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+                buffer.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+                // An empty sequence, so a plugin that reads it before the first render finds nothing.
+                buffer.storeBytes(of: UInt32(8), as: UInt32.self)
+                buffer.storeBytes(of: world.urids.map(LV2URI.atomSequence), toByteOffset: 4, as: UInt32.self)
+                atoms[port.index] = (buffer, capacity)
+                connect(handle, UInt32(port.index), buffer)
+            case .unknown:
+                connect(handle, UInt32(port.index), nil)
+            }
+        }
+        atomBuffers = atoms
         let worker = extensionData(LV2URI.workerInterface)?.assumingMemoryBound(to: LV2_Worker_Interface.self)
         features.worker.attach(interface: worker.map { UnsafePointer($0) }, handle: handle)
     }
 
     deinit {
         features.worker.stop()
+        if !wasActivated {
+            // Some plugins (swh's IIR filters) allocate in activate() and free in cleanup()
+            // unconditionally; a never-activated instance would free garbage. Every host in
+            // practice activates, so do that once here.
+            activate()
+        }
         deactivate()
         lilv_instance_free(instance)
+        values.deallocate()
+        idleAudio.deallocate()
+        for (buffer, _) in atomBuffers.values { buffer.deallocate() }
     }
 
     func extensionData(_ uri: String) -> UnsafeRawPointer? {
@@ -89,6 +132,7 @@ final class LV2Instance: @unchecked Sendable {
         guard !isActive else { return }
         instance.pointee.lv2_descriptor.pointee.activate?(handle)
         isActive = true
+        wasActivated = true
     }
 
     func deactivate() {

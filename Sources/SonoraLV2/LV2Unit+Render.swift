@@ -15,8 +15,7 @@ extension LV2Unit {
             runMemory.append(memory)
             return memory.bindMemory(to: T.self, capacity: max(1, count))
         }
-        let values = allocate(Float.self, portCount)
-        for port in plugin.ports { values[port.index] = 0 }
+        let values = instance.values
         let connected = allocate(UnsafeMutableRawPointer?.self, portCount)
         connected.initialize(repeating: nil, count: max(1, portCount))
 
@@ -47,35 +46,28 @@ extension LV2Unit {
         var outputCount = 0
         for port in controlPorts {
             let slot = try parameterSlot(ParameterAddress(AudioUnitParameterID(port.index)))
-            values[port.index] = try parameter(AudioUnitParameterID(port.index))
             if port.direction == .input {
+                values[port.index] = try parameter(AudioUnitParameterID(port.index))
                 controlInputs[inputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
                 inputCount += 1
             } else {
-                values[port.index] = port.defaultValue ?? 0
                 controlOutputs[outputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
                 outputCount += 1
             }
-            instance.connectPort(instance.handle, UInt32(port.index), values + port.index)
         }
 
         let atomPorts = plugin.ports.filter { $0.kind == .atom }
         let atoms = allocate(LV2RunState.AtomPort.self, atomPorts.count)
         var midiAssigned = false
         for (index, port) in atomPorts.enumerated() {
-            let capacity = max(options.atomBufferSize, port.minimumSize ?? 0)
-            let buffer = allocate(UInt8.self, capacity)
-            buffer.initialize(repeating: 0, count: capacity)
+            guard let (buffer, capacity) = instance.atomBuffers[port.index] else {
+                throw AudioError(.failedInitialization, "\(name): atom port \(port.symbol) has no buffer")
+            }
             let takesMIDI = port.direction == .input && port.takesMIDI && !midiAssigned
             if takesMIDI { midiAssigned = true }
             atoms[index] = .init(
-                port: UInt32(port.index), buffer: UnsafeMutableRawPointer(buffer), capacity: capacity,
-                isInput: port.direction == .input, takesMIDI: takesMIDI)
-            instance.connectPort(instance.handle, UInt32(port.index), UnsafeMutableRawPointer(buffer))
-        }
-        // Ports Sonora does not drive (optional unknown types): connected to nothing, as LV2 allows.
-        for port in plugin.ports where port.kind == .unknown {
-            instance.connectPort(instance.handle, UInt32(port.index), nil)
+                port: UInt32(port.index), buffer: buffer, capacity: capacity, isInput: port.direction == .input,
+                takesMIDI: takesMIDI)
         }
 
         let urids = world.urids
