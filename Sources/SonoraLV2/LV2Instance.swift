@@ -72,7 +72,7 @@ final class LV2Instance: @unchecked Sendable {
         let descriptor = made.pointee.lv2_descriptor!
         handle = made.pointee.lv2_handle
         guard let connect = descriptor.pointee.connect_port, let run = descriptor.pointee.run else {
-            lilv_instance_free(made)
+            world.withLock { lilv_instance_free(made) }
             throw AudioError(.failedInitialization, "LV2 plugin \(description.uri) has no connect_port or run")
         }
         connectPort = connect
@@ -117,7 +117,9 @@ final class LV2Instance: @unchecked Sendable {
             activate()
         }
         deactivate()
-        lilv_instance_free(instance)
+        // lilv keeps a world-wide, unlocked list of loaded libraries that freeing an instance updates.
+        let instance = self.instance
+        world.withLock { lilv_instance_free(instance) }
         values.deallocate()
         idleAudio.deallocate()
         for (buffer, _) in atomBuffers.values { buffer.deallocate() }
