@@ -46,6 +46,11 @@ final class LV2Instance: @unchecked Sendable {
                 .failedInitialization,
                 "LV2 plugin \(description.uri): port \(port.index) '\(port.symbol)' has a type Sonora cannot connect")
         }
+        if !description.problems.isEmpty {
+            throw AudioError(
+                .invalidFile,
+                "LV2 plugin \(description.uri) has a broken description in \(description.bundlePath ?? "?"): \(description.problems.joined(separator: "; "))")
+        }
         let verified = world.withLock { lilv_plugin_verify(plugin) }
         guard verified else {
             throw AudioError(

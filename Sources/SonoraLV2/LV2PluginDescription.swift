@@ -18,12 +18,16 @@ public struct LV2PluginDescription: Hashable, Sendable, Codable {
     /// `pg:mainInput` / `pg:mainOutput`: the groups that are the plugin's main buses.
     public var mainInputGroup: String?
     public var mainOutputGroup: String?
+    /// What is wrong with the plugin's Turtle (ports without index or symbol …); non-empty means it is refused.
+    public var problems: [String] = []
 
     public func ports(_ kind: LV2Port.Kind, _ direction: LV2Port.Direction) -> [LV2Port] {
         ports.filter { $0.kind == kind && $0.direction == direction }
     }
 
     public func port(symbol: String) -> LV2Port? { ports.first { $0.symbol == symbol } }
+
+    public func port(index: Int) -> LV2Port? { ports.first { $0.index == index } }
 
     /// Required features the host does not provide (a non-empty list means instantiation is refused).
     public var missingFeatures: [String] {
@@ -54,7 +58,11 @@ extension LV2PluginDescription {
         lilv_plugin_get_port_ranges_float(plugin, &minimums, &maximums, &defaults)
         var ports: [LV2Port] = []
         for index in 0..<count {
-            guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(index)) else { continue }
+            guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(index)) else {
+                problems.append("no port with index \(index) (indices must run 0…\(count - 1))")
+                continue
+            }
+            if lilv_port_get_symbol(plugin, port) == nil { problems.append("port \(index) has no lv2:symbol") }
             func isA(_ node: OpaquePointer) -> Bool { lilv_port_is_a(plugin, port, node) }
             let kind: LV2Port.Kind =
                 isA(v.audioPort) ? .audio : isA(v.controlPort) ? .control : isA(v.cvPort) ? .cv
@@ -89,6 +97,15 @@ extension LV2PluginDescription {
                     minimumSize: minimumSize, supports: Lilv.takeStrings(lilv_port_get_value(plugin, port, v.atomSupports))))
         }
         self.ports = ports
+        // lilv drops every port of a plugin when one is invalid (no symbol, bad index): compare
+        // with the lv2:port statements the Turtle makes.
+        let declared = lilv_plugin_get_value(plugin, v.port).map { nodes -> Int in
+            defer { lilv_nodes_free(nodes) }
+            return Int(lilv_nodes_size(nodes))
+        } ?? 0
+        if declared != count {
+            problems.append("it declares \(declared) ports, of which lilv could load \(count) (a port lacks a valid lv2:symbol or lv2:index)")
+        }
         latencyPortIndex = ports.first(where: \.reportsLatency)?.index
     }
 }

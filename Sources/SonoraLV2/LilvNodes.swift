@@ -64,7 +64,7 @@ final class LilvVocabulary {
     let connectionOptional, toggled, integer, enumeration, sampleRate, reportsLatency, latency, isSideChain: OpaquePointer
     let designation, logarithmic, unit, minimumSize, group, mainInput, mainOutput, atomSupports, midiEvent: OpaquePointer
     let presetClass, rdfsLabel, notOnGUI, patchWritable, patchReadable, enabled, freeWheeling, inPlaceBroken: OpaquePointer
-    let unitSymbol: OpaquePointer
+    let unitSymbol, port: OpaquePointer
     private var all: [OpaquePointer] = []
 
     init(_ world: OpaquePointer) {
@@ -107,6 +107,7 @@ final class LilvVocabulary {
         freeWheeling = uri(LV2URI.freeWheeling)
         inPlaceBroken = uri(LV2URI.inPlaceBroken)
         unitSymbol = uri("http://lv2plug.in/ns/extensions/units#symbol")
+        port = uri(LV2URI.lv2 + "port")
         all = made
     }
 

@@ -42,7 +42,7 @@ struct PluginInfoCommand: ParsableCommand {
         }
         let layout = LV2BusLayout(plugin)
         func names(_ buses: [LV2BusLayout.Bus]) -> [[String]] {
-            buses.map { [$0.name] + $0.ports.map { plugin.ports[$0].symbol } }
+            buses.map { [$0.name] + $0.ports.map { plugin.port(index: $0)?.symbol ?? "?" } }
         }
         let detail = Detail(
             plugin: plugin, inputBuses: names(layout.inputs), outputBuses: names(layout.outputs), presets: presets,

@@ -56,7 +56,7 @@ struct PluginSummary: Codable {
         requiredFeatures = plugin.requiredFeatures
         missingFeatures = plugin.missingFeatures
         supported = plugin.missingFeatures.isEmpty
-        latencyPort = plugin.latencyPortIndex.map { plugin.ports[$0].symbol }
+        latencyPort = plugin.latencyPortIndex.flatMap { plugin.port(index: $0)?.symbol }
         self.presets = presets
     }
 }
