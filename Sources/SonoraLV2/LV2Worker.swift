@@ -22,6 +22,8 @@ public final class LV2Worker: @unchecked Sendable {
     private let responseScratch: UnsafeMutableRawPointer
     private let requestScratch: UnsafeMutableRawPointer
     static let recordCapacity = 16 * 1024
+    /// At most 15 bytes: Linux truncates longer thread names.
+    static let threadName = "lv2-worker"
     private var interface: UnsafePointer<LV2_Worker_Interface>?
     private var pluginHandle: LV2_Handle?
     private var semaphore = sem_t()
@@ -59,7 +61,7 @@ public final class LV2Worker: @unchecked Sendable {
         guard mode == .thread, interface != nil, thread == nil else { return }
         stopping = false
         let thread = Thread { [unowned self] in self.serve() }
-        thread.name = "sonora.lv2.worker"
+        thread.name = Self.threadName
         self.thread = thread
         thread.start()
     }

@@ -38,6 +38,7 @@ struct PluginSummary: Codable {
     var cvPorts: Int
     var requiredFeatures: [String]
     var missingFeatures: [String]
+    var problems: [String]
     var supported: Bool
     var latencyPort: String?
     var presets: Int
@@ -55,7 +56,8 @@ struct PluginSummary: Codable {
         cvPorts = plugin.ports.filter { $0.kind == .cv }.count
         requiredFeatures = plugin.requiredFeatures
         missingFeatures = plugin.missingFeatures
-        supported = plugin.missingFeatures.isEmpty
+        problems = plugin.problems
+        supported = plugin.missingFeatures.isEmpty && plugin.problems.isEmpty
         latencyPort = plugin.latencyPortIndex.flatMap { plugin.port(index: $0)?.symbol }
         self.presets = presets
     }
@@ -96,10 +98,13 @@ struct PluginsListCommand: ParsableCommand {
             if row.presets > 0 { line += ", \(row.presets) presets" }
             let features = row.requiredFeatures.map { URIText.short($0) }
             line += features.isEmpty ? "\n    needs no feature" : "\n    needs \(features.joined(separator: ", "))"
-            if !row.supported { line += " — NOT PROVIDED: \(row.missingFeatures.map { URIText.short($0) }.joined(separator: ", "))" }
+            if !row.missingFeatures.isEmpty {
+                line += " — NOT PROVIDED: \(row.missingFeatures.map { URIText.short($0) }.joined(separator: ", "))"
+            }
+            if !row.problems.isEmpty { line += "\n    BROKEN: \(row.problems.joined(separator: "; "))" }
             print(line)
         }
-        print("\(rows.count) plugins, \(rows.filter(\.supported).count) with every required feature provided")
+        print("\(rows.count) plugins, \(rows.filter(\.supported).count) with every required feature provided and a sound description")
     }
 }
 
