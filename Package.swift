@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .library(name: "SonoraLV2", targets: ["SonoraLV2"]),
         .executable(name: "sonora", targets: ["sonora"]),
+        // Sonora's own LV2 plugin (bundle: Plugins/sonora-gain.lv2; `make plugins` stages it).
+        .library(name: "SonoraGainLV2", type: .dynamic, targets: ["SonoraGainPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,6 +62,13 @@ let package = Package(
                 "SonoraCore", "SonoraDSP", "SonoraUnits", "CLilv", "CLV2Support",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+
+        // An LV2 plugin written in Swift: the Swift runtime linked in statically, so any host can load and unload it.
+        .target(name: "CLV2Core", path: "Plugins/CLV2Core"),
+        .target(
+            name: "SonoraGainPlugin", dependencies: ["CLV2Core"], path: "Plugins/SonoraGain",
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
 
         // The one CLI.

@@ -79,7 +79,7 @@ public enum LV2URI {
     public static let logarithmic = ext + "port-props#logarithmic"
     public static let notOnGUI = ext + "port-props#notOnGUI"
     public static let expensive = ext + "port-props#expensive"
-    public static let unit = ext + "units#unit"
+    public static let unit = "http://lv2plug.in/ns/extensions/units#unit"
     public static let minimumSize = ext + "resize-port#minimumSize"
     public static let presetClass = ext + "presets#Preset"
     public static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
