@@ -58,6 +58,8 @@ struct LV2RunState {
     var midiCycleEnd: Int
     static let midiCapacity = 512
 
+    var bypass: LV2Bypass
+
     var atomOutputs: Unmanaged<RecordRing>
     var sequenceURID: UInt32
     var chunkURID: UInt32

@@ -70,6 +70,17 @@ extension LV2Unit {
                 takesMIDI: takesMIDI)
         }
 
+        let mainInputChannels = layout.inputs.first.map { $0.ports.count } ?? 0
+        var history: UnsafeMutablePointer<Float>?
+        if plugin.latencyPortIndex != nil && mainInputChannels > 0 {
+            history = allocate(Float.self, LV2Bypass.historyFrames * mainInputChannels)
+            history!.initialize(repeating: 0, count: LV2Bypass.historyFrames * mainInputChannels)
+        }
+        let enabledPort = plugin.ports.first { $0.kind == .control && $0.direction == .input && $0.designation == LV2URI.enabled }
+        let bypass = LV2Bypass(
+            enabledPort: Int32(enabledPort?.index ?? -1), latencyPort: Int32(plugin.latencyPortIndex ?? -1),
+            mix: isBypassed ? 1 : 0, channels: mainInputChannels, history: history, writePosition: 0)
+
         let urids = world.urids
         let state = allocate(LV2RunState.self, 1)
         state.initialize(
@@ -84,7 +95,7 @@ extension LV2Unit {
                 controlInputCount: inputCount, controlOutputs: controlOutputs, controlOutputCount: outputCount,
                 atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
                 lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
-                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0,
+                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
                 atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
                 chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
         run = state
@@ -115,6 +126,9 @@ extension LV2Unit {
             let control = state.pointee.controlInputs[index]
             state.pointee.values[Int(control.port)] = context.parameter(Int(control.slot))
         }
+        let bypassed = context.isBypassed
+        let enabledPort = Int(state.pointee.bypass.enabledPort)
+        if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
         for index in 0..<state.pointee.inputCount {
             let channel = state.pointee.inputs[index]
             let samples = context.input(Int(channel.element)).samples(Int(channel.channel))
@@ -140,6 +154,21 @@ extension LV2Unit {
             context.publish(state.pointee.values[Int(control.port)], slot: Int(control.slot))
         }
         if state.pointee.atomCount > 0 { readAtomOutputs(state, context) }
+        if enabledPort < 0 && context.bus == 0 && context.inputCount > 0 {
+            let input = context.input(0)
+            state.pointee.bypass.record(input)
+            if bypassed || state.pointee.bypass.mix > 0 {
+                let latencyPort = Int(state.pointee.bypass.latencyPort)
+                let latency = latencyPort >= 0 ? Int(state.pointee.values[latencyPort]) : 0
+                if multiBus { copyOwnOutputs(state, context) }
+                state.pointee.bypass.apply(bypassed: bypassed, output: context.output, input: input, latency: latency)
+                if multiBus {
+                    state.pointee.lastCycleStart = cycleStart
+                    state.pointee.lastCycleEnd = context.frameOffset + frames
+                }
+                return .noError
+            }
+        }
         if multiBus {
             state.pointee.lastCycleStart = cycleStart
             state.pointee.lastCycleEnd = context.frameOffset + frames

@@ -180,6 +180,9 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
 
     public override var extraState: [String: String] { lv2ExtraState }
 
+    /// Bypass through the plugin's lv2:enabled port, or a host crossfade (see LV2Bypass).
+    public override var handlesBypass: Bool { true }
+
     public override func restoreExtraState(_ extra: [String: String]) throws(AudioError) {
         try restoreLV2ExtraState(extra)
     }
