@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "CAllocationCounter"]),
-        .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CAllocationCounter"]),
+        .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

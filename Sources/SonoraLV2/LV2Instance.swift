@@ -1,3 +1,4 @@
+import CLV2Support
 import CLilv
 import Foundation
 import SonoraCore
@@ -66,7 +67,7 @@ final class LV2Instance: @unchecked Sendable {
             maximumBlockLength: maximumBlockLength, sequenceSize: sequenceSize, workerMode: workerMode)
         self.features = features
         let array = features.array
-        let made = world.withLock { lilv_plugin_instantiate(plugin, sampleRate, array) }
+        let made = preservingFloatingPointState { world.withLock { lilv_plugin_instantiate(plugin, sampleRate, array) } }
         features.log.drain()
         guard let made else {
             throw AudioError(
@@ -124,7 +125,7 @@ final class LV2Instance: @unchecked Sendable {
         deactivate()
         // lilv keeps a world-wide, unlocked list of loaded libraries that freeing an instance updates.
         let instance = self.instance
-        world.withLock { lilv_instance_free(instance) }
+        preservingFloatingPointState { world.withLock { lilv_instance_free(instance) } }
         values.deallocate()
         idleAudio.deallocate()
         for (buffer, _) in atomBuffers.values { buffer.deallocate() }
@@ -137,14 +138,23 @@ final class LV2Instance: @unchecked Sendable {
 
     func activate() {
         guard !isActive else { return }
-        instance.pointee.lv2_descriptor.pointee.activate?(handle)
+        preservingFloatingPointState { instance.pointee.lv2_descriptor.pointee.activate?(handle) }
         isActive = true
         wasActivated = true
     }
 
     func deactivate() {
         guard isActive else { return }
-        instance.pointee.lv2_descriptor.pointee.deactivate?(handle)
+        preservingFloatingPointState { instance.pointee.lv2_descriptor.pointee.deactivate?(handle) }
         isActive = false
     }
+}
+
+/// Runs `body` (a call into plugin code) and restores the thread's floating-point control
+/// state afterwards: plugins set flush-to-zero and rounding modes on their caller's thread.
+@inline(__always)
+func preservingFloatingPointState<T>(_ body: () throws -> T) rethrows -> T {
+    let saved = sonora_fp_state_save()
+    defer { sonora_fp_state_restore(saved) }
+    return try body()
 }

@@ -83,8 +83,10 @@ extension LV2Unit {
     func restore(lilvState state: OpaquePointer, what: String) throws(AudioError) {
         stateErrors = []
         let context = Unmanaged.passUnretained(self).toOpaque()
-        world.withLock {
-            lilv_state_restore(state, instance.instance, Self.setPortValue, context, Self.stateFlags, instance.features.array)
+        preservingFloatingPointState {
+            world.withLock {
+                lilv_state_restore(state, instance.instance, Self.setPortValue, context, Self.stateFlags, instance.features.array)
+            }
         }
         drainLog()
         if let problem = stateErrors.first {
@@ -95,11 +97,11 @@ extension LV2Unit {
     func newState(directory: String?) throws(AudioError) -> OpaquePointer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let scratch = instance.features.scratchDirectory
-        let state = world.withLock {
+        let state = preservingFloatingPointState { world.withLock {
             lilv_state_new_from_instance(
                 instance.plugin, instance.instance, world.urids.mapFeature, scratch, directory,
                 directory, directory, Self.getPortValue, context, Self.stateFlags, instance.features.array)
-        }
+        } }
         guard let state else { throw AudioError(.unspecified, "\(name): lilv could not take the plugin's state") }
         return state
     }

@@ -1,3 +1,4 @@
+import CLV2Support
 import Foundation
 import SonoraCore
 import SonoraLV2
@@ -67,5 +68,15 @@ import Testing
         let (_, large) = try Self.render("urn:dragonfly:plate", blockSize: 4096)
         let difference = Fixtures.maximumDifference(small, large)
         #expect(difference < 1e-3, "plate differs by \(difference) between block sizes")
+    }
+
+    /// Plugins set flush-to-zero on their caller's thread (lsp, x42, calf, zam do); the host
+    /// puts the thread's floating-point mode back after every call into plugin code.
+    @Test func pluginsLeaveTheCallersFloatingPointModeAlone() throws {
+        let before = sonora_fp_state_save()
+        for uri in Self.featureNeeding {
+            _ = try Self.render(uri, blockSize: 256)
+        }
+        #expect(sonora_fp_state_save() == before)
     }
 }
