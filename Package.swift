@@ -71,6 +71,9 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
 
+        // The anchor of `sonora bench lv2`: a bare C loop around a plugin's run().
+        .target(name: "CLV2BenchAnchor"),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
@@ -81,6 +84,7 @@ let package = Package(
                 "SonoraLV2",
                 "CJack",
                 "CFileBenchAnchor",
+                "CLV2BenchAnchor",
                 "CSonoraSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

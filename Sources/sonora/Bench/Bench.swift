@@ -13,8 +13,9 @@ struct Bench: ParsableCommand {
               sonora bench ring
               sonora bench graph
               sonora bench files
+              sonora bench lv2
               sonora bench ring --json --megabytes 64
             """,
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, LV2BenchCommand.self]
     )
 }
