@@ -20,7 +20,7 @@ public final class LV2BareInstance: @unchecked Sendable {
         let instance = try LV2Instance(
             world: unit.world, description: unit.plugin, sampleRate: unit.sampleRate,
             maximumBlockLength: unit.maximumFramesPerSlice, sequenceSize: unit.options.atomBufferSize,
-            workerMode: .inline)
+            workerMode: .inline, extraFeatures: unit.options.blockLengthGuarantees)
         self.instance = instance
         for port in unit.plugin.ports where port.kind == .control && port.direction == .input {
             instance.values[port.index] = try unit.parameter(AudioUnitParameterID(port.index))

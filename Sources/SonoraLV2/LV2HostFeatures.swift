@@ -22,7 +22,7 @@ final class LV2HostFeatures: @unchecked Sendable {
 
     init(
         pluginName: String, urids: URIDMap, sampleRate: Double, maximumBlockLength: Int, sequenceSize: Int,
-        workerMode: LV2Worker.Mode
+        workerMode: LV2Worker.Mode, extraFeatures: Set<String> = []
     ) throws(AudioError) {
         do {
             log = try LV2Log(pluginName: pluginName, urids: urids)
@@ -92,6 +92,7 @@ final class LV2HostFeatures: @unchecked Sendable {
         add(LV2URI.stateMakePath, makePath)
         add(LV2URI.stateMapPath, mapPath)
         add(LV2URI.stateFreePath, freePath)
+        for uri in extraFeatures.sorted() { add(uri, nil as UnsafeMutableRawPointer?) }
         for (index, feature) in features.enumerated() { array[index] = UnsafePointer(feature) }
         array[features.count] = nil
     }

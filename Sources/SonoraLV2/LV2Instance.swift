@@ -29,7 +29,7 @@ final class LV2Instance: @unchecked Sendable {
     /// Refusals name the plugin and the reason (missing feature, broken bundle, no instance).
     init(
         world: LV2World, description: LV2PluginDescription, sampleRate: Double, maximumBlockLength: Int,
-        sequenceSize: Int, workerMode: LV2Worker.Mode
+        sequenceSize: Int, workerMode: LV2Worker.Mode, extraFeatures: Set<String> = []
     ) throws(AudioError) {
         self.world = world
         self.description = description
@@ -37,7 +37,7 @@ final class LV2Instance: @unchecked Sendable {
         self.maximumBlockLength = maximumBlockLength
         let plugin = try world.lilvPlugin(description.uri)
         self.plugin = plugin
-        if let feature = description.missingFeatures.first {
+        if let feature = description.missingFeatures.first(where: { !extraFeatures.contains($0) }) {
             throw AudioError(
                 .failedInitialization,
                 "LV2 plugin \(description.uri) requires feature \(feature), which Sonora does not provide")
@@ -64,7 +64,8 @@ final class LV2Instance: @unchecked Sendable {
         }
         let features = try LV2HostFeatures(
             pluginName: description.name, urids: world.urids, sampleRate: sampleRate,
-            maximumBlockLength: maximumBlockLength, sequenceSize: sequenceSize, workerMode: workerMode)
+            maximumBlockLength: maximumBlockLength, sequenceSize: sequenceSize, workerMode: workerMode,
+            extraFeatures: extraFeatures.intersection([LV2URI.fixedBlockLength, LV2URI.powerOf2BlockLength]))
         self.features = features
         let array = features.array
         let made = preservingFloatingPointState { world.withLock { lilv_plugin_instantiate(plugin, sampleRate, array) } }

@@ -81,6 +81,7 @@ extension LV2Unit {
             block += 1
         }
         drainLog()
+        refreshLatency()
         return result
     }
 }

@@ -23,12 +23,20 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
         public var workerMode: LV2Worker.Mode
         /// Bytes per atom port buffer when the plugin asks for less (rsz:minimumSize).
         public var atomBufferSize: Int
+        /// Block-length features the caller guarantees to honour (`LV2URI.fixedBlockLength`,
+        /// `LV2URI.powerOf2BlockLength`): offered to plugins that require them. The unit does
+        /// not enforce them; the graph driving it must.
+        public var blockLengthGuarantees: Set<String>
 
-        public init(sampleRate: Double = 48000, maximumFrames: Int = 4096, workerMode: LV2Worker.Mode = .thread, atomBufferSize: Int = 32768) {
+        public init(
+            sampleRate: Double = 48000, maximumFrames: Int = 4096, workerMode: LV2Worker.Mode = .thread,
+            atomBufferSize: Int = 32768, blockLengthGuarantees: Set<String> = []
+        ) {
             self.sampleRate = sampleRate
             self.maximumFrames = maximumFrames
             self.workerMode = workerMode
             self.atomBufferSize = atomBufferSize
+            self.blockLengthGuarantees = blockLengthGuarantees
         }
     }
 
@@ -48,6 +56,7 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     let stateScratch = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     /// Problems the set-port-value callback met during one restore.
     var stateErrors: [String] = []
+    var lastReportedLatency = 0
 
     public static let manufacturer: FourCharCode = "LV2 "
 
@@ -57,7 +66,7 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
         let instance = try LV2Instance(
             world: world, description: description, sampleRate: options.sampleRate,
             maximumBlockLength: options.maximumFrames, sequenceSize: options.atomBufferSize,
-            workerMode: options.workerMode)
+            workerMode: options.workerMode, extraFeatures: options.blockLengthGuarantees)
         self.world = world
         self.plugin = description
         self.options = options
@@ -144,12 +153,27 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     }
 
     /// Latency the plugin reports through its latency port, in frames (0 if none, or before the first render).
+    /// While uninitialized: the last value seen (kept by `refreshLatency()`, which uninitialize calls).
     public var latencyFrames: Int {
+        guard isInitialized else { return lastReportedLatency }
         guard let index = plugin.latencyPortIndex, let value = try? parameter(AudioUnitParameterID(index)) else { return 0 }
         return Int(max(0, value).rounded())
     }
 
     public override var latency: Double { Double(latencyFrames) / sampleRate }
+
+    /// Tells Latency listeners if the plugin's reported latency changed since the last call
+    /// (a plugin reports it from run(); call this from the control side, e.g. after renders).
+    /// Returns the latency in frames.
+    @discardableResult
+    public func refreshLatency() -> Int {
+        let frames = latencyFrames
+        if frames != lastReportedLatency {
+            lastReportedLatency = frames
+            propertyDidChange(.latency)
+        }
+        return frames
+    }
 
     /// Messages the plugin logged since the last call (also passed to swift-log). Not for the realtime thread.
     @discardableResult
@@ -198,6 +222,7 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     }
 
     public override func deallocateRenderResources() {
+        refreshLatency()
         instance.deactivate()
         freeRunState()
         drainLog()
@@ -211,7 +236,8 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
         let saved = try? saveState()
         let replacement = try LV2Instance(
             world: world, description: plugin, sampleRate: sampleRate, maximumBlockLength: maximumBlockLength,
-            sequenceSize: options.atomBufferSize, workerMode: options.workerMode)
+            sequenceSize: options.atomBufferSize, workerMode: options.workerMode,
+            extraFeatures: options.blockLengthGuarantees)
         instance = replacement
         if let saved { try restoreState(saved) }
     }

@@ -51,6 +51,20 @@ import Testing
         #expect(try world.plugin(uri).missingFeatures == ["http://example.org/ns#teleport"])
     }
 
+    /// buf-size:fixedBlockLength is offered only when the caller says its graph guarantees it.
+    @Test func fixedBlockLengthNeedsAGuarantee() throws {
+        let uri = "http://lv2plug.in/plugins/eg-amp"
+        let (_, world) = try Self.bundle("fixed", uri: uri, body: """
+            <\(uri)> a lv2:Plugin ; doap:name "Needs fixed blocks" ;
+                lv2:requiredFeature <\(LV2URI.fixedBlockLength)> ;
+            \(Self.ampPorts)
+            """)
+        let error = try #require(throws: AudioError.self) { try LV2Unit(uri: uri, world: world) }
+        #expect(error.message.contains(LV2URI.fixedBlockLength))
+        let unit = try LV2Unit(uri: uri, world: world, options: .init(blockLengthGuarantees: [LV2URI.fixedBlockLength]))
+        #expect(unit.plugin.requiredFeatures == [LV2URI.fixedBlockLength])
+    }
+
     @Test func missingBinaryIsRefused() throws {
         let uri = "http://lv2plug.in/plugins/eg-amp"
         let (_, world) = try Self.bundle("nobinary", uri: uri, body: """

@@ -66,13 +66,23 @@ import Testing
             return
         }
         #expect(abs(seconds - 100.0 / 48000) < 1e-12)
+        // In a graph: the unit's latency counts in the graph's total.
+        let fresh = try Fixtures.unit("http://gareus.org/oss/lv2/nodelay")
+        try fresh.setControl("delay", to: 64)
+        var heard: [AudioUnitPropertyID] = []
+        fresh.addPropertyListener(.latency) { _, property, _, _ in heard.append(property) }
+        _ = try fresh.renderOffline(inputs: [[Fixtures.input]], blockSize: 256)
+        #expect(heard == [.latency], "Latency listeners hear the plugin's report")
+        fresh.uninitialize()
+        #expect(fresh.latencyFrames == 64, "the last report is kept while uninitialized")
         let graph = AudioGraph()
-        let node = graph.addNode(unit)
-        let output = graph.addNode(GenericOutputUnit())
-        _ = node
-        _ = output
-        // A graph sums unit latencies along the path to its head.
-        #expect(unit.latency > 0)
+        let node = graph.addNode(fresh)
+        let head = GenericOutputUnit()
+        try head.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .input, element: 0)
+        try head.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .output, element: 0)
+        let output = graph.addNode(head)
+        try graph.connect(node, bus: 0, to: output, input: 0)
+        #expect(graph.latencyFrames == 64)
     }
 
     @Test func controlOutputsAreReadable() throws {

@@ -62,14 +62,14 @@ struct LV2Benchmark {
         var wavPath: String?
         if withLV2Apply {
             let path = NSTemporaryDirectory() + "sonora-bench-lv2-\(getpid()).wav"
-            let format = StreamFormat.linearPCM(sampleRate: sampleRate, channels: 2, sample: .float32)
+            // Mono: lv2apply feeds a mono file to every audio input, so one file fits every plugin.
+            let format = StreamFormat.linearPCM(sampleRate: sampleRate, channels: 1, sample: .float32)
             let file = try AudioFile.create(path, type: .wave, format: format, erase: true)
-            let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 65536)
+            let buffers = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 65536)
             var position = 0
             while position < frames {
                 let count = min(65536, frames - position)
                 buffers.list.samples(0).update(from: left + position, count: count)
-                buffers.list.samples(1).update(from: right + position, count: count)
                 try file.writeFrames(from: buffers.list(frameCount: count))
                 position += count
             }
@@ -112,7 +112,7 @@ struct LV2Benchmark {
                     rows.append(
                         BenchmarkRow(
                             metric: "\(name): time for \(seconds) s of audio", unit: "s", sonora: median(sonoraTimes),
-                            anchor: "lv2apply (1 frame per run, with file I/O)", anchorValue: applyTime, better: .lower))
+                            anchor: "lv2apply (mono WAV, 1 frame per run, file I/O)", anchorValue: applyTime, better: .lower))
                 }
             } else if withLV2Apply {
                 notes.append("  \(name): no lv2apply anchor (it passes no host features; this plugin needs \(unit.plugin.requiredFeatures.isEmpty ? "atom buffers" : "some"))")
