@@ -150,7 +150,7 @@ extension LV2Unit {
         // The plugin may change the thread's FP mode (FTZ, rounding); the graph's thread keeps its own.
         let floatingPointState = sonora_fp_state_save()
         state.pointee.run(state.pointee.handle, UInt32(frames))
-        sonora_fp_state_restore(floatingPointState)
+        if sonora_fp_state_save() != floatingPointState { sonora_fp_state_restore(floatingPointState) }
 
         if state.pointee.hasWorker { state.pointee.worker._withUnsafeGuaranteedRef { $0.afterRun() } }
         for index in 0..<state.pointee.controlOutputCount {

@@ -26,7 +26,7 @@ struct LV2BenchCommand: ParsableCommand {
     var seconds = 60
 
     @Option(help: "Trials; the median ratio is reported.")
-    var trials = 3
+    var trials = 5
 
     @Flag(help: "Skip the lv2apply anchor (it runs one frame per run() and takes longest).")
     var noLv2apply = false
