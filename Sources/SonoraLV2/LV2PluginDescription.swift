@@ -18,6 +18,8 @@ public struct LV2PluginDescription: Hashable, Sendable, Codable {
     /// `pg:mainInput` / `pg:mainOutput`: the groups that are the plugin's main buses.
     public var mainInputGroup: String?
     public var mainOutputGroup: String?
+    /// Parameters reached by patch:Set / patch:Get messages rather than ports.
+    public var patchParameters: [LV2PatchParameter] = []
     /// What is wrong with the plugin's Turtle (ports without index or symbol …); non-empty means it is refused.
     public var problems: [String] = []
 
@@ -38,7 +40,7 @@ public struct LV2PluginDescription: Hashable, Sendable, Codable {
 }
 
 extension LV2PluginDescription {
-    init(plugin: OpaquePointer, vocabulary v: LilvVocabulary) {
+    init(plugin: OpaquePointer, world: OpaquePointer, vocabulary v: LilvVocabulary) {
         uri = Lilv.string(lilv_plugin_get_uri(plugin)) ?? "?"
         name = Lilv.take(lilv_plugin_get_name(plugin)) ?? uri
         className = Lilv.string(lilv_plugin_class_get_label(lilv_plugin_get_class(plugin))) ?? "Plugin"
@@ -107,5 +109,6 @@ extension LV2PluginDescription {
             problems.append("it declares \(declared) ports, of which lilv could load \(count) (a port lacks a valid lv2:symbol or lv2:index)")
         }
         latencyPortIndex = ports.first(where: \.reportsLatency)?.index
+        patchParameters = Self.patchParameters(plugin: plugin, world: world, vocabulary: v)
     }
 }

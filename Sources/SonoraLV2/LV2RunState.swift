@@ -60,6 +60,10 @@ struct LV2RunState {
 
     var bypass: LV2Bypass
 
+    /// Index (into `atoms`) of the control input that takes patch messages, or -1.
+    var patchPort: Int32
+    var patches: Unmanaged<RecordRing>
+
     var atomOutputs: Unmanaged<RecordRing>
     var sequenceURID: UInt32
     var chunkURID: UInt32

@@ -86,6 +86,16 @@ public enum LV2URI {
     public static let rdfsComment = "http://www.w3.org/2000/01/rdf-schema#comment"
     public static let patchWritable = ext + "patch#writable"
     public static let patchReadable = ext + "patch#readable"
+    public static let patchSet = ext + "patch#Set"
+    public static let patchGet = ext + "patch#Get"
+    public static let patchPut = ext + "patch#Put"
+    public static let patchBody = ext + "patch#body"
+    public static let patchProperty = ext + "patch#property"
+    public static let patchValue = ext + "patch#value"
+    public static let patchMessage = ext + "patch#Message"
+    public static let rdfsRange = "http://www.w3.org/2000/01/rdf-schema#range"
+    public static let minimum = lv2 + "minimum"
+    public static let maximum = lv2 + "maximum"
 
     /// Channel designations in the order they become channels of a bus (pg:left before pg:right …).
     public static let channelOrder: [String] = [

@@ -60,6 +60,7 @@ extension LV2Unit {
         let atomPorts = plugin.ports.filter { $0.kind == .atom }
         let atoms = allocate(LV2RunState.AtomPort.self, atomPorts.count)
         var midiAssigned = false
+        let patchPortIndex = patchInputPort?.index
         for (index, port) in atomPorts.enumerated() {
             guard let (buffer, capacity) = instance.atomBuffers[port.index] else {
                 throw AudioError(.failedInitialization, "\(name): atom port \(port.symbol) has no buffer")
@@ -97,6 +98,8 @@ extension LV2Unit {
                 atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
                 lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
                 pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
+                patchPort: Int32(atomPorts.firstIndex { $0.index == patchPortIndex } ?? -1),
+                patches: Unmanaged.passUnretained(patchQueue),
                 atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
                 chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
         run = state
@@ -146,6 +149,7 @@ extension LV2Unit {
             connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
         }
         if state.pointee.atomCount > 0 { prepareAtoms(state, context) }
+        if state.pointee.outputCount == 0 { context.output.clear() }
 
         // The plugin may change the thread's FP mode (FTZ, rounding); the graph's thread keeps its own.
         let floatingPointState = sonora_fp_state_save()
@@ -230,6 +234,9 @@ extension LV2Unit {
                 sequence.pointee.atom.size = UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size)
                 sequence.pointee.body.unit = 0
                 sequence.pointee.body.pad = 0
+                if index == Int(state.pointee.patchPort) && context.frameOffset == 0 {
+                    appendPatches(state, to: sequence, capacity: atom.capacity)
+                }
                 guard atom.takesMIDI else { continue }
                 for eventIndex in 0..<state.pointee.pendingMIDICount {
                     let event = state.pointee.pendingMIDI[eventIndex]
@@ -241,6 +248,21 @@ extension LV2Unit {
                 sequence.pointee.atom.type = state.pointee.chunkURID
                 sequence.pointee.atom.size = UInt32(atom.capacity - MemoryLayout<LV2_Atom>.size)
             }
+        }
+    }
+
+    /// Moves queued patch messages (whole atoms the control side forged) into the sequence at frame 0.
+    func appendPatches(_ state: UnsafeMutablePointer<LV2RunState>, to sequence: UnsafeMutablePointer<LV2_Atom_Sequence>, capacity: Int) {
+        while true {
+            let used = MemoryLayout<LV2_Atom>.size + Int(sequence.pointee.atom.size)
+            let room = capacity - used - 8
+            guard room > 8 else { return }
+            let event = UnsafeMutableRawPointer(sequence) + used
+            let taken = state.pointee.patches._withUnsafeGuaranteedRef { $0.pop(into: event + 8, capacity: room) }
+            guard let taken else { return }
+            guard taken.count <= room else { continue }  // too large for this buffer: dropped
+            event.storeBytes(of: Int64(0), as: Int64.self)
+            sequence.pointee.atom.size += UInt32(8 + (taken.count + 7) / 8 * 8)
         }
     }
 

@@ -70,11 +70,11 @@ public final class LV2World: @unchecked Sendable {
                     if let filter, !filter.isEmpty, !uri.localizedCaseInsensitiveContains(filter),
                         !name.localizedCaseInsensitiveContains(filter)
                     {
-                        let description = LV2PluginDescription(plugin: plugin, vocabulary: vocabulary)
+                        let description = LV2PluginDescription(plugin: plugin, world: world, vocabulary: vocabulary)
                         let extra = description.className + " " + (description.author ?? "")
                         if extra.localizedCaseInsensitiveContains(filter) { result.append(description) }
                     } else {
-                        result.append(LV2PluginDescription(plugin: plugin, vocabulary: vocabulary))
+                        result.append(LV2PluginDescription(plugin: plugin, world: world, vocabulary: vocabulary))
                     }
                 }
                 iterator = lilv_plugins_next(plugins, iterator)
@@ -112,7 +112,7 @@ public final class LV2World: @unchecked Sendable {
     /// The description of the plugin `uri`.
     public func plugin(_ uri: String) throws(AudioError) -> LV2PluginDescription {
         let plugin = try lilvPlugin(uri)
-        return withLock { LV2PluginDescription(plugin: plugin, vocabulary: vocabulary) }
+        return withLock { LV2PluginDescription(plugin: plugin, world: world, vocabulary: vocabulary) }
     }
 
     /// The plugin's factory presets (pset:Preset resources related to it), sorted by label.

@@ -64,7 +64,7 @@ final class LilvVocabulary {
     let connectionOptional, toggled, integer, enumeration, sampleRate, reportsLatency, latency, isSideChain: OpaquePointer
     let designation, logarithmic, unit, minimumSize, group, mainInput, mainOutput, atomSupports, midiEvent: OpaquePointer
     let presetClass, rdfsLabel, notOnGUI, patchWritable, patchReadable, enabled, freeWheeling, inPlaceBroken: OpaquePointer
-    let unitSymbol, port: OpaquePointer
+    let unitSymbol, port, rdfsRange, minimum, maximum: OpaquePointer
     private var all: [OpaquePointer] = []
 
     init(_ world: OpaquePointer) {
@@ -108,6 +108,9 @@ final class LilvVocabulary {
         inPlaceBroken = uri(LV2URI.inPlaceBroken)
         unitSymbol = uri("http://lv2plug.in/ns/extensions/units#symbol")
         port = uri(LV2URI.lv2 + "port")
+        rdfsRange = uri(LV2URI.rdfsRange)
+        minimum = uri(LV2URI.minimum)
+        maximum = uri(LV2URI.maximum)
         all = made
     }
 

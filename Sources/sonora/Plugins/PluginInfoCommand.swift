@@ -75,6 +75,15 @@ struct PluginInfoCommand: ParsableCommand {
             print(line)
             for point in port.scalePoints { print("        \(point.value) = \(point.label)") }
         }
+        if !plugin.patchParameters.isEmpty {
+            print("  patch parameters (patch:Set on the control atom port):")
+            for parameter in plugin.patchParameters {
+                var line = "    \(parameter.uri) (\(parameter.label)): \(parameter.range.map(URIText.short) ?? "any")"
+                if let minimum = parameter.minimum, let maximum = parameter.maximum { line += ", \(minimum)…\(maximum)" }
+                line += parameter.isWritable ? (parameter.isReadable ? ", read/write" : ", write") : ", read"
+                print(line)
+            }
+        }
         print("  presets: \(presets.isEmpty ? "none" : "")")
         for preset in presets { print("    \(preset.label)  <\(preset.uri)>") }
     }
