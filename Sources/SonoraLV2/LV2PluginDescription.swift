@@ -36,7 +36,17 @@ public struct LV2PluginDescription: Hashable, Sendable, Codable {
         requiredFeatures.filter { !LV2URI.providedFeatures.contains($0) }
     }
 
+    /// lv2:inPlaceBroken: input and output buffers must never alias. Sonora never aliases them
+    /// for any plugin (inputs are the unit's pulled buffers, outputs the caller's or its own).
     public var isInPlaceBroken: Bool { requiredFeatures.contains(LV2URI.inPlaceBroken) }
+
+    /// lv2:hardRTCapable: the plugin promises a realtime-safe run(). Sonora runs others too, but says so.
+    public var isHardRTCapable: Bool {
+        requiredFeatures.contains(LV2URI.hardRTCapable) || optionalFeatures.contains(LV2URI.hardRTCapable)
+    }
+
+    /// lv2:isLive: the plugin must run in real time (it talks to hardware or the outside world).
+    public var isLive: Bool { requiredFeatures.contains(LV2URI.isLive) || optionalFeatures.contains(LV2URI.isLive) }
 }
 
 extension LV2PluginDescription {

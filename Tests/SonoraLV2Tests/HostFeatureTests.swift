@@ -70,6 +70,21 @@ import Testing
         #expect(difference < 1e-3, "plate differs by \(difference) between block sizes")
     }
 
+    /// With a worker thread (the realtime mode), a plugin with worker:interface renders the
+    /// same as with inline work when it schedules none, and the thread stops with the unit.
+    @Test func threadedWorkerModeRendersAndStops() throws {
+        let uri = "urn:dragonfly:plate"
+        let plugin = try Fixtures.world.plugin(uri)
+        #expect(plugin.extensionData.contains(LV2URI.workerInterface))
+        var threaded: [[Float]] = []
+        do {
+            let unit = try LV2Unit(uri: uri, world: Fixtures.world, options: .init(maximumFrames: 512, workerMode: .thread))
+            threaded = try unit.renderOffline(inputs: [Self.stereo], blockSize: 512).flatMap { $0 }
+        }
+        let (_, inline) = try Self.render(uri, blockSize: 512)
+        #expect(Fixtures.maximumDifference(threaded, inline) == 0)
+    }
+
     /// Plugins set flush-to-zero on their caller's thread (lsp, x42, calf, zam do); the host
     /// puts the thread's floating-point mode back after every call into plugin code.
     @Test func pluginsLeaveTheCallersFloatingPointModeAlone() throws {

@@ -136,7 +136,8 @@ struct PluginApplyCommand: ParsableCommand {
         let needed = buses.map(\.ports.count).reduce(0, +)
         if channels.count == 1 { return buses.map { _ in [channels[0]] } }
         guard channels.count == needed else {
-            throw CLIError("the input has \(channels.count) channels; \(unit.plugin.name) takes 1 or \(needed)")
+            throw CLIError(
+                "the input has \(channels.count) channels; \(unit.plugin.name) takes a mono file (fed to every input)\(needed > 1 ? " or one with \(needed) channels" : "")")
         }
         var next = 0
         return buses.map { bus in

@@ -53,6 +53,7 @@ struct PluginInfoCommand: ParsableCommand {
         if let bundle = plugin.bundlePath { print("  bundle: \(bundle)") }
         print("  required features: \(plugin.requiredFeatures.map(URIText.short).joined(separator: ", ").ifEmpty("none"))")
         print("  optional features: \(plugin.optionalFeatures.map(URIText.short).joined(separator: ", ").ifEmpty("none"))")
+        print("  hard-RT capable: \(plugin.isHardRTCapable ? "yes" : "no (not promised)"), in-place broken: \(plugin.isInPlaceBroken ? "yes (never aliased)" : "no"), live: \(plugin.isLive ? "yes" : "no")")
         if !plugin.missingFeatures.isEmpty {
             print("  NOT PROVIDED by Sonora: \(plugin.missingFeatures.joined(separator: ", "))")
         }
