@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import SonoraCore
+import Synchronization
 
 /// worker:schedule for one plugin instance.
 ///
@@ -27,7 +28,8 @@ public final class LV2Worker: @unchecked Sendable {
     private var interface: UnsafePointer<LV2_Worker_Interface>?
     private var pluginHandle: LV2_Handle?
     private var semaphore = sem_t()
-    private var stopping = false
+    /// Set by stop(); read by the worker thread after each wake-up.
+    private let stopping = Atomic<Bool>(false)
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
@@ -59,7 +61,7 @@ public final class LV2Worker: @unchecked Sendable {
         self.interface = interface
         pluginHandle = handle
         guard mode == .thread, interface != nil, thread == nil else { return }
-        stopping = false
+        stopping.store(false, ordering: .relaxed)
         let thread = Thread { [unowned self] in self.serve() }
         thread.name = Self.threadName
         self.thread = thread
@@ -69,7 +71,7 @@ public final class LV2Worker: @unchecked Sendable {
     /// Stops the worker thread (if any), waiting for it.
     func stop() {
         guard thread != nil else { return }
-        stopping = true
+        stopping.store(true, ordering: .releasing)
         sem_post(&semaphore)
         finished.wait()
         thread = nil
@@ -97,7 +99,7 @@ public final class LV2Worker: @unchecked Sendable {
     private func serve() {
         while true {
             while sem_wait(&semaphore) != 0 {}
-            if stopping { break }
+            if stopping.load(ordering: .acquiring) { break }
             while let record = requests.pop(into: requestScratch, capacity: Self.recordCapacity) {
                 guard record.count <= Self.recordCapacity, let work = interface?.pointee.work else { continue }
                 _ = work(pluginHandle, Self.respond, Unmanaged.passUnretained(self).toOpaque(), UInt32(record.count), requestScratch)

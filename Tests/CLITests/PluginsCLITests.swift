@@ -114,6 +114,19 @@ struct PluginsCLITests {
         #expect(outcome.stderr.contains("no control input 'volume'"))
     }
 
+    @Test func applyTakesAPresetThenControls() throws {
+        let output = Self.directory + "/leslie.wav"
+        let outcome = try run([
+            "plugins", "apply", "http://drobilla.net/plugins/mda/Leslie", "--preset",
+            "http://drobilla.net/plugins/mda/presets#Leslie-slow", "-c", "output", "0.25", "--json", Self.input, output,
+        ])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
+        let controls = try #require(result["controls"] as? [String: Double])
+        #expect(controls["hi_depth"] == 0.75)  // from the preset
+        #expect(controls["output"] == 0.25)  // -c after it
+    }
+
     @Test func savePresetWritesABundle() throws {
         let bundle = Self.directory + "/quiet.lv2"
         let outcome = try run(["plugins", "save-preset", "http://lv2plug.in/plugins/eg-amp", bundle, "-c", "gain=-12", "--label", "Quiet"])

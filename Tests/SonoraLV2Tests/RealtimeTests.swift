@@ -109,8 +109,8 @@ struct RenderAllocationLV2Tests {
         #expect(map.mappedCount == 500)
     }
 
-    @Test func alreadyMappedLookupsMakeNoHeapCalls() throws {
-        try #require(sonora_allocation_counter_available() != 0)
+    @Test(.enabled(if: sonora_allocation_counter_available() != 0))
+    func alreadyMappedLookupsMakeNoHeapCalls() throws {
         let map = URIDMap()
         let uri = "http://lv2plug.in/ns/ext/atom#Sequence"
         let urid = map.map(uri)
