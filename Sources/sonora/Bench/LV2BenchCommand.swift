@@ -16,6 +16,7 @@ struct LV2BenchCommand: ParsableCommand {
             Examples:
               sonora bench lv2
               sonora bench lv2 --json --seconds 10 --trials 3
+              sonora bench lv2 --plugin http://lv2plug.in/plugins/eg-amp --no-lv2apply
             """
     )
 
@@ -31,13 +32,18 @@ struct LV2BenchCommand: ParsableCommand {
     @Flag(help: "Skip the lv2apply anchor (it runs one frame per run() and takes longest).")
     var noLv2apply = false
 
+    @Option(name: .customLong("plugin"), help: "Benchmark this plugin URI instead of the six (repeatable).")
+    var plugins: [String] = []
+
     func validate() throws {
         guard (1...600).contains(seconds) else { throw ValidationError("--seconds must be in 1…600") }
         guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
     }
 
     func run() throws {
-        let (rows, notes) = try LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply).run()
+        var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply)
+        if !plugins.isEmpty { benchmark.plugins = plugins.map { (name: $0, uri: $0) } }
+        let (rows, notes) = try benchmark.run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

@@ -15,7 +15,9 @@ struct LV2Benchmark {
     let blockSize = 512
     let sampleRate = 48000.0
 
-    static let plugins: [(name: String, uri: String)] = [
+    var plugins = Self.defaultPlugins
+
+    static let defaultPlugins: [(name: String, uri: String)] = [
         ("mda Delay", "http://drobilla.net/plugins/mda/Delay"),
         ("swh gverb", "http://plugin.org.uk/swh-plugins/gverb"),
         ("zam ZamCompX2", "urn:zamaudio:ZamCompX2"),
@@ -85,7 +87,7 @@ struct LV2Benchmark {
 
         var rows: [BenchmarkRow] = []
         var notes = ["\(seconds) s stereo at 48 kHz, \(blockSize)-frame blocks; median of \(trials) trials, host and C loop back to back in each"]
-        for (name, uri) in Self.plugins {
+        for (name, uri) in plugins {
             let unit: LV2Unit
             do {
                 unit = try LV2Unit(uri: uri, options: .init(sampleRate: sampleRate, maximumFrames: blockSize, workerMode: .inline))
@@ -114,10 +116,12 @@ struct LV2Benchmark {
                 BenchmarkRow(
                     metric: "\(name): LV2Unit ÷ bare C run() loop, overhead", unit: "%", sonora: (ratio - 1) * 100,
                     anchor: "bare C loop + 3 %", anchorValue: 3, better: .lower))
+            let blocks = Double((frames + blockSize - 1) / blockSize)
             notes.append(
                 String(
-                    format: "  %@: Sonora %.3f s, C loop %.3f s for %d s of audio (%.0f× realtime)", name, median(sonoraTimes),
-                    median(loopTimes), seconds, realtime))
+                    format: "  %@: Sonora %.3f s, C loop %.3f s for %d s of audio (%.0f× realtime); %+.0f ns per %d-frame render",
+                    name, median(sonoraTimes), median(loopTimes), seconds, realtime,
+                    (median(sonoraTimes) - median(loopTimes)) / blocks * 1e9, blockSize))
             if let wavPath, unit.plugin.requiredFeatures.isEmpty, !unit.plugin.ports.contains(where: { $0.kind == .atom }) {
                 if let applyTime = lv2apply(uri, input: wavPath) {
                     rows.append(
