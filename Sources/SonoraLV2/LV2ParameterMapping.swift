@@ -20,8 +20,15 @@ enum LV2ParameterMapping {
         var minimum = (port.minimum ?? 0) * scale
         var maximum = (port.maximum ?? (port.isToggled ? 1 : max(minimum + 1, 1))) * scale
         if maximum < minimum { swap(&minimum, &maximum) }
-        let fallback = port.direction == .output ? minimum : minimum
-        let defaultValue = min(max((port.defaultValue.map { $0 * scale }) ?? fallback, minimum), maximum)
+        var scaledDefault = port.defaultValue.map { $0 * scale }
+        if port.isSampleRateScaled, let declared = port.defaultValue, let low = port.minimum, let high = port.maximum,
+            !(min(low, high)...max(low, high)).contains(declared), (minimum...maximum).contains(declared)
+        {
+            // Some bundles (fomp's filters: range 0…0.5, default 440) give the default in Hz
+            // although the range is in fractions of the rate; a fraction outside the range is taken as Hz.
+            scaledDefault = declared
+        }
+        let defaultValue = min(max(scaledDefault ?? minimum, minimum), maximum)
 
         var unit: AudioUnitParameterUnit = .generic
         var valueStrings: [String] = []

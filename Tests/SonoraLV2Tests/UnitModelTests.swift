@@ -199,3 +199,57 @@ import Testing
         #expect(abs(samples[3 * 512 + 100] - 0.1) < 1e-6)
     }
 }
+
+/// CV ports are audio-rate inputs on a bus of their own (lv2apply cannot host them).
+@Suite struct CVPortTests {
+    static let uri = "http://drobilla.net/plugins/fomp/mvclpf1"
+
+    static func render(freq: Float, fm: Float) throws -> [Float] {
+        let unit = try Fixtures.unit(uri, maximumFrames: 256)
+        try unit.setControl("freq", to: freq)
+        let count = Fixtures.input.count
+        let cv = [[Float](repeating: fm, count: count), [Float](repeating: 0, count: count), [Float](repeating: 0, count: count)]
+        return try unit.renderOffline(inputs: [[Fixtures.input], cv], blockSize: 256)[0][0]
+    }
+
+    @Test func cvIsABusOfItsOwn() throws {
+        let unit = try Fixtures.unit(Self.uri)
+        #expect(unit.layout.inputs.map(\.name) == ["in", "cv"])
+        #expect(unit.layout.inputs[1].isCV && unit.layout.inputs[1].ports == [2, 3, 4])
+        // The bundle gives the default in Hz though the range is in fractions of the rate.
+        #expect(try unit.parameterInfo(6).defaultValue == 440)
+    }
+
+    @Test func frequencyModulationInputMovesTheCutoffByOctaves() throws {
+        let octaveUp = try Self.render(freq: 500, fm: 1)
+        let doubled = try Self.render(freq: 1000, fm: 0)
+        let unmodulated = try Self.render(freq: 500, fm: 0)
+        let close = Fixtures.maximumDifference([octaveUp], [doubled])
+        let apart = Fixtures.maximumDifference([octaveUp], [unmodulated])
+        #expect(close < apart / 10, "fm = 1 octave at 500 Hz differs from 1000 Hz by \(close), from 500 Hz by \(apart)")
+    }
+}
+
+/// A sidechain input is its own element, and it drives the plugin: zam's compressor with its
+/// sidechain switched on compresses the main signal by what the sidechain carries.
+@Suite struct SidechainTests {
+    static func render(sidechain level: Float) throws -> (rms: Float, reduction: Float) {
+        let unit = try Fixtures.unit("urn:zamaudio:ZamCompX2", maximumFrames: 512)
+        for (symbol, value) in ["sidechain": 1, "thr": -40, "rat": 20, "att": 1, "rel": 50, "mak": 0] as [String: Float] {
+            try unit.setControl(symbol, to: value)
+        }
+        let main = Fixtures.input.map { $0 * 0.1 }
+        let side = Fixtures.input.map { $0 * level }
+        let output = try unit.renderOffline(inputs: [[main, main], [side]], blockSize: 512)[0][0]
+        let tail = output[6000...]
+        let rms = (tail.map { $0 * $0 }.reduce(0, +) / Float(tail.count)).squareRoot()
+        return (rms, try unit.control("gr"))
+    }
+
+    @Test func sidechainDrivesTheCompressor() throws {
+        let silent = try Self.render(sidechain: 0)
+        let loud = try Self.render(sidechain: 1)
+        #expect(loud.rms < silent.rms * 0.5, "loud sidechain: \(loud.rms), silent: \(silent.rms)")
+        #expect(loud.reduction > silent.reduction)
+    }
+}
