@@ -85,6 +85,14 @@ import Testing
         #expect(Fixtures.maximumDifference(threaded, inline) == 0)
     }
 
+    /// log:log: eg-sampler traces loading its default sample (state:loadDefaultState) — the
+    /// messages reach the unit's log, with their level.
+    @Test func pluginLogMessagesAreCollected() throws {
+        let unit = try Fixtures.unit("http://lv2plug.in/plugins/eg-sampler")
+        let loading = unit.recentLogMessages.first { $0.text.contains("click.wav") }
+        #expect(loading?.level == .trace, "\(unit.recentLogMessages)")
+    }
+
     /// Plugins set flush-to-zero on their caller's thread (lsp, x42, calf, zam do); the host
     /// puts the thread's floating-point mode back after every call into plugin code.
     @Test func pluginsLeaveTheCallersFloatingPointModeAlone() throws {
