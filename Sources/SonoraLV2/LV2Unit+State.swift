@@ -4,10 +4,9 @@ import SonoraCore
 import SonoraUnits
 
 /// Presets and state through lilv's state API: port values plus whatever the plugin
-/// saves through its state interface. Control thread only. A plugin's `restore()` is
-/// not realtime-safe in general: restoring while rendering is safe for the port
-/// values (they go through the parameter queue) but the plugin's own state is
-/// written from the control thread.
+/// saves through its state interface. Control thread only. Port values may be restored
+/// while rendering (they become parameter changes); a state with plugin properties is
+/// refused while initialized unless the plugin supports state:threadSafeRestore.
 extension LV2Unit {
     static let stateFlags = UInt32(LV2_STATE_IS_POD.rawValue | LV2_STATE_IS_PORTABLE.rawValue)
 
@@ -81,6 +80,16 @@ extension LV2Unit {
     }
 
     func restore(lilvState state: OpaquePointer, what: String) throws(AudioError) {
+        // A state with properties goes through the plugin's restore(), which LV2 puts in the
+        // instantiation threading class: not while run() may be called, unless the plugin
+        // promises state:threadSafeRestore. Port values alone are always fine (they are parameters).
+        let hasProperties = world.withLock { lilv_state_get_num_properties(state) } > 0
+        let threadSafe = (plugin.requiredFeatures + plugin.optionalFeatures).contains(LV2URI.stateThreadSafeRestore)
+        if hasProperties && isInitialized && !threadSafe {
+            throw AudioError(
+                .cannotDoInCurrentContext,
+                "\(name): \(what) carries plugin state; \(plugin.uri) cannot restore it while rendering (no state:threadSafeRestore) — uninitialize first")
+        }
         stateErrors = []
         let context = Unmanaged.passUnretained(self).toOpaque()
         preservingFloatingPointState {

@@ -158,6 +158,21 @@ import Testing
         #expect(again.contains(property + " \"42\"^^xsd:int"), "after restore: \(again)")
     }
 
+    @Test func pluginStateIsNotRestoredUnderARunningPlugin() throws {
+        let unit = try Fixtures.unit("http://lv2plug.in/plugins/eg-params", maximumFrames: 256)
+        let saved = try unit.saveState()
+        _ = try unit.renderOffline(inputs: [], frameCount: 256, blockSize: 256)  // leaves it initialized
+        let error = try #require(throws: AudioError.self) { try unit.restoreState(saved) }
+        #expect(error.code == .cannotDoInCurrentContext)
+        unit.uninitialize()
+        try unit.restoreState(saved)
+        // Port-only states (mda presets) apply while rendering.
+        let leslie = try Fixtures.unit("http://drobilla.net/plugins/mda/Leslie", maximumFrames: 256)
+        _ = try leslie.renderOffline(inputs: [[Fixtures.input]], blockSize: 256)
+        try leslie.setPresentPreset(leslie.factoryPresets[1])
+        #expect(leslie.isInitialized)
+    }
+
     @Test func turtlePresetSavesAndLoadsBack() throws {
         let directory = Fixtures.directory + "/preset-\(UUID().uuidString).lv2"
         let unit = try Fixtures.unit("http://lv2plug.in/plugins/eg-amp")
