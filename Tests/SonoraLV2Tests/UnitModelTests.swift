@@ -201,6 +201,17 @@ import Testing
         #expect(first == 2 * 256 + 17, "sample starts at frame \(String(describing: first))")
     }
 
+    /// A larger MaximumFramesPerSlice than the plugin was made for: re-instantiated with the
+    /// new bound (options:maxBlockLength), state carried over.
+    @Test func growingTheBlockBoundReinstantiatesWithState() throws {
+        let unit = try Fixtures.unit("http://lv2plug.in/plugins/eg-amp", maximumFrames: 128)
+        try unit.setControl("gain", to: -20)
+        let ones = [Float](repeating: 1, count: 8192)
+        let output = try unit.renderOffline(inputs: [[ones]], blockSize: 4096)[0][0]
+        #expect(unit.maximumFramesPerSlice == 4096)
+        #expect(output.allSatisfy { abs($0 - 0.1) < 1e-6 })
+    }
+
     @Test func parameterChangeSplitsTheRunAtItsOffset() throws {
         // eg-amp at block size 512 with a gain change 100 frames into block 3: the output
         // switches gain exactly at frame 3 * 512 + 100.
