@@ -19,6 +19,7 @@ import Testing
         let done = Atomic<Bool>(false)
         let nonSilent = Atomic<Int>(0)
         let failures = Atomic<Int>(0)
+        let stopped = Atomic<Bool>(false)
         let renderer = Thread {
             var cycle = 0
             while !done.load(ordering: .acquiring) {
@@ -31,6 +32,7 @@ import Testing
                 cycle += 1
                 sched_yield()
             }
+            stopped.store(true, ordering: .releasing)  // the control side may uninitialize after this
         }
         renderer.start()
         let gain = "http://lv2plug.in/ns/ext/parameters#gain"
@@ -47,7 +49,7 @@ import Testing
             usleep(500)
         }
         done.store(true, ordering: .releasing)
-        while !renderer.isFinished { usleep(1000) }
+        while !stopped.load(ordering: .acquiring) { usleep(1000) }
         #expect(failures.load(ordering: .relaxed) == 0)
         #expect(nonSilent.load(ordering: .relaxed) > 0, "no note was heard")
     }
