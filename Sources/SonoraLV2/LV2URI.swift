@@ -71,6 +71,16 @@ public enum LV2URI {
     public static let stateThreadSafeRestore = ext + "state#threadSafeRestore"
     public static let paramSampleRate = ext + "parameters#sampleRate"
 
+    // Time (transport)
+    public static let timePosition = ext + "time#Position"
+    public static let timeFrame = ext + "time#frame"
+    public static let timeSpeed = ext + "time#speed"
+    public static let timeBeatsPerMinute = ext + "time#beatsPerMinute"
+    public static let timeBar = ext + "time#bar"
+    public static let timeBarBeat = ext + "time#barBeat"
+    public static let timeBeatsPerBar = ext + "time#beatsPerBar"
+    public static let timeBeatUnit = ext + "time#beatUnit"
+
     // Port metadata
     public static let portGroup = ext + "port-groups#group"
     public static let mainInput = ext + "port-groups#mainInput"
