@@ -14,7 +14,7 @@ struct RenderAllocationLV2Tests {
     static let plugins = [
         "http://lv2plug.in/plugins/eg-amp", "http://drobilla.net/plugins/mda/Delay", "urn:zamaudio:ZamCompX2",
         "http://gareus.org/oss/lv2/fil4#stereo", "http://lv2plug.in/plugins/eg-sampler",
-        "http://lsp-plug.in/plugins/lv2/comp_delay_stereo",
+        "http://lsp-plug.in/plugins/lv2/comp_delay_stereo", "http://lv2plug.in/plugins/eg-metro",
     ]
 
     final class Silence: RenderCallbackTarget {
@@ -38,6 +38,7 @@ struct RenderAllocationLV2Tests {
             try OwnedAudioBufferList(
                 channelCount: Int(try unit.streamFormat(scope: .output, element: element).channelsPerFrame), frameCapacity: 512)
         }
+        let floatPatchParameter = unit.plugin.patchParameters.first { $0.isWritable && $0.range == LV2URI.atomFloat }
         let control = unit.plugin.ports.first { $0.kind == .control && $0.direction == .input && !$0.isToggled && !$0.isInteger }
         // Plain values only in the measured loop (iterating an array of class references allocates in debug builds).
         let lists = UnsafeMutableBufferPointer<AudioBufferList>.allocate(capacity: outputs.count)
@@ -66,6 +67,12 @@ struct RenderAllocationLV2Tests {
             }
             if index % 25 == 0, unit.plugin.ports.contains(where: \.takesMIDI) {
                 try unit.sendMIDI([0x90, 60, 100], at: 100)
+            }
+            if index % 25 == 5, let parameter = floatPatchParameter {
+                try unit.setPatchParameter(parameter.uri, to: .float(parameter.minimum ?? 0))
+            }
+            if index % 100 == 0, unit.takesTransport {
+                try unit.sendTransport(LV2Transport(frame: Int64(index * 512), speed: 1, beatsPerMinute: Float(100 + index % 50)))
             }
             sonora_allocation_counter_begin()
             let status = cycle(index)
