@@ -162,7 +162,11 @@ extension LV2Unit {
             context.publish(state.pointee.values[Int(control.port)], slot: Int(control.slot))
         }
         if state.pointee.atomCount > 0 { readAtomOutputs(state, context) }
-        if enabledPort < 0 && context.bus == 0 && context.inputCount > 0 {
+        // Host bypass: only when it is on, fading, or keeping dry history for a latency port.
+        if enabledPort < 0 && context.bus == 0
+            && (bypassed || state.pointee.bypass.mix > 0 || state.pointee.bypass.history != nil)
+            && context.inputCount > 0
+        {
             let input = context.input(0)
             state.pointee.bypass.record(input)
             if bypassed || state.pointee.bypass.mix > 0 {
