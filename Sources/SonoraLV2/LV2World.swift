@@ -115,6 +115,16 @@ public final class LV2World: @unchecked Sendable {
         return withLock { LV2PluginDescription(plugin: plugin, world: world, vocabulary: vocabulary) }
     }
 
+    /// How many presets the plugin has (without loading them).
+    public func presetCount(of uri: String) -> Int {
+        guard let plugin = try? lilvPlugin(uri) else { return 0 }
+        return withLock {
+            guard let related = lilv_plugin_get_related(plugin, vocabulary.presetClass) else { return 0 }
+            defer { lilv_nodes_free(related) }
+            return Int(lilv_nodes_size(related))
+        }
+    }
+
     /// The plugin's factory presets (pset:Preset resources related to it), sorted by label.
     public func presets(of uri: String) throws(AudioError) -> [LV2Preset] {
         let plugin = try lilvPlugin(uri)

@@ -5,13 +5,14 @@ struct LV2BenchCommand: ParsableCommand {
         commandName: "lv2",
         abstract: "What Sonora's LV2 host costs on top of the plugins' own run().",
         discussion: """
-            For six installed plugins (mda Delay, swh gverb, zam ZamCompX2, dragonfly plate,
-            lsp compressor_stereo, x42-eq), renders 60 s of stereo at 48 kHz in 512-frame blocks
-            through an LV2Unit, and the same through a bare C loop calling the same plugin's
-            run() on the same buffers (copy in, run, copy out), in one run. Goal: host overhead
-            under 3 % (lower is better). lilv's lv2apply on the same audio (a WAV file, one frame
-            per run(), file I/O included) is a second anchor, for the plugins it can host (those
-            that need no feature).
+            For six installed plugins (mda Delay, swh gverb, zam ZamCompX2, dragonfly
+            plate, lsp compressor_stereo, x42-eq), renders 60 s of stereo at 48 kHz in
+            512-frame blocks through an LV2Unit, and the same through a bare C loop
+            calling the same plugin's run() on the same buffers (copy in, run, copy
+            out), in one run. Goal: host overhead under 3 % (lower is better). lilv's
+            lv2apply on the same audio (a WAV file, one frame per run(), file I/O
+            included) is a second anchor, for the plugins it can host (those that need
+            no feature).
 
             Examples:
               sonora bench lv2

@@ -12,17 +12,17 @@ struct PluginApplyCommand: ParsableCommand {
         commandName: "apply",
         abstract: "Apply an LV2 plugin to an audio file (lv2apply's interface, with Sonora's host).",
         discussion: """
-            Controls are set with -c SYMBOL VALUE (or -c SYMBOL=VALUE) before the run; a preset
-            (--preset URI) is applied first, then the -c values. A mono input feeds every audio
-            input, as lv2apply does; otherwise the file's channels feed the input buses in order
-            (main bus, then sidechain). The output has every output bus's channels in order,
-            as 32-bit float. At the end the control outputs and the latency are printed
-            (--json for scripts). Plugin work (worker:schedule) runs inline, so a render is
-            deterministic.
+            Controls are set with -c SYMBOL VALUE (or -c SYMBOL=VALUE) before the run; a
+            preset (--preset URI) is applied first, then the -c values. A mono input
+            feeds every audio input, as lv2apply does; otherwise the file's channels
+            feed the input buses in order (main bus, then sidechain). The output has
+            every output bus's channels in order, as 32-bit float. At the end the
+            control outputs and the latency are printed (--json for scripts). Plugin
+            work (worker:schedule) runs inline, so a render is deterministic.
 
             Examples:
               sonora plugins apply http://lv2plug.in/plugins/eg-amp -c gain -6 in.wav out.wav
-              sonora plugins apply http://drobilla.net/plugins/mda/Delay -c l_delay=0.3 --block-size 64 in.wav out.wav
+              sonora plugins apply URI -c SYMBOL=0.3 --block-size 64 in.wav out.wav
               sonora plugins apply URI --preset PRESET_URI --json in.wav out.wav
             """
     )

@@ -9,13 +9,14 @@ struct PluginSavePresetCommand: ParsableCommand {
         commandName: "save-preset",
         abstract: "Save an LV2 plugin's state (port values and state-interface properties) as a Turtle preset bundle.",
         discussion: """
-            The plugin is instantiated, the --preset (if any) and the -c SYMBOL=VALUE controls are
-            applied, and its state is written with lilv into BUNDLE_DIR (manifest.ttl and
-            LABEL.ttl). Put the bundle's parent on LV2_PATH to see it among the plugin's presets.
+            The plugin is instantiated, the --preset (if any) and the -c SYMBOL=VALUE
+            controls are applied, and its state is written with lilv into BUNDLE_DIR
+            (manifest.ttl and LABEL.ttl). Put the bundle's parent on LV2_PATH to see it
+            among the plugin's presets.
 
             Examples:
-              sonora plugins save-preset http://lv2plug.in/plugins/eg-amp -c gain=-6 --label Quiet ~/.lv2/quiet.lv2
-              LV2_PATH=~/.lv2:/usr/lib/lv2 sonora plugins info http://lv2plug.in/plugins/eg-amp
+              sonora plugins save-preset URI ~/.lv2/quiet.lv2 -c gain=-6 --label Quiet
+              LV2_PATH=~/.lv2:/usr/lib/lv2 sonora plugins info URI
             """
     )
 

@@ -8,9 +8,10 @@ struct PluginsCommand: ParsableCommand {
         commandName: "plugins",
         abstract: "List the installed LV2 plugins (honours LV2_PATH), describe one, or apply one to a file.",
         discussion: """
-            Without a subcommand, lists every plugin whose URI, name, class or author contains
-            FILTER: URI, name, class, port counts (audio in/out, control in/out, atom, CV),
-            required features and whether Sonora provides them, latency port, presets.
+            Without a subcommand, lists every plugin whose URI, name, class or author
+            contains FILTER: URI, name, class, port counts (audio in/out, control
+            in/out, atom, CV), required features and whether Sonora provides them,
+            latency port, presets.
 
             Examples:
               sonora plugins                       # every plugin
@@ -83,7 +84,7 @@ struct PluginsListCommand: ParsableCommand {
     func run() throws {
         let world = LV2World.shared
         let plugins = world.plugins(matching: filter)
-        let rows = plugins.map { PluginSummary($0, presets: (try? world.presets(of: $0.uri).count) ?? 0) }
+        let rows = plugins.map { PluginSummary($0, presets: world.presetCount(of: $0.uri)) }
         if json { return try printJSON(rows) }
         if rows.isEmpty {
             throw CLIError("no LV2 plugin matches '\(filter ?? "")' on the LV2 path (LV2_PATH=\(ProcessInfo.processInfo.environment["LV2_PATH"] ?? "unset"))")
