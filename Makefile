@@ -7,10 +7,13 @@ DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev
 # Tools the tests compare against: files written by other encoders (sox), and a second
 # real ALSA path through JACK2's dummy backend (jackd2, libasound2-plugins' jack PCM).
 TEST_PACKAGES := sox jackd2 libasound2-plugins
+# LV2: lilv's lv2apply (the conformance anchor) and the plugin packages the LV2 suites host.
+TEST_PACKAGES += lilv-utils lv2-examples mda-lv2 swh-lv2 x42-plugins lsp-plugins-lv2 calf-plugins zam-plugins fomp \
+	invada-studio-plugins-lv2 dragonfly-reverb-lv2
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
-TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests
+TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests
 
-.PHONY: run test deps release build tsan bench clean
+.PHONY: run test deps release build tsan bench clean plugins
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
@@ -53,6 +56,14 @@ bench: release
 	.build/release/sonora bench graph
 	.build/release/sonora bench files
 	.build/release/sonora bench io
+	@scripts/install-deps.sh $(TEST_PACKAGES)
+	.build/release/sonora bench lv2
+
+# Sonora's own LV2 plugins as installable bundles in .build/lv2 (put it on LV2_PATH).
+plugins: deps
+	$(SWIFT) build -c release --product SonoraGainLV2
+	mkdir -p .build/lv2/sonora-gain.lv2
+	cp Plugins/sonora-gain.lv2/*.ttl .build/release/libSonoraGainLV2.so .build/lv2/sonora-gain.lv2/
 
 clean:
 	rm -rf .build .build-tsan

@@ -11,11 +11,14 @@ let package = Package(
         .library(name: "SonoraHAL", targets: ["SonoraHAL"]),
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
+        .library(name: "SonoraLV2", targets: ["SonoraLV2"]),
         .library(name: "SonoraPipeline", targets: ["SonoraPipeline"]),
         .executable(name: "sonora", targets: ["sonora"]),
         // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
         // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
         .library(name: "asound_module_pcm_sonoraloop", type: .dynamic, targets: ["SonoraLoopPCM"]),
+        // Sonora's own LV2 plugin (bundle: Plugins/sonora-gain.lv2; `make plugins` stages it).
+        .library(name: "SonoraGainLV2", type: .dynamic, targets: ["SonoraGainPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -80,6 +83,27 @@ let package = Package(
             ]
         ),
 
+        // LV2 host support in C: log:log's variadic printf callbacks.
+        .target(name: "CLV2Support", dependencies: ["CLilv"]),
+        // LV2 plugins as audio units: a lilv host with Sonora's features.
+        .target(
+            name: "SonoraLV2",
+            dependencies: [
+                "SonoraCore", "SonoraDSP", "SonoraUnits", "CLilv", "CLV2Support",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // An LV2 plugin written in Swift: the Swift runtime linked in statically, so any host can load and unload it.
+        .target(name: "CLV2Core", path: "Plugins/CLV2Core"),
+        .target(
+            name: "SonoraGainPlugin", dependencies: ["CLV2Core"], path: "Plugins/SonoraGain",
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
+
+        // The anchor of `sonora bench lv2`: a bare C loop around a plugin's run().
+        .target(name: "CLV2BenchAnchor"),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
@@ -88,9 +112,11 @@ let package = Package(
                 "SonoraFile",
                 "SonoraUnits",
                 "SonoraHAL",
+                "SonoraLV2",
                 "SonoraPipeline",
                 "CJack",
                 "CFileBenchAnchor",
+                "CLV2BenchAnchor",
                 "CSonoraSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -104,6 +130,7 @@ let package = Package(
         .testTarget(name: "SonoraPipelineTests", dependencies: ["SonoraPipeline", "SonoraUnits", "SonoraFile"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
+        .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

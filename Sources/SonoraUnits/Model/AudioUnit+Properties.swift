@@ -357,6 +357,7 @@ extension AudioUnit {
                 .invalidPropertyValue,
                 "state is for \(state.type)/\(state.subType)/\(state.manufacturer), not \(componentDescription)")
         }
+        try restoreExtraState(state.extra)
         for value in state.parameters {
             guard let scope = AudioUnitScope(rawValue: value.scope) else {
                 throw AudioError(.invalidScope, "state names scope \(value.scope)")

@@ -215,7 +215,7 @@ extension AudioUnit {
                 output: output.frames(from: position, count: end - position), core: core,
                 unit: Unmanaged.passUnretained(self))
             core.pointee.nextScratch = 0
-            if core.pointee.bypass && core.pointee.inputCount > 0 {
+            if core.pointee.bypass && core.pointee.inputCount > 0 && !handlesBypass {
                 let input = context.input(0)
                 if input.channelCount == context.output.channelCount {
                     context.output.copy(from: input)

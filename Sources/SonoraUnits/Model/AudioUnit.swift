@@ -185,6 +185,16 @@ open class AudioUnit: @unchecked Sendable {
     /// Seconds of output after input stops (TailTime property).
     open var tailTime: Double { 0 }
 
+    /// True for units that implement BypassEffect in `process` themselves (reading
+    /// `RenderContext.isBypassed`), e.g. with a crossfade; the base then does not copy input to output.
+    open var handlesBypass: Bool { false }
+
+    /// Tells property listeners that a property changed (for values a subclass computes, such as a
+    /// plugin-reported latency). Control thread only.
+    public func propertyDidChange(_ id: AudioUnitPropertyID, scope: AudioUnitScope = .global, element: AudioUnitElement = 0) {
+        notifyListeners(id, scope, element)
+    }
+
     /// Whether BypassEffect is meaningful for this unit.
     open var supportsBypass: Bool { inputs.count >= 1 && outputs.count >= 1 }
 
@@ -207,6 +217,9 @@ open class AudioUnit: @unchecked Sendable {
 
     /// Unit-specific state beyond parameters, saved in ClassInfo.
     open var extraState: [String: String] { [:] }
+
+    /// Restores what `extraState` saved; called by `restore(_:)` before the parameter values are set.
+    open func restoreExtraState(_ extra: [String: String]) throws(AudioError) {}
 
     /// Properties beyond the base set (an I/O unit's EnableIO, a plugin's own): the size
     /// and writability of `id` at the address if this unit handles it itself, else nil.

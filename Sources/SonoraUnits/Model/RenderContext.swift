@@ -81,6 +81,9 @@ public struct RenderContext {
         core.pointee.published[slot].store(value.bitPattern, ordering: .relaxed)
     }
 
+    /// Whether BypassEffect is on (for units whose `handlesBypass` is true).
+    public var isBypassed: Bool { core.pointee.bypass }
+
     /// True if the parameter is moving along a ramp at the slice start.
     public func isRamping(_ slot: Int) -> Bool { core.pointee.ramps[slot].isRamping }
 }

@@ -1,0 +1,208 @@
+import CLV2Support
+import CLilv
+import SonoraCore
+import SonoraUnits
+
+extension LV2Unit {
+    /// Builds the realtime state and connects every port that does not follow the
+    /// caller's buffers (controls, atoms, CV/audio left unmapped) once.
+    func buildRunState() throws(AudioError) {
+        freeRunState()
+        let portCount = plugin.ports.count
+        let maximumFrames = maximumFramesPerSlice
+        func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+            let memory = UnsafeMutableRawPointer.allocate(
+                byteCount: max(1, count) * MemoryLayout<T>.stride, alignment: max(16, MemoryLayout<T>.alignment))
+            runMemory.append(memory)
+            return memory.bindMemory(to: T.self, capacity: max(1, count))
+        }
+        let values = instance.values
+        let connected = allocate(UnsafeMutableRawPointer?.self, portCount)
+        connected.initialize(repeating: nil, count: max(1, portCount))
+
+        let inputChannels = layout.channels(.input)
+        let inputs = allocate(LV2RunState.Channel.self, inputChannels.count)
+        for (index, entry) in inputChannels.enumerated() {
+            inputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
+        }
+        let outputChannels = layout.channels(.output)
+        let outputs = allocate(LV2RunState.Channel.self, outputChannels.count)
+        for (index, entry) in outputChannels.enumerated() {
+            outputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
+        }
+        var ownOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+        if layout.outputs.count > 1 {
+            let list = allocate(UnsafeMutablePointer<Float>.self, outputChannels.count)
+            for index in 0..<outputChannels.count {
+                list[index] = allocate(Float.self, maximumFrames)
+                list[index].initialize(repeating: 0, count: maximumFrames)
+            }
+            ownOutputs = list
+        }
+
+        let controlPorts = plugin.ports.filter { $0.kind == .control }
+        let controlInputs = allocate(LV2RunState.Control.self, controlPorts.count)
+        let controlOutputs = allocate(LV2RunState.Control.self, controlPorts.count)
+        var inputCount = 0
+        var outputCount = 0
+        for port in controlPorts {
+            let slot = try parameterSlot(ParameterAddress(AudioUnitParameterID(port.index)))
+            if port.direction == .input {
+                values[port.index] = try parameter(AudioUnitParameterID(port.index))
+                controlInputs[inputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
+                inputCount += 1
+            } else {
+                controlOutputs[outputCount] = .init(port: UInt32(port.index), slot: Int32(slot))
+                outputCount += 1
+            }
+        }
+
+        let atomPorts = plugin.ports.filter { $0.kind == .atom }
+        let atoms = allocate(LV2RunState.AtomPort.self, atomPorts.count)
+        var midiAssigned = false
+        let patchPortIndex = patchInputPort?.index
+        for (index, port) in atomPorts.enumerated() {
+            guard let (buffer, capacity) = instance.atomBuffers[port.index] else {
+                throw AudioError(.failedInitialization, "\(name): atom port \(port.symbol) has no buffer")
+            }
+            let takesMIDI = port.direction == .input && port.takesMIDI && !midiAssigned
+            if takesMIDI { midiAssigned = true }
+            atoms[index] = .init(
+                port: UInt32(port.index), buffer: buffer, capacity: capacity, isInput: port.direction == .input,
+                takesMIDI: takesMIDI)
+        }
+
+        let mainInputChannels = layout.inputs.first.map { $0.ports.count } ?? 0
+        var history: UnsafeMutablePointer<Float>?
+        if plugin.latencyPortIndex != nil && mainInputChannels > 0 {
+            history = allocate(Float.self, LV2Bypass.historyFrames * mainInputChannels)
+            history!.initialize(repeating: 0, count: LV2Bypass.historyFrames * mainInputChannels)
+        }
+        let enabledPort = plugin.ports.first { $0.kind == .control && $0.direction == .input && $0.designation == LV2URI.enabled }
+        let bypass = LV2Bypass(
+            enabledPort: Int32(enabledPort?.index ?? -1), latencyPort: Int32(plugin.latencyPortIndex ?? -1),
+            mix: isBypassed ? 1 : 0, channels: mainInputChannels, history: history, writePosition: 0)
+
+        let urids = world.urids
+        let state = allocate(LV2RunState.self, 1)
+        state.initialize(
+            to: LV2RunState(
+                handle: instance.handle, connectPort: instance.connectPort, run: instance.run,
+                worker: Unmanaged.passUnretained(instance.features.worker),
+                hasWorker: plugin.extensionData.contains(LV2URI.workerInterface)
+                    || plugin.requiredFeatures.contains(LV2URI.workerSchedule)
+                    || plugin.optionalFeatures.contains(LV2URI.workerSchedule),
+                values: values, connected: connected, inputs: inputs, inputCount: inputChannels.count,
+                outputs: outputs, outputCount: outputChannels.count, controlInputs: controlInputs,
+                controlInputCount: inputCount, controlOutputs: controlOutputs, controlOutputCount: outputCount,
+                atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
+                lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
+                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
+                patchPort: Int32(atomPorts.firstIndex { $0.index == patchPortIndex } ?? -1),
+                patches: Unmanaged.passUnretained(patchQueue),
+                atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
+                chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
+        run = state
+    }
+
+    func freeRunState() {
+        run = nil
+        for memory in runMemory { memory.deallocate() }
+        runMemory = []
+    }
+
+    /// One slice: controls from the parameter ramps, audio straight from the input
+    /// buffers, one `run()` for the slice's frames, control outputs published.
+    /// Realtime: no allocation, lock, log or ARC traffic.
+    func renderSlice(_ context: RenderContext) -> AudioError.Code {
+        guard let state = run else { return .uninitialized }
+        let frames = context.frameCount
+        let cycleStart = context.timeStamp.sampleTime - Double(context.frameOffset)
+        let multiBus = state.pointee.outputBusCount > 1
+        if multiBus && state.pointee.lastCycleStart == cycleStart
+            && context.frameOffset + frames <= state.pointee.lastCycleEnd
+        {
+            copyOwnOutputs(state, context)
+            return .noError
+        }
+
+        for index in 0..<state.pointee.controlInputCount {
+            let control = state.pointee.controlInputs[index]
+            state.pointee.values[Int(control.port)] = context.parameter(Int(control.slot))
+        }
+        let bypassed = context.isBypassed
+        let enabledPort = Int(state.pointee.bypass.enabledPort)
+        if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
+        for index in 0..<state.pointee.inputCount {
+            let channel = state.pointee.inputs[index]
+            let samples = context.input(Int(channel.element)).samples(Int(channel.channel))
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+        }
+        for index in 0..<state.pointee.outputCount {
+            let channel = state.pointee.outputs[index]
+            let samples: UnsafeMutablePointer<Float>
+            if let own = state.pointee.ownOutputs {
+                samples = own[index] + context.frameOffset
+            } else {
+                samples = context.output.samples(Int(channel.channel))
+            }
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+        }
+        if state.pointee.atomCount > 0 { prepareAtoms(state, context) }
+        if state.pointee.outputCount == 0 { context.output.clear() }
+
+        // The plugin may change the thread's FP mode (FTZ, rounding); the graph's thread keeps its own.
+        let floatingPointState = sonora_fp_state_save()
+        state.pointee.run(state.pointee.handle, UInt32(frames))
+        if sonora_fp_state_save() != floatingPointState { sonora_fp_state_restore(floatingPointState) }
+
+        if state.pointee.hasWorker { state.pointee.worker._withUnsafeGuaranteedRef { $0.afterRun() } }
+        for index in 0..<state.pointee.controlOutputCount {
+            let control = state.pointee.controlOutputs[index]
+            context.publish(state.pointee.values[Int(control.port)], slot: Int(control.slot))
+        }
+        if state.pointee.atomCount > 0 { readAtomOutputs(state, context) }
+        // Host bypass: only when it is on, fading, or keeping dry history for a latency port.
+        if enabledPort < 0 && context.bus == 0
+            && (bypassed || state.pointee.bypass.mix > 0 || state.pointee.bypass.history != nil)
+            && context.inputCount > 0
+        {
+            let input = context.input(0)
+            state.pointee.bypass.record(input)
+            if bypassed || state.pointee.bypass.mix > 0 {
+                let latencyPort = Int(state.pointee.bypass.latencyPort)
+                let latency = latencyPort >= 0 ? Int(state.pointee.values[latencyPort]) : 0
+                if multiBus { copyOwnOutputs(state, context) }
+                state.pointee.bypass.apply(bypassed: bypassed, output: context.output, input: input, latency: latency)
+                if multiBus {
+                    state.pointee.lastCycleStart = cycleStart
+                    state.pointee.lastCycleEnd = context.frameOffset + frames
+                }
+                return .noError
+            }
+        }
+        if multiBus {
+            state.pointee.lastCycleStart = cycleStart
+            state.pointee.lastCycleEnd = context.frameOffset + frames
+            copyOwnOutputs(state, context)
+        }
+        return .noError
+    }
+
+    @inline(__always)
+    func connect(_ state: UnsafeMutablePointer<LV2RunState>, port: UInt32, to pointer: UnsafeMutableRawPointer) {
+        if state.pointee.connected[Int(port)] != pointer {
+            state.pointee.connected[Int(port)] = pointer
+            state.pointee.connectPort(state.pointee.handle, port, pointer)
+        }
+    }
+
+    func copyOwnOutputs(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        guard let own = state.pointee.ownOutputs else { return }
+        for index in 0..<state.pointee.outputCount {
+            let channel = state.pointee.outputs[index]
+            guard Int(channel.element) == context.bus else { continue }
+            context.output.samples(Int(channel.channel)).update(from: own[index] + context.frameOffset, count: context.frameCount)
+        }
+    }
+}

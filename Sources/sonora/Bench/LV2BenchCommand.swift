@@ -1,0 +1,50 @@
+import ArgumentParser
+
+struct LV2BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lv2",
+        abstract: "What Sonora's LV2 host costs on top of the plugins' own run().",
+        discussion: """
+            For six installed plugins (mda Delay, swh gverb, zam ZamCompX2, dragonfly
+            plate, lsp compressor_stereo, x42-eq), renders 60 s of stereo at 48 kHz in
+            512-frame blocks through an LV2Unit, and the same through a bare C loop
+            calling the same plugin's run() on the same buffers (copy in, run, copy
+            out), in one run. Goal: host overhead under 3 % (lower is better). lilv's
+            lv2apply on the same audio (a WAV file, one frame per run(), file I/O
+            included) is a second anchor, for the plugins it can host (those that need
+            no feature).
+
+            Examples:
+              sonora bench lv2
+              sonora bench lv2 --json --seconds 10 --trials 3
+              sonora bench lv2 --plugin http://lv2plug.in/plugins/eg-amp --no-lv2apply
+            """
+    )
+
+    @Flag(help: "Print the rows as a JSON array.")
+    var json = false
+
+    @Option(help: "Seconds of audio per render.")
+    var seconds = 60
+
+    @Option(help: "Trials; the median ratio is reported.")
+    var trials = 5
+
+    @Flag(help: "Skip the lv2apply anchor (it runs one frame per run() and takes longest).")
+    var noLv2apply = false
+
+    @Option(name: .customLong("plugin"), help: "Benchmark this plugin URI instead of the six (repeatable).")
+    var plugins: [String] = []
+
+    func validate() throws {
+        guard (1...600).contains(seconds) else { throw ValidationError("--seconds must be in 1…600") }
+        guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
+    }
+
+    func run() throws {
+        var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply)
+        if !plugins.isEmpty { benchmark.plugins = plugins.map { (name: $0, uri: $0) } }
+        let (rows, notes) = try benchmark.run()
+        BenchmarkReport.print(rows, json: json, notes: notes)
+    }
+}
