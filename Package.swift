@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "SonoraPipeline",
             dependencies: [
-                "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits",
+                "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraLV2",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -65,6 +65,9 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
 
     public static let manufacturer: FourCharCode = "LV2 "
 
+    /// An unconnected bus (a sidechain nobody feeds) is silence, as in Ardour or jalv.
+    public override var requiresConnectedInputs: Bool { false }
+
     /// Makes the plugin `uri` of `world` an audio unit.
     public init(uri: String, world: LV2World = .shared, options: Options = Options()) throws(AudioError) {
         let description = try world.plugin(uri)

@@ -187,7 +187,7 @@ struct DocumentationExampleTests {
     @Test("the reference shows an example for every node kind")
     func coversEveryKind() {
         let all = Self.examples.joined()
-        for kind in ["player", "GraphicEQ", "recorder", "ToneGenerator", "ParametricEQ", "Gain", "Meter", "MultiChannelMixer", "Splitter", "SampleDelay", "Converter"] {
+        for kind in ["player", "GraphicEQ", "recorder", "ToneGenerator", "ParametricEQ", "Gain", "Meter", "MultiChannelMixer", "Splitter", "SampleDelay", "Converter", "lv2"] {
             #expect(all.contains("kind: \(kind)"), "no example of \(kind)")
         }
     }
@@ -197,5 +197,45 @@ struct DocumentationExampleTests {
         let file = URL(fileURLWithPath: configsFolder).deletingLastPathComponent().appendingPathComponent("docs/example\(index).yaml").path
         let configuration = try ConfigurationParser.parse(Self.examples[index], file: file)
         #expect(PipelineBuilder.check(configuration).map(\.description) == [])
+    }
+}
+
+@Suite("LV2 nodes in configs")
+struct LV2NodeTests {
+    @Test("a plugin by URI, its parameters by symbol, its preset by name")
+    func plugin() throws {
+        let text = """
+            nodes:
+              - {id: comp, kind: lv2, uri: "urn:zamaudio:ZamCompX2", preset: PoppySnare, parameters: {mak: 6 dB, thr: -20 dB}}
+            connections:
+              - {from: comp, to: output}
+            """
+        let configuration = try ConfigurationParser.parse(text, file: configsFolder + "/lv2.yaml")
+        let pipeline = try PipelineBuilder.build(configuration, target: .offline)
+        defer { pipeline.graph.uninitialize() }
+        let unit = try #require(pipeline.node("comp")).unit
+        #expect(try unit.parameter(10) == 6)   // mak, port 10
+        #expect(try unit.parameter(9) == -20)  // thr, port 9
+        #expect(unit.presentPreset?.name == "PoppySnare")
+    }
+
+    @Test("unknown URIs, a missing uri and a channel mismatch are reported")
+    func problemsReported() {
+        let text = """
+            engine: {channels: 2}
+            nodes:
+              - {id: a, kind: lv2, uri: "urn:nope:nothing"}
+              - {id: b, kind: lv2}
+              - {id: c, kind: lv2, uri: "http://lv2plug.in/plugins/eg-amp"}
+            connections:
+              - {from: a, to: b}
+              - {from: b, to: c}
+              - {from: c, to: output}
+            """
+        let found = problems(text)
+        #expect(found.contains { $0.hasPrefix("3:29: node 'a': ") && $0.contains("urn:nope:nothing") })
+        #expect(found.contains("4:5: node 'b' (lv2) needs `uri` (`sonora plugins` lists them)"))
+        #expect(found.contains { $0.hasPrefix("5:29: node 'c': ") && $0.contains("has 1 channel on input 0") && $0.contains("the engine runs 2") })
+        #expect(found.count == 3)  // no follow-on "no node" errors for the nodes that failed
     }
 }

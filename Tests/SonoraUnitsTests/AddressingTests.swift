@@ -142,7 +142,7 @@ struct AddressingTests {
         #expect(try registry.instantiate(named: "aumx/mcmx/appl") is MultiChannelMixerUnit)
         let missing = #expect(throws: AudioError.self) { try registry.instantiate(named: "Reverb") }
         #expect(missing?.code == .componentUnsupportedType)
-        #expect(missing?.message.contains("available: GenericOutput") == true)
+        #expect(missing?.message.contains("available: RemoteIO, FilePlayer, FileRecorder, GenericOutput") == true)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import SonoraCore
 import SonoraFile
 import SonoraHAL
+import SonoraLV2
 import SonoraUnits
 
 /// Turns a parsed config into a graph of units, checking everything that needs the units
@@ -17,14 +18,14 @@ public enum PipelineBuilder {
 
     /// Kind-specific options (besides id, kind, parameters, preset, bypass, comment).
     static let kindOptions: [String: [String]] = [
-        "FilePlayer": ["file", "loop"], "FileRecorder": ["file"], "MultiChannelMixer": ["inputs"],
+        "FilePlayer": ["file", "loop"], "FileRecorder": ["file"], "MultiChannelMixer": ["inputs"], "lv2": ["uri"],
     ]
 
     /// Components a node may be (not output units, not the capture source).
     public static var nodeKinds: [String] {
         AudioComponentRegistry.shared.components
             .filter { $0.description.type != .outputUnit }
-            .map(\.name) + aliases.keys.sorted()
+            .map(\.name) + aliases.keys.sorted() + ["lv2"]
     }
 
     public enum Target {
@@ -155,7 +156,44 @@ struct BuildContext {
             input: inputUnit, parameters: parameters)
     }
 
+    /// An LV2 plugin by URI, its buses at the engine's channel count.
+    mutating func makePlugin(_ spec: NodeSpec) -> AudioUnit? {
+        guard let uri = spec.options["uri"] else {
+            error(spec.location, "node '\(spec.id)' (lv2) needs `uri` (`sonora plugins` lists them)")
+            return nil
+        }
+        let mode: LV2Worker.Mode
+        switch target {
+        case .live: mode = .thread
+        case .offline, .check: mode = .inline  // deterministic renders
+        }
+        let options = LV2Unit.Options(
+            sampleRate: format.sampleRate, maximumFrames: max(4096, configuration.engine.periodFrames), workerMode: mode)
+        let plugin: LV2Unit
+        do {
+            plugin = try LV2Unit(uri: uri.value, options: options)
+        } catch {
+            self.error(uri.location, "node '\(spec.id)': \(error.message)")
+            return nil
+        }
+        let channels = configuration.engine.channels
+        // The main buses must run at the engine's channel count; others (sidechains, CV)
+        // keep the plugin's and are silent unless connected from a node of that width.
+        for (scope, buses) in [("input", plugin.layout.inputs), ("output", plugin.layout.outputs)] {
+            for (element, bus) in buses.prefix(1).enumerated() where bus.ports.count != channels {
+                error(uri.location, "node '\(spec.id)': \(plugin.plugin.name) has \(bus.ports.count) channel\(bus.ports.count == 1 ? "" : "s") on \(scope) \(element) (\(bus.name)); the engine runs \(channels) — use a \(channels)-channel plugin or set engine.channels")
+                return nil
+            }
+        }
+        return plugin
+    }
+
     mutating func addNode(_ spec: NodeSpec) {
+        if spec.kind.lowercased() == "lv2" {
+            guard let unit = makePlugin(spec) else { return }
+            addConfigured(unit, kind: "lv2", spec)
+            return
+        }
         let kindName = PipelineBuilder.aliases[spec.kind.lowercased()] ?? spec.kind
         guard let component = AudioComponentRegistry.shared.components.first(where: {
             $0.name.lowercased() == kindName.lowercased() && $0.description.type != .outputUnit
@@ -168,7 +206,11 @@ struct BuildContext {
             self.error(spec.kindLocation, "node '\(spec.id)': \(error.message)")
             return
         }
-        let kind = component.name
+        addConfigured(unit, kind: component.name, spec)
+    }
+
+    /// Options, formats, files, bypass, preset and parameters of a node's unit; adds it.
+    mutating func addConfigured(_ unit: AudioUnit, kind: String, _ spec: NodeSpec) {
         // Options.
         let allowed = (PipelineBuilder.kindOptions[kind] ?? []) + ["bypass"]
         for (key, option) in spec.options.sorted(by: { $0.key < $1.key }) where !allowed.contains(key) {
@@ -181,8 +223,8 @@ struct BuildContext {
                 error(inputs.location, "node '\(spec.id)': inputs must be a whole number in 1…64, not '\(inputs.value)'")
             }
         }
-        // Formats: the engine's on every element.
-        for scope in [AudioUnitScope.input, .output] {
+        // Formats: the engine's on every element (an LV2 plugin keeps its buses' own).
+        for scope in kind == "lv2" ? [] : [AudioUnitScope.input, .output] {
             for element in 0..<unit.elementCount(scope) {
                 do { try unit.setStreamFormat(format, scope: scope, element: element) } catch {
                     self.error(spec.location, "node '\(spec.id)' (\(kind)) does not take \(format) on \(scope) \(element): \(error.message)")
@@ -309,6 +351,8 @@ struct BuildContext {
     mutating func connect(headNode: AudioGraph.Node, inputNode: AudioGraph.Node?) {
         let byID = Dictionary(nodes.map { ($0.id, $0.node) }, uniquingKeysWith: { first, _ in first })
         let ids = nodes.map(\.id) + ["input", "output"]
+        // Nodes the config names but that could not be built were reported already.
+        let failed = Set(configuration.nodes.map(\.id)).subtracting(nodes.map(\.id))
         var outputFed = false
         var taken: [String: SourceLocation] = [:]
         for connection in configuration.connections {
@@ -320,7 +364,7 @@ struct BuildContext {
                 source = inputNode
             } else if let node = byID[connection.from] {
                 source = node
-            } else {
+            } else if !failed.contains(connection.from) {
                 error(connection.fromLocation, "no node '\(connection.from)'\(suggestion(for: connection.from, in: ids))")
             }
             if connection.to == "input" {
@@ -330,7 +374,7 @@ struct BuildContext {
                 outputFed = true
             } else if let node = byID[connection.to] {
                 destination = node
-            } else {
+            } else if !failed.contains(connection.to) {
                 error(connection.toLocation, "no node '\(connection.to)'\(suggestion(for: connection.to, in: ids))")
             }
             guard let source, let destination else { continue }
