@@ -7,9 +7,10 @@ struct IOBenchCommand: ParsableCommand {
         abstract: "The I/O thread at small periods: xruns, wake-up jitter and load, beside JACK2.",
         discussion: """
             For each period (48 kHz, 2 periods), runs a duplex stream on Sonora's loopback
-            ALSA plugin with the other core kept busy, then JACK2's dummy server at the
-            same period and load (SCHED_FIFO at the same priority, in a private /dev/shm),
-            counting the xruns it logs. Goals: no more xruns than JACK at every period,
+            ALSA plugin with the other core kept busy, and JACK2's dummy server at the same
+            period and load (SCHED_FIFO at the same priority, in a private /dev/shm),
+            counting the xruns it logs — alternating in slices of at most 10 s, so both
+            see the same background. Goals: no more xruns than JACK at every period,
             none at 256 frames (anchor_value is the goal; lower is better). Needs root for
             SCHED_FIFO and for JACK's private mount; without jackd the JACK column is
             missing and the goal is zero.

@@ -32,10 +32,35 @@ struct IOBenchmark {
         load.start()
         defer { load.stop() }
         for period in periods {
-            progress("period \(period): Sonora on sonoraloop for \(seconds) s …")
-            var measurement = try measureSonora(period: period)
-            progress("period \(period): JACK2 dummy for \(seconds) s …")
-            measurement.jackXruns = measureJack(period: period)
+            // Sonora and JACK alternate in slices of at most 10 s, so both see the same
+            // background (this VM's load moves over minutes).
+            let rounds = max(1, Int((seconds / 10).rounded(.up)))
+            let slice = seconds / Double(rounds)
+            var total = Measurement(period: period, xruns: 0, jitterMean: 0, jitterP99: 0, jitterMax: 0, loadMean: 0, loadMax: 0, jackXruns: 0, cycles: 0)
+            var lateness: [Double] = []
+            var loadSum = 0.0
+            for round in 0..<rounds {
+                progress("period \(period): round \(round + 1)/\(rounds): Sonora on sonoraloop, then JACK2 dummy, \(Int(slice)) s each …")
+                let (part, late) = try measureSonora(period: period, seconds: slice)
+                total.xruns += part.xruns
+                total.cycles += part.cycles
+                total.loadMax = max(total.loadMax, part.loadMax)
+                loadSum += part.loadMean
+                lateness += late
+                if let jack = measureJack(period: period, seconds: slice), let sum = total.jackXruns {
+                    total.jackXruns = sum + jack
+                } else {
+                    total.jackXruns = nil
+                }
+            }
+            total.loadMean = loadSum / Double(rounds)
+            lateness.sort()
+            if !lateness.isEmpty {
+                total.jitterMean = lateness.reduce(0, +) / Double(lateness.count)
+                total.jitterP99 = lateness[min(lateness.count - 1, Int(Double(lateness.count) * 0.99))]
+                total.jitterMax = lateness.last ?? 0
+            }
+            let measurement = total
             measurements.append(measurement)
             let ms = Double(period) / 48
             rows.append(BenchmarkRow(
@@ -54,7 +79,7 @@ struct IOBenchmark {
         return (rows, notes, measurements)
     }
 
-    private func measureSonora(period: Int) throws -> Measurement {
+    private func measureSonora(period: Int, seconds: Double) throws -> (Measurement, [Double]) {
         let device = try ALSADevice(
             capture: "sonoraloop:bench-io", playback: "sonoraloop:bench-io",
             configuration: AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: true))
@@ -64,15 +89,15 @@ struct IOBenchmark {
         while recorder.count.load(ordering: .acquiring) < cycles { usleep(20_000) }
         device.stop()
         let statistics = device.statistics
-        let jitter = recorder.jitter(periodSeconds: Double(period) / 48000, bufferPeriods: bufferPeriods)
-        return Measurement(
-            period: period, xruns: statistics.xruns, jitterMean: jitter.mean, jitterP99: jitter.p99, jitterMax: jitter.max,
-            loadMean: statistics.loadMean, loadMax: statistics.loadMax, jackXruns: nil, cycles: statistics.cycles)
+        let lateness = recorder.lateness(periodSeconds: Double(period) / 48000, bufferPeriods: bufferPeriods)
+        return (Measurement(
+            period: period, xruns: statistics.xruns, jitterMean: 0, jitterP99: 0, jitterMax: 0,
+            loadMean: statistics.loadMean, loadMax: statistics.loadMax, jackXruns: nil, cycles: statistics.cycles), lateness)
     }
 
     /// Runs jackd (SCHED_FIFO at the same priority) on the dummy backend for the same time
     /// and counts the xruns it logs; nil when JACK cannot run here.
-    private func measureJack(period: Int) -> Int? {
+    private func measureJack(period: Int, seconds: Double) -> Int? {
         guard let script = Self.jackScript else { return nil }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-bench-jack-\(getpid()).log").path
         let process = Process()
@@ -125,9 +150,9 @@ final class WakeRecorder: IOCycleTarget, @unchecked Sendable {
     /// Lateness of each wake-up against the device clock: a straight line fitted through
     /// the wake-ups of each run between xruns (a restart starts a new line), measured from
     /// the earliest wake-up of that run, in nanoseconds.
-    func jitter(periodSeconds: Double, bufferPeriods: Int) -> (mean: Double, p99: Double, max: Double) {
+    func lateness(periodSeconds: Double, bufferPeriods: Int) -> [Double] {
         let n = min(count.load(ordering: .acquiring), times.count)
-        guard n > 10 else { return (0, 0, 0) }
+        guard n > 10 else { return [] }
         // Split where two wake-ups are more than a buffer apart (an xrun and its restart).
         let gap = periodSeconds * 1e9 * Double(bufferPeriods + 1)
         var segments: [Range<Int>] = []
@@ -153,10 +178,7 @@ final class WakeRecorder: IOCycleTarget, @unchecked Sendable {
             let earliest = residuals.min() ?? 0
             lateness += residuals.map { $0 - earliest }
         }
-        guard !lateness.isEmpty else { return (0, 0, 0) }
-        lateness.sort()
-        let count = lateness.count
-        return (lateness.reduce(0, +) / Double(count), lateness[min(count - 1, Int(Double(count) * 0.99))], lateness.last ?? 0)
+        return lateness
     }
 }
 
