@@ -26,6 +26,14 @@ public final class AudioFile {
     /// Set instead of `handle` for IMA4 in CAF, which Sonora reads and writes itself.
     private var ima4: IMA4CAFFile?
 
+    /// AIFF/AIFC/CAF markers and loops, which Sonora keeps itself (AudioFile+Markers):
+    /// read when the file is opened, or set for a new file and appended when it is closed.
+    var containerMarkers: [AudioFileMarker] = []
+    var containerLoops: [AudioFileLoop] = []
+    var containerMarkersSet = false
+    /// Whether the file is being created (markers can still be added).
+    var isBeingCreated: Bool { temporaryPath != nil }
+
     private init(path: String, ima4: IMA4CAFFile, temporaryPath: String?) {
         self.path = path
         self.ima4 = ima4
@@ -58,7 +66,9 @@ public final class AudioFile {
     public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
         try checkReadable(path)
         if let ima4 = try IMA4CAFFile.open(path) {
-            return AudioFile(path: path, ima4: ima4, temporaryPath: nil)
+            let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
+            try file.readContainerMarkers()
+            return file
         }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
@@ -72,7 +82,9 @@ public final class AudioFile {
                 info.format |= littleEndian ? Int32(SF_ENDIAN_LITTLE) : Int32(SF_ENDIAN_BIG)
             }
         }
-        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+        let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+        try file.readContainerMarkers()
+        return file
     }
 
     /// The byte order of a CAF file's linear PCM, from the format flags of its `desc` chunk.
@@ -262,6 +274,10 @@ public final class AudioFile {
         guard status == 0, !failed else {
             unlink(temporaryPath)
             throw AudioError(.unspecified, "\(path): not written (an earlier write failed)")
+        }
+        do { try appendContainerMarkers(to: temporaryPath) } catch {
+            unlink(temporaryPath)
+            throw error
         }
         guard rename(temporaryPath, path) == 0 else {
             unlink(temporaryPath)
