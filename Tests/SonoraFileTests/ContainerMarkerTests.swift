@@ -75,6 +75,7 @@ struct ContainerMarkerTests {
         ("aifc", .aifc, .linearPCM(sampleRate: 48000, channels: 2, sample: .float32, bigEndian: true), 1000),
         ("caf", .caf, .linearPCM(sampleRate: 44100, channels: 2, sample: .int16), 1000),
         ("ima4.caf", .caf, .appleIMA4(sampleRate: 44100, channels: 1), 1000),
+        ("ima4.aifc", .aifc, .appleIMA4(sampleRate: 44100, channels: 1), 1024),
     ])
     func markersAndLoopsSurviveAWriteAndRead(case: (name: String, type: AudioFileType, format: StreamFormat, frames: Int)) throws {
         #expect(`case`.format.validationProblems.isEmpty)

@@ -23,8 +23,8 @@ public final class AudioFile {
     private var failed = false
     private var scratch: [Float] = []
 
-    /// Set instead of `handle` for IMA4 in CAF, which Sonora reads and writes itself.
-    private var ima4: IMA4CAFFile?
+    /// Set instead of `handle` for IMA4 in CAF and AIFC, which Sonora reads and writes itself.
+    private var ima4: IMA4File?
 
     /// AIFF/AIFC/CAF markers and loops, which Sonora keeps itself (AudioFile+Markers):
     /// read when the file is opened, or set for a new file and appended when it is closed.
@@ -34,12 +34,12 @@ public final class AudioFile {
     /// Whether the file is being created (markers can still be added).
     var isBeingCreated: Bool { temporaryPath != nil }
 
-    private init(path: String, ima4: IMA4CAFFile, temporaryPath: String?) {
+    private init(path: String, ima4: IMA4File, temporaryPath: String?) {
         self.path = path
         self.ima4 = ima4
         self.temporaryPath = temporaryPath
         dataFormat = ima4.format
-        fileType = .caf
+        fileType = ima4.container == .aifc ? .aifc : .caf
         frames = ima4.frameCount
     }
 
@@ -65,7 +65,7 @@ public final class AudioFile {
     /// Opens an existing file (AudioFileOpenURL).
     public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
         try checkReadable(path)
-        if let ima4 = try IMA4CAFFile.open(path) {
+        if let ima4 = try IMA4File.open(path) {
             let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
             try file.readContainerMarkers()
             return file
@@ -109,8 +109,9 @@ public final class AudioFile {
         }
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
-        if format.formatID == .appleIMA4 && type == .caf {
-            return AudioFile(path: path, ima4: try IMA4CAFFile.create(temporary, format: format), temporaryPath: temporary)
+        if format.formatID == .appleIMA4 && (type == .caf || type == .aifc) {
+            let ima4 = try IMA4File.create(temporary, format: format, container: type == .caf ? .caf : .aifc)
+            return AudioFile(path: path, ima4: ima4, temporaryPath: temporary)
         }
         guard let word = SndfileFormat.word(for: format, in: type) else {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
