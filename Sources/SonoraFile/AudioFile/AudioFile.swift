@@ -65,6 +65,10 @@ public final class AudioFile {
     /// Opens an existing file (AudioFileOpenURL).
     public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
         try checkReadable(path)
+        // Otherwise libsndfile's refusal would read as a bad file ('dta?').
+        if mode == .readWrite && !FileManager.default.isWritableFile(atPath: path) {
+            throw AudioError(.filePermission, "\(path): not writable")
+        }
         if let ima4 = try IMA4File.open(path) {
             let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
             try file.readContainerMarkers()
