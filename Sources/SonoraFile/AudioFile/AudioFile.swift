@@ -20,6 +20,10 @@ public final class AudioFile {
     /// For the property extensions in this module.
     var sndfileHandle: OpaquePointer? { handle }
     private var temporaryPath: String?
+    /// For integer files being written: the factor Sonora scales samples by itself
+    /// (2^(bits−1)). libsndfile's own float→integer write scales by 2^(bits−1)−1 but
+    /// reads back by 2^(bits−1), so a 16-bit copy through it changed loud samples by a step.
+    private var integerWriteScale: Float?
     private var failed = false
     private var scratch: [Float] = []
 
@@ -127,7 +131,25 @@ public final class AudioFile {
         }
         // No timestamped PEAK chunk: the same audio gives the same bytes.
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
-        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
+        let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
+        if let bits = integerBits(word) {
+            // Unnormalized floats, clipped (not wrapped) by libsndfile, scaled by Sonora.
+            sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_FALSE))
+            sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+            file.integerWriteScale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+        }
+        return file
+    }
+
+    /// The integer width libsndfile converts floats to for `word`, where its write scale is the asymmetric one.
+    private static func integerBits(_ word: Int32) -> Int? {
+        switch word & SndfileFormat.subMask {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): 8
+        case Int32(SF_FORMAT_PCM_16): 16
+        case Int32(SF_FORMAT_PCM_24): 24
+        case Int32(SF_FORMAT_PCM_32): 32
+        default: nil
+        }
     }
 
     private static func checkReadable(_ path: String) throws(AudioError) {
@@ -226,6 +248,9 @@ public final class AudioFile {
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
             Interleaving.interleave(channels: channels, frames: source.frameCount, from: { UnsafePointer(source.samples($0)) }, into: interleaved.baseAddress!)
+            if let scale = integerWriteScale {
+                for index in 0..<source.frameCount * channels { interleaved[index] *= scale }
+            }
         }
         let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
         guard written == source.frameCount else {
