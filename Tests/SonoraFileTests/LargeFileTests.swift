@@ -51,4 +51,28 @@ struct LargeFileTests {
         }
         try reread.close()
     }
+
+    @Test func aWAVRefusesToGrowPast4GiBAndLeavesNothingBehind() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-large-wav-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("big.wav").path
+        let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Self.block)
+        var written = 0
+        var refusal: AudioError?
+        while written < Self.frames {
+            do {
+                try file.writeFrames(from: buffers.list)
+            } catch {
+                refusal = error
+                break
+            }
+            written += Self.block
+        }
+        #expect(refusal?.code == .doesNotAllow64BitDataSize, "\(String(describing: refusal))")
+        #expect(written * 4 <= Int(UInt32.max) && (written + Self.block) * 4 > Int(UInt32.max) - AudioFile.riffHeaderAllowance)
+        #expect(throws: AudioError.self) { try file.close() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "no partial WAV is left")
+    }
 }

@@ -141,6 +141,9 @@ public final class AudioFile {
         return file
     }
 
+    /// Room left in a WAV's 4 GiB for its header chunks (fmt, fact, cue, smpl, LIST …).
+    public static let riffHeaderAllowance = 1 << 16
+
     /// The integer width libsndfile converts floats to for `word`, where its write scale is the asymmetric one.
     private static func integerBits(_ word: Int32) -> Int? {
         switch word & SndfileFormat.subMask {
@@ -245,6 +248,13 @@ public final class AudioFile {
             return
         }
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        // RIFF sizes are 32-bit: past them libsndfile would write a WAV whose header lies.
+        // Core Audio refuses with 'off?'; RF64 is the container for this.
+        if fileType == .wave, dataFormat.bytesPerFrame > 0,
+           (frames + source.frameCount) * Int(dataFormat.bytesPerFrame) > Int(UInt32.max) - Self.riffHeaderAllowance {
+            failed = true
+            throw AudioError(.doesNotAllow64BitDataSize, "\(path): a WAV file holds at most 4 GiB of audio; create an RF64 file")
+        }
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
             Interleaving.interleave(channels: channels, frames: source.frameCount, from: { UnsafePointer(source.samples($0)) }, into: interleaved.baseAddress!)
