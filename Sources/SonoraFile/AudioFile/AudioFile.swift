@@ -24,8 +24,10 @@ public final class AudioFile {
     /// (2^(bits−1)). libsndfile's own float→integer write scales by 2^(bits−1)−1 but
     /// reads back by 2^(bits−1), so a 16-bit copy through it changed loud samples by a step.
     private var integerWriteScale: Float?
+    private var integerWriteCeiling: Float = 0
     private var failed = false
     private var scratch: [Float] = []
+    private var shortScratch: [Int16] = []
 
     /// Set instead of `handle` for IMA4 in CAF and AIFC, which Sonora reads and writes itself.
     private var ima4: IMA4File?
@@ -133,10 +135,13 @@ public final class AudioFile {
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
         if let bits = integerBits(word) {
-            // Unnormalized floats, clipped (not wrapped) by libsndfile, scaled by Sonora.
+            // Unnormalized floats, scaled and clipped by Sonora in one vector pass (libsndfile's
+            // clipping loop does not vectorize, and without it values past full scale wrap).
             sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_FALSE))
-            sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-            file.integerWriteScale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+            let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+            file.integerWriteScale = scale
+            // 2^31 − 1 is no Float: the largest below 2^31 is the top for 32-bit files.
+            file.integerWriteCeiling = bits <= 24 ? scale - 1 : scale.nextDown
         }
         return file
     }
@@ -258,16 +263,42 @@ public final class AudioFile {
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
             Interleaving.interleave(channels: channels, frames: source.frameCount, from: { UnsafePointer(source.samples($0)) }, into: interleaved.baseAddress!)
-            if let scale = integerWriteScale {
-                for index in 0..<source.frameCount * channels { interleaved[index] *= scale }
+            if let scale = integerWriteScale, scale != 32768 {
+                let ceiling = integerWriteCeiling
+                for index in 0..<source.frameCount * channels { interleaved[index] = min(max(interleaved[index] * scale, -scale), ceiling) }
             }
         }
-        let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
+        let written: sf_count_t
+        if integerWriteScale == 32768 {
+            written = writeShorts(handle, count: source.frameCount * channels, frames: source.frameCount)
+        } else {
+            written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
+        }
         guard written == source.frameCount else {
             failed = true
             throw AudioError(.unspecified, "\(path): wrote \(written) of \(source.frameCount) frames: \(String(cString: sf_strerror(handle)))")
         }
         frames += Int(written)
+    }
+
+    /// 16-bit files (PCM and FLAC): the interleaved floats in `scratch` become shorts
+    /// here, scaled by 32768, clipped and rounded to nearest even in one vector pass,
+    /// so libsndfile only copies them (its float path is the asymmetric one).
+    private func writeShorts(_ handle: OpaquePointer, count: Int, frames: Int) -> sf_count_t {
+        if shortScratch.count < count { shortScratch = Array(repeating: 0, count: count) }
+        scratch.withUnsafeBufferPointer { floats in
+            shortScratch.withUnsafeMutableBufferPointer { shorts in
+                // Adding 1.5 × 2^23 rounds any |x| < 2^22 to an integer (ties to even) that then
+                // sits in the low bits of the sum's pattern: integer steps only, no trapping
+                // conversion, so the loop vectorizes.
+                let magic: Float = 12_582_912
+                for index in 0..<count {
+                    let clipped = min(max(floats[index] * 32768, -32768), 32767)
+                    shorts[index] = Int16(truncatingIfNeeded: Int32(bitPattern: (clipped + magic).bitPattern) &- 0x4B40_0000)
+                }
+            }
+        }
+        return shortScratch.withUnsafeBufferPointer { sf_writef_short(handle, $0.baseAddress, sf_count_t(frames)) }
     }
 
     /// Raw packets through libsndfile (PCM) or Sonora's IMA4 reader; nil if neither can.
