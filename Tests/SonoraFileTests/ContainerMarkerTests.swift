@@ -50,8 +50,10 @@ func cafMarker(type: String?, frame: Double, id: Int) -> [UInt8] {
 }
 
 @Suite("AIFF and CAF markers and loops", .serialized)
-struct ContainerMarkerTests {
+final class ContainerMarkerTests {
     let directory: URL
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-marks-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")

@@ -7,8 +7,10 @@ import Testing
 /// IMA4 in AIFC, checked against libsndfile, which reads and writes AIFC 'ima4' itself
 /// and so is an independent encoder and decoder here (sox cannot write it).
 @Suite("IMA4 in AIFC")
-struct IMA4AIFCTests {
+final class IMA4AIFCTests {
     let directory: URL
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-aifc-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")

@@ -27,8 +27,10 @@ private func runAsNobody(_ executable: String, _ arguments: [String], environmen
 
 @Suite("File permissions as an unprivileged user", .serialized,
        .enabled(if: getuid() == 0 && setprivPath != nil && soxPath != nil, "needs root (to prepare files), setpriv and sox"))
-struct PermissionTests {
+final class PermissionTests {
     let directory: URL
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     init() throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("sonora-permissions-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
