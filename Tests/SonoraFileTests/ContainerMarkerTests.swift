@@ -228,4 +228,36 @@ final class ContainerMarkerTests {
         let record = parse([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), pieces: [1])
         #expect(record.error == nil && record.packets == [UInt8](repeating: 0, count: 66))
     }
+
+    @Test func mutatedMarkerChunksGiveErrorsNamingTheFileNeverCrashes() throws {
+        let aiffMarks = iffChunk("MARK", markBody([(1, 3, "start"), (2, 10, "beg"), (3, 40, "end")])) + iffChunk("INST", instBody(sustain: (1, 2, 3)))
+        let aiff = handMadeAIFF(frames: 64, extra: [], after: aiffMarks)
+        let mark = be32(0) + be32(1) + cafMarker(type: nil, frame: 5, id: 3)
+        let regn = be32(0) + be32(1) + be32(1) + be32(3) + be32(2) + cafMarker(type: "rbeg", frame: 8, id: 0) + cafMarker(type: "rend", frame: 30, id: 0)
+        let strg = be32(1) + be32(3) + be64(0) + Array("three\0".utf8)
+        let caf = handMadeCAF(frames: 64, after: cafChunk("mark", mark) + cafChunk("regn", regn) + cafChunk("strg", strg))
+        var generator = SeededGenerator(seed: 0x3A7C)
+        var outcomes = (opened: 0, refused: 0)
+        for (name, bytes, markersStart) in [("fuzz.aiff", aiff, aiff.count - aiffMarks.count), ("fuzz.caf", caf, 8 + 44 + 12 + 4 + 128)] {
+            let target = path(name)
+            for round in 0..<600 {
+                var mutated = bytes
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let position = Int.random(in: markersStart..<mutated.count, using: &generator)
+                    mutated[position] = round % 3 == 0 ? [0, 0xFF, 0x7F, 0x80].randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                }
+                if round % 4 == 0 { mutated = Array(mutated.prefix(Int.random(in: markersStart...mutated.count, using: &generator))) }
+                try Data(mutated).write(to: URL(fileURLWithPath: target))
+                do {
+                    let file = try AudioFile.open(target)
+                    _ = (file.markers, file.loops)
+                    outcomes.opened += 1
+                } catch {
+                    outcomes.refused += 1
+                    #expect(error.message.contains(target), "\(error)")
+                }
+            }
+        }
+        #expect(outcomes.opened > 0 && outcomes.refused > 0, "\(outcomes)")
+    }
 }
