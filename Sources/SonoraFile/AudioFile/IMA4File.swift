@@ -246,6 +246,7 @@ final class IMA4File {
 
     /// Writes the last (padded) packet and fills in the sizes.
     func finish() throws(AudioError) {
+        defer { try? handle.close() }  // on failure too: AudioFile removes the partial file
         if writing && container == .aifc {
             try writePackets(final: true)
             try finishAIFC()
@@ -266,7 +267,6 @@ final class IMA4File {
                 throw AudioError(.unspecified, "cannot finish the IMA4 CAF file: \(error.localizedDescription)")
             }
         }
-        try? handle.close()
     }
 
     /// Pads the waiting tail with silence to a last packet.
