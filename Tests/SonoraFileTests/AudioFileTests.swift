@@ -215,10 +215,10 @@ struct AudioFileMarkerTests {
         #expect(bytes.range(of: Data("cue ".utf8)) != nil && bytes.range(of: Data("smpl".utf8)) != nil)
     }
 
-    @Test func otherContainersRefuseRatherThanDropThem() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).aiff").path
+    @Test func containersWithoutMarkersRefuseRatherThanDropThem() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).flac").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = try AudioFile.create(path, type: .aiff, format: .linearPCM(sampleRate: 44100, channels: 1, sample: .int16, bigEndian: true), erase: true)
+        let file = try AudioFile.create(path, type: .flac, format: .compressed(.flac, sampleRate: 44100, channels: 1), erase: true)
         let markers = #expect(throws: AudioError.self) { try file.setMarkers([AudioFileMarker(id: 1, frame: 5)]) }
         #expect(markers?.code == .unsupportedProperty)
         #expect(throws: AudioError.self) { try file.setLoops([AudioFileLoop(start: 0, end: 10)]) }

@@ -22,7 +22,9 @@ extension AudioFile {
             StreamFormat.compressed($0, sampleRate: rate, channels: 2)
         }
         var seen: Set<StreamFormat> = []
-        return candidates.filter { format in
+        // IMA4 in CAF and AIFC is Sonora's own writer, not libsndfile's.
+        let ima4: [StreamFormat] = type == .caf || type == .aifc ? [.appleIMA4(sampleRate: rate, channels: 2)] : []
+        return ima4 + candidates.filter { format in
             guard let word = SndfileFormat.word(for: format, in: type) else { return false }
             // Keep the byte order the container really writes.
             var actual = format

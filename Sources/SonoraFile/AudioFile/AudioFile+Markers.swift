@@ -34,6 +34,7 @@ public struct AudioFileLoop: Equatable, Sendable {
 extension AudioFile {
     /// The file's markers, where the container keeps them.
     public var markers: [AudioFileMarker] {
+        if keepsOwnMarkers { return containerMarkers }
         guard let handle = sndfileHandle else { return [] }
         var cues = SF_CUES()
         guard sf_command(handle, Int32(SFC_GET_CUE), &cues, Int32(MemoryLayout<SF_CUES>.size)) == Int32(SF_TRUE) else { return [] }
@@ -48,13 +49,15 @@ extension AudioFile {
         }
     }
 
-    /// Sets the markers of a file being created, before any audio is written. At
-    /// most 100. WAV only for now: libsndfile writes `cue ` chunks (positions, not
-    /// names) but silently drops AIFF markers, so other types are refused.
+    /// Sets the markers of a file being created. WAV (a `cue ` chunk through
+    /// libsndfile: positions, not names; at most 100) before any audio is written;
+    /// AIFF/AIFC (`MARK`) and CAF (`mark` + `strg` names) any time before `close()`,
+    /// which appends the chunks. Other types refuse rather than drop them.
     public func setMarkers(_ markers: [AudioFileMarker]) throws(AudioError) {
+        if keepsOwnMarkers { return try setContainerMarkers(markers, loops: containerLoops) }
         guard let handle = sndfileHandle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         guard fileType == .wave || fileType == .rf64 else {
-            throw AudioError(.unsupportedProperty, "\(path): Sonora writes markers into WAV files only, not \(fileType)")
+            throw AudioError(.unsupportedProperty, "\(path): Sonora writes markers into WAV, AIFF and CAF files, not \(fileType)")
         }
         guard markers.count <= 100, markers.allSatisfy({ $0.frame >= 0 && $0.frame <= Int(UInt32.max) }) else {
             throw AudioError(.unsupportedProperty, "\(path): at most 100 markers, at frames 0…\(UInt32.max)")
@@ -86,6 +89,7 @@ extension AudioFile {
 
     /// The file's loops, where the container keeps them.
     public var loops: [AudioFileLoop] {
+        if keepsOwnMarkers { return containerLoops }
         guard let handle = sndfileHandle else { return [] }
         var instrument = SF_INSTRUMENT()
         guard sf_command(handle, Int32(SFC_GET_INSTRUMENT), &instrument, Int32(MemoryLayout<SF_INSTRUMENT>.size)) == Int32(SF_TRUE) else {
@@ -106,12 +110,14 @@ extension AudioFile {
         }
     }
 
-    /// Sets the loops of a file being created, before any audio is written. At
-    /// most 16. WAV only for now (a `smpl` chunk), as for markers.
+    /// Sets the loops of a file being created, as for markers: WAV `smpl` (at most
+    /// 16), AIFF `INST` (a sustain and a release loop, forward or alternating, no
+    /// count), CAF `regn` (looping regions, no count).
     public func setLoops(_ loops: [AudioFileLoop]) throws(AudioError) {
+        if keepsOwnMarkers { return try setContainerMarkers(containerMarkers, loops: loops) }
         guard let handle = sndfileHandle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         guard fileType == .wave || fileType == .rf64 else {
-            throw AudioError(.unsupportedProperty, "\(path): Sonora writes loops into WAV files only, not \(fileType)")
+            throw AudioError(.unsupportedProperty, "\(path): Sonora writes loops into WAV, AIFF and CAF files, not \(fileType)")
         }
         guard loops.count <= 16, loops.allSatisfy({ 0 <= $0.start && $0.start <= $0.end && $0.end <= Int(UInt32.max) }) else {
             throw AudioError(.unsupportedProperty, "\(path): at most 16 loops, each with 0 ≤ start ≤ end")

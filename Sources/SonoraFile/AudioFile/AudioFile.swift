@@ -20,18 +20,32 @@ public final class AudioFile {
     /// For the property extensions in this module.
     var sndfileHandle: OpaquePointer? { handle }
     private var temporaryPath: String?
+    /// For integer files being written: the factor Sonora scales samples by itself
+    /// (2^(bits−1)). libsndfile's own float→integer write scales by 2^(bits−1)−1 but
+    /// reads back by 2^(bits−1), so a 16-bit copy through it changed loud samples by a step.
+    private var integerWriteScale: Float?
+    private var integerWriteCeiling: Float = 0
     private var failed = false
     private var scratch: [Float] = []
+    private var shortScratch: [Int16] = []
 
-    /// Set instead of `handle` for IMA4 in CAF, which Sonora reads and writes itself.
-    private var ima4: IMA4CAFFile?
+    /// Set instead of `handle` for IMA4 in CAF and AIFC, which Sonora reads and writes itself.
+    private var ima4: IMA4File?
 
-    private init(path: String, ima4: IMA4CAFFile, temporaryPath: String?) {
+    /// AIFF/AIFC/CAF markers and loops, which Sonora keeps itself (AudioFile+Markers):
+    /// read when the file is opened, or set for a new file and appended when it is closed.
+    var containerMarkers: [AudioFileMarker] = []
+    var containerLoops: [AudioFileLoop] = []
+    var containerMarkersSet = false
+    /// Whether the file is being created (markers can still be added).
+    var isBeingCreated: Bool { temporaryPath != nil }
+
+    private init(path: String, ima4: IMA4File, temporaryPath: String?) {
         self.path = path
         self.ima4 = ima4
         self.temporaryPath = temporaryPath
         dataFormat = ima4.format
-        fileType = .caf
+        fileType = ima4.container == .aifc ? .aifc : .caf
         frames = ima4.frameCount
     }
 
@@ -57,8 +71,14 @@ public final class AudioFile {
     /// Opens an existing file (AudioFileOpenURL).
     public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
         try checkReadable(path)
-        if let ima4 = try IMA4CAFFile.open(path) {
-            return AudioFile(path: path, ima4: ima4, temporaryPath: nil)
+        // Otherwise libsndfile's refusal would read as a bad file ('dta?').
+        if mode == .readWrite && !FileManager.default.isWritableFile(atPath: path) {
+            throw AudioError(.filePermission, "\(path): not writable")
+        }
+        if let ima4 = try IMA4File.open(path) {
+            let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
+            try file.readContainerMarkers()
+            return file
         }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
@@ -72,7 +92,9 @@ public final class AudioFile {
                 info.format |= littleEndian ? Int32(SF_ENDIAN_LITTLE) : Int32(SF_ENDIAN_BIG)
             }
         }
-        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+        let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+        try file.readContainerMarkers()
+        return file
     }
 
     /// The byte order of a CAF file's linear PCM, from the format flags of its `desc` chunk.
@@ -97,8 +119,9 @@ public final class AudioFile {
         }
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
-        if format.formatID == .appleIMA4 && type == .caf {
-            return AudioFile(path: path, ima4: try IMA4CAFFile.create(temporary, format: format), temporaryPath: temporary)
+        if format.formatID == .appleIMA4 && (type == .caf || type == .aifc) {
+            let ima4 = try IMA4File.create(temporary, format: format, container: type == .caf ? .caf : .aifc)
+            return AudioFile(path: path, ima4: ima4, temporaryPath: temporary)
         }
         guard let word = SndfileFormat.word(for: format, in: type) else {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
@@ -110,7 +133,31 @@ public final class AudioFile {
         }
         // No timestamped PEAK chunk: the same audio gives the same bytes.
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
-        return try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
+        let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: temporary)
+        if let bits = integerBits(word) {
+            // Unnormalized floats, scaled and clipped by Sonora in one vector pass (libsndfile's
+            // clipping loop does not vectorize, and without it values past full scale wrap).
+            sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_FALSE))
+            let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+            file.integerWriteScale = scale
+            // 2^31 − 1 is no Float: the largest below 2^31 is the top for 32-bit files.
+            file.integerWriteCeiling = bits <= 24 ? scale - 1 : scale.nextDown
+        }
+        return file
+    }
+
+    /// Room left in a WAV's 4 GiB for its header chunks (fmt, fact, cue, smpl, LIST …).
+    public static let riffHeaderAllowance = 1 << 16
+
+    /// The integer width libsndfile converts floats to for `word`, where its write scale is the asymmetric one.
+    private static func integerBits(_ word: Int32) -> Int? {
+        switch word & SndfileFormat.subMask {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): 8
+        case Int32(SF_FORMAT_PCM_16): 16
+        case Int32(SF_FORMAT_PCM_24): 24
+        case Int32(SF_FORMAT_PCM_32): 32
+        default: nil
+        }
     }
 
     private static func checkReadable(_ path: String) throws(AudioError) {
@@ -206,16 +253,52 @@ public final class AudioFile {
             return
         }
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
+        // RIFF sizes are 32-bit: past them libsndfile would write a WAV whose header lies.
+        // Core Audio refuses with 'off?'; RF64 is the container for this.
+        if fileType == .wave, dataFormat.bytesPerFrame > 0,
+           (frames + source.frameCount) * Int(dataFormat.bytesPerFrame) > Int(UInt32.max) - Self.riffHeaderAllowance {
+            failed = true
+            throw AudioError(.doesNotAllow64BitDataSize, "\(path): a WAV file holds at most 4 GiB of audio; create an RF64 file")
+        }
         if scratch.count < source.frameCount * channels { scratch = Array(repeating: 0, count: source.frameCount * channels) }
         scratch.withUnsafeMutableBufferPointer { interleaved in
             Interleaving.interleave(channels: channels, frames: source.frameCount, from: { UnsafePointer(source.samples($0)) }, into: interleaved.baseAddress!)
+            if let scale = integerWriteScale, scale != 32768 {
+                let ceiling = integerWriteCeiling
+                for index in 0..<source.frameCount * channels { interleaved[index] = min(max(interleaved[index] * scale, -scale), ceiling) }
+            }
         }
-        let written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
+        let written: sf_count_t
+        if integerWriteScale == 32768 {
+            written = writeShorts(handle, count: source.frameCount * channels, frames: source.frameCount)
+        } else {
+            written = scratch.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress, sf_count_t(source.frameCount)) }
+        }
         guard written == source.frameCount else {
             failed = true
             throw AudioError(.unspecified, "\(path): wrote \(written) of \(source.frameCount) frames: \(String(cString: sf_strerror(handle)))")
         }
         frames += Int(written)
+    }
+
+    /// 16-bit files (PCM and FLAC): the interleaved floats in `scratch` become shorts
+    /// here, scaled by 32768, clipped and rounded to nearest even in one vector pass,
+    /// so libsndfile only copies them (its float path is the asymmetric one).
+    private func writeShorts(_ handle: OpaquePointer, count: Int, frames: Int) -> sf_count_t {
+        if shortScratch.count < count { shortScratch = Array(repeating: 0, count: count) }
+        scratch.withUnsafeBufferPointer { floats in
+            shortScratch.withUnsafeMutableBufferPointer { shorts in
+                // Adding 1.5 × 2^23 rounds any |x| < 2^22 to an integer (ties to even) that then
+                // sits in the low bits of the sum's pattern: integer steps only, no trapping
+                // conversion, so the loop vectorizes.
+                let magic: Float = 12_582_912
+                for index in 0..<count {
+                    let clipped = min(max(floats[index] * 32768, -32768), 32767)
+                    shorts[index] = Int16(truncatingIfNeeded: Int32(bitPattern: (clipped + magic).bitPattern) &- 0x4B40_0000)
+                }
+            }
+        }
+        return shortScratch.withUnsafeBufferPointer { sf_writef_short(handle, $0.baseAddress, sf_count_t(frames)) }
     }
 
     /// Raw packets through libsndfile (PCM) or Sonora's IMA4 reader; nil if neither can.
@@ -262,6 +345,10 @@ public final class AudioFile {
         guard status == 0, !failed else {
             unlink(temporaryPath)
             throw AudioError(.unspecified, "\(path): not written (an earlier write failed)")
+        }
+        do { try appendContainerMarkers(to: temporaryPath) } catch {
+            unlink(temporaryPath)
+            throw error
         }
         guard rename(temporaryPath, path) == 0 else {
             unlink(temporaryPath)

@@ -59,30 +59,35 @@ public struct IMAADPCMChannel: Sendable, Equatable {
         return Int16(truncatingIfNeeded: predictor)
     }
 
-    /// `encode(_:)` with the tables at hand.
+    /// `encode(_:)` with the tables at hand. Builds the decoder's difference while
+    /// choosing the code bits (the same sum `decode` makes from them), so the step is
+    /// looked up once and the code is not taken apart again.
     @inlinable
     public mutating func encode(_ sample: Int16, _ tables: Tables) -> UInt8 {
         let step = tables.steps[Int(stepIndex)]
         var difference = Int32(sample) &- predictor
+        let negative = difference < 0
+        if negative { difference = -difference }
         var code: UInt8 = 0
-        if difference < 0 {
-            code = 8
-            difference = -difference
+        var reconstructed = step >> 3
+        if difference >= step {
+            code = 4
+            difference &-= step
+            reconstructed &+= step
         }
-        var threshold = step
-        if difference >= threshold {
-            code |= 4
-            difference &-= threshold
-        }
-        threshold >>= 1
-        if difference >= threshold {
+        if difference >= step >> 1 {
             code |= 2
-            difference &-= threshold
+            difference &-= step >> 1
+            reconstructed &+= step >> 1
         }
-        threshold >>= 1
-        if difference >= threshold { code |= 1 }
-        _ = decode(code, tables)
-        return code
+        if difference >= step >> 2 {
+            code |= 1
+            reconstructed &+= step >> 2
+        }
+        predictor = negative ? predictor &- reconstructed : predictor &+ reconstructed
+        predictor = min(max(predictor, -32768), 32767)
+        stepIndex = min(max(stepIndex &+ tables.adjustments[Int(code)], 0), 88)
+        return negative ? code | 8 : code
     }
 
     /// Reconstructs the next sample from a 4-bit code (the reference decoder's arithmetic).

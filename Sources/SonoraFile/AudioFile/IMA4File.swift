@@ -1,12 +1,17 @@
 import Foundation
 import SonoraCore
 
-/// Apple IMA4 in a CAF file, read and written by Sonora's own code (libsndfile
-/// has no IMA4 in CAF). Writing puts `desc`, `pakt` (packet and valid-frame
-/// counts, so the frame count survives the last packet's padding) and `data`.
-final class IMA4CAFFile {
+/// Apple IMA4 in a CAF or AIFC file, read and written by Sonora's own code
+/// (libsndfile has no IMA4 in CAF; in AIFC it miscounts stereo, see IMA4File+AIFC).
+/// CAF gets `desc`, `pakt` (packet and valid-frame counts, so the frame count
+/// survives the last packet's padding) and `data`; AIFC has no such count, so its
+/// frame count is whole packets, as Apple's own AIFC files.
+final class IMA4File {
+    enum Container { case caf, aifc }
+
     let format: StreamFormat
-    private let handle: FileHandle
+    let container: Container
+    let handle: FileHandle
     private let dataStart: UInt64
     private(set) var frameCount: Int
     private let writing: Bool
@@ -21,7 +26,7 @@ final class IMA4CAFFile {
     private var cacheFirstPacket = 0
     private static let packetsPerRead = 256
     private var position = 0
-    private var packetCount: Int
+    private(set) var packetCount: Int
 
     // Writing: up to 63 frames waiting for a whole packet, the encoders' state, and the
     // packet bytes of one write (kept between writes, so writing allocates nothing).
@@ -32,8 +37,9 @@ final class IMA4CAFFile {
     private var paktAt: UInt64 = 0
     private var dataSizeAt: UInt64 = 0
 
-    private init(format: StreamFormat, handle: FileHandle, dataStart: UInt64, frameCount: Int, packetCount: Int, writing: Bool) throws(AudioError) {
+    init(format: StreamFormat, container: Container = .caf, handle: FileHandle, dataStart: UInt64, frameCount: Int, packetCount: Int, writing: Bool) throws(AudioError) {
         self.format = format
+        self.container = container
         self.handle = handle
         self.dataStart = dataStart
         self.frameCount = frameCount
@@ -48,10 +54,17 @@ final class IMA4CAFFile {
 
     // MARK: Reading
 
-    /// Opens `path` if it is a CAF file holding IMA4; nil if it is something else.
-    static func open(_ path: String) throws(AudioError) -> IMA4CAFFile? {
+    /// Opens `path` if it is a CAF or AIFC file holding IMA4; nil if it is something else.
+    static func open(_ path: String) throws(AudioError) -> IMA4File? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        guard let head = try? handle.read(upToCount: 8), head.count == 8, head.prefix(4) == Data("caff".utf8) else {
+        guard let head = try? handle.read(upToCount: 12), head.count >= 8 else {
+            try? handle.close()
+            return nil
+        }
+        if head.prefix(4) == Data("FORM".utf8) && head.count == 12 && head.suffix(4) == Data("AIFC".utf8) {
+            return try openAIFC(path, handle: handle)
+        }
+        guard head.prefix(4) == Data("caff".utf8) else {
             try? handle.close()
             return nil
         }
@@ -92,7 +105,7 @@ final class IMA4CAFFile {
                 let available = end > body + 4 ? end - body - 4 : 0
                 let dataBytes = size == UInt64.max ? available : min(available, size >= 4 ? size - 4 : 0)
                 let packets = Int(dataBytes) / Int(format.bytesPerPacket)
-                return try IMA4CAFFile(
+                return try IMA4File(
                     format: format, handle: handle, dataStart: body + 4, frameCount: min(validFrames ?? packets * 64, packets * 64),
                     packetCount: packets, writing: false)
             default:
@@ -152,10 +165,11 @@ final class IMA4CAFFile {
 
     // MARK: Writing
 
-    static func create(_ path: String, format: StreamFormat) throws(AudioError) -> IMA4CAFFile {
+    static func create(_ path: String, format: StreamFormat, container: Container = .caf) throws(AudioError) -> IMA4File {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw AudioError(.filePermission, "\(path): cannot create")
         }
+        if container == .aifc { return try createAIFC(path, format: format, handle: handle) }
         var header = Data("caff".utf8) + [0, 1, 0, 0]
         func append64(_ value: UInt64) { header += withUnsafeBytes(of: value.bigEndian) { Data($0) } }
         func append32(_ value: UInt32) { header += withUnsafeBytes(of: value.bigEndian) { Data($0) } }
@@ -169,7 +183,7 @@ final class IMA4CAFFile {
         do { try handle.write(contentsOf: header) } catch {
             throw AudioError(.filePermission, "\(path): \(error.localizedDescription)")
         }
-        let file = try IMA4CAFFile(format: format, handle: handle, dataStart: UInt64(header.count), frameCount: 0, packetCount: 0, writing: true)
+        let file = try IMA4File(format: format, handle: handle, dataStart: UInt64(header.count), frameCount: 0, packetCount: 0, writing: true)
         file.paktAt = paktAt
         file.dataSizeAt = dataSizeAt
         return file
@@ -232,7 +246,11 @@ final class IMA4CAFFile {
 
     /// Writes the last (padded) packet and fills in the sizes.
     func finish() throws(AudioError) {
-        if writing {
+        defer { try? handle.close() }  // on failure too: AudioFile removes the partial file
+        if writing && container == .aifc {
+            try writePackets(final: true)
+            try finishAIFC()
+        } else if writing {
             try writePackets(final: true)
             let dataSize = UInt64(4 + packetCount * packetBytes)
             let remainder = UInt32(packetCount * 64 - frameCount)
@@ -249,7 +267,6 @@ final class IMA4CAFFile {
                 throw AudioError(.unspecified, "cannot finish the IMA4 CAF file: \(error.localizedDescription)")
             }
         }
-        try? handle.close()
     }
 
     /// Pads the waiting tail with silence to a last packet.
