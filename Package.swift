@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SonoraHAL", targets: ["SonoraHAL"]),
         .library(name: "SonoraFile", targets: ["SonoraFile"]),
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
+        .library(name: "SonoraVoice", targets: ["SonoraVoice"]),
         .executable(name: "sonora", targets: ["sonora"]),
         // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
         // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
@@ -66,6 +67,14 @@ let package = Package(
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "CSoxr"]),
 
+        // Voice: echo canceller (delay estimation, partitioned adaptive filter, residual echo
+        // suppression, drift) and the voice-processing units built on SonoraUnits' model.
+        .target(
+            name: "SonoraVoice",
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"],
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+        ),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
@@ -74,6 +83,7 @@ let package = Package(
                 "SonoraFile",
                 "SonoraUnits",
                 "SonoraHAL",
+                "SonoraVoice",
                 "CJack",
                 "CFileBenchAnchor",
                 "CSonoraSystem",
@@ -88,6 +98,7 @@ let package = Package(
         .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "CAllocationCounter"]),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
+        .testTarget(name: "SonoraVoiceTests", dependencies: ["SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

@@ -12,11 +12,12 @@ struct Sonora: ParsableCommand {
               sonora convert in.aiff out.caf -f caff -d LEI16@44100
               sonora devices --probe       # audio devices and what they grant
               sonora latency --device sonoraloop   # round-trip latency on the loopback
+              sonora voice process --rate 16000 mic.raw ref.raw out.raw   # echo cancellation
               sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
               sonora bench ring --json     # the same, as rows for scripts
             """,
         version: SonoraVersion.string,
-        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, Bench.self]
+        subcommands: [UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, VoiceCommand.self, Bench.self]
     )
 }
 
