@@ -72,7 +72,8 @@ let package = Package(
         .target(
             name: "SonoraVoice",
             dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"],
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            // Optimised in debug builds too: the tests run seconds of audio through it.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"]), .unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
 
         // The one CLI.
