@@ -41,6 +41,10 @@ final class BulkDelayEstimator {
     private(set) var confidence: Float = 0
     private var candidate = -1
     private var candidateCount = 0
+    /// Latest sub-sample delay of the correlation peak (full-rate samples) and how many
+    /// hops have produced one (the drift tracker reads a new value when this moves).
+    private(set) var fineDelay = 0.0
+    private(set) var fineDelayHops = 0
     /// Counts of adopted delay changes (for metrics and tests).
     private(set) var changes = 0
 
@@ -181,6 +185,16 @@ final class BulkDelayEstimator {
         let rms = (squares / Float(maximumLag + 1)).squareRoot()
         confidence = rms > 0 ? bestValue / rms : 0
         guard confidence >= 9 else { candidateCount = 0; return }
+        // Sub-sample position of the peak (parabola), in full-rate samples: the drift
+        // tracker follows how it moves.
+        if best > 0 && best < maximumLag {
+            let before = correlation[best - 1], after = correlation[best + 1]
+            let denominator = before - 2 * bestValue + after
+            var offset: Float = denominator < 0 ? 0.5 * (before - after) / denominator : 0
+            offset = max(-0.5, min(0.5, offset))
+            fineDelay = (Double(maximumLag - best) - Double(offset)) * Double(factor)
+            fineDelayHops += 1
+        }
         let lag = (maximumLag - best) * factor
         if let current = delay, abs(current - lag) <= 2 * factor {
             candidateCount = 0

@@ -1,24 +1,27 @@
-/// Follows clock drift between the reference and the microphone: a slowly moving echo
-/// delay (100 ppm at 16 kHz is 1.6 samples per second). Every 16 blocks it locates the
-/// direct path in the converged foreground filter (the peak of the impulse response of
-/// its first partitions, refined by a parabola), and a PI loop moves a fractional offset
-/// on the reference read so that the peak stays where it was first found. The filter
-/// therefore sees a fixed room instead of one sliding under it; the loop's rate term is
-/// the drift in ppm.
+/// Follows clock drift between the loudspeaker and the microphone: a slowly sliding echo
+/// delay (100 ppm at 16 kHz is 1.6 samples a second), which would otherwise smear the
+/// adaptive filter. The bulk delay estimator's correlation peak, refined to a fraction
+/// of a sample, is fitted against time by exponentially weighted least squares (time
+/// constant ~12 s); its slope is the drift. The reference is then read through a
+/// fractional offset that integrates that slope, so the filter sees a room that stays
+/// put. A jump of the peak (a new echo path or a re-opened device) restarts the fit.
 final class DriftTracker {
-    /// Largest offset (samples) the loop may apply, either way.
+    /// Largest offset (samples) the tracker may apply, either way.
     static let maximumOffset = 2048
     let blockFrames: Int
     let sampleRate: Double
     let enabled: Bool
-    private let interval = 16
-    private var counter = 0
     /// Reference read offset, samples (positive: read further back).
     private(set) var offset = 0.0
-    /// Samples per interval the offset moves by (the integral term).
-    private var rate = 0.0
-    private var anchor: Double?
-    private let partitionsSearched = 4
+    /// Estimated delay slope (samples per sample), applied once the fit is trusted.
+    private(set) var slope = 0.0
+    private var lastHop = 0
+    private var lastDelay = 0.0
+    private var origin = 0.0     // time of the first point (blocks), for conditioning
+    private var weight = 0.0, sumT = 0.0, sumD = 0.0, sumTT = 0.0, sumTD = 0.0
+    private var firstTime = 0.0
+    private var time = 0.0       // blocks since start
+    private var points = 0
 
     init(blockFrames: Int, sampleRate: Double, enabled: Bool) {
         self.blockFrames = blockFrames
@@ -26,63 +29,49 @@ final class DriftTracker {
         self.enabled = enabled
     }
 
-    var ppm: Double { anchor == nil ? 0 : rate / Double(interval * blockFrames) * 1e6 }
+    var ppm: Double { slope * 1e6 }
 
-    func reset() { counter = 0; offset = 0; rate = 0; anchor = nil }
-
-    /// The filter moved by `samples` (whole blocks): the anchor moves with it.
-    func shiftAnchor(by samples: Int) {
-        if let a = anchor { anchor = a + Double(samples) }
+    func reset() {
+        offset = 0; slope = 0; lastHop = 0; lastDelay = 0
+        restartFit()
+        time = 0
     }
 
-    func observe(_ filter: PartitionedFilter, fft: RealFFT, scratch: UnsafeMutablePointer<Float>, converged: Bool) {
+    private func restartFit() {
+        weight = 0; sumT = 0; sumD = 0; sumTT = 0; sumTD = 0; points = 0
+    }
+
+    /// Once per block: reads the estimator's newest fine delay, updates the fit, moves the offset.
+    func advance(_ estimator: BulkDelayEstimator) {
+        time += 1
         guard enabled else { return }
-        counter += 1
-        guard counter >= interval else { return }
-        counter = 0
-        guard converged, let position = peakPosition(filter, fft: fft, scratch: scratch) else { return }
-        guard let anchor else { anchor = position; return }
-        // A jump of more than a few samples is a new echo path, not drift: start over from it.
-        if abs(position - anchor) > 3 { self.anchor = position; return }
-        let error = position - anchor
-        // PI loop on the peak position (ζ ≈ 0.8, settles in ~10 s).
-        rate += 0.002 * error
-        rate = max(-1, min(1, rate))
-        offset += rate + 0.08 * error
-        offset = max(-Double(Self.maximumOffset), min(Double(Self.maximumOffset), offset))
-    }
-
-    /// Fractional index of the largest tap in the filter's first partitions, or nil when
-    /// no tap stands clearly above the rest.
-    private func peakPosition(_ filter: PartitionedFilter, fft: RealFFT, scratch: UnsafeMutablePointer<Float>) -> Double? {
-        let b = blockFrames, k = filter.binCount
-        let count = min(partitionsSearched, filter.partitionCount)
-        var bestValue: Float = 0
-        var bestIndex = -1
-        var squares: Float = 0
-        // Pass 1: find the peak; pass 2 re-reads its neighbours (cheap: few partitions).
-        for m in 0..<count {
-            fft.inverse(real: filter.real.pointer + m * k, imaginary: filter.imaginary.pointer + m * k, output: scratch)
-            for n in 0..<b {
-                let v = abs(scratch[n])
-                squares += v * v
-                if v > bestValue { bestValue = v; bestIndex = m * b + n }
+        if estimator.fineDelayHops != lastHop {
+            lastHop = estimator.fineDelayHops
+            let delay = estimator.fineDelay
+            if points > 0 && abs(delay - lastDelay) > 6 { restartFit() }
+            lastDelay = delay
+            if points == 0 { origin = time; firstTime = time }
+            let t = (time - origin) * Double(blockFrames)  // samples
+            // Forget with a ~12 s time constant (per point: one hop of 64 ms).
+            let forget = 1 - 0.064 / 12
+            weight = forget * weight + 1
+            sumT = forget * sumT + t
+            sumD = forget * sumD + delay
+            sumTT = forget * sumTT + t * t
+            sumTD = forget * sumTD + t * delay
+            points += 1
+            let span = (time - firstTime) * Double(blockFrames) / sampleRate
+            if span >= 2.5 && points >= 30 {
+                let meanT = sumT / weight, meanD = sumD / weight
+                let variance = sumTT / weight - meanT * meanT
+                if variance > 0 {
+                    let estimate = (sumTD / weight - meanT * meanD) / variance
+                    // Only clock-like slopes (< 1000 ppm); below 3 ppm is estimation noise.
+                    slope = abs(estimate) < 1e-3 ? (abs(estimate) > 3e-6 ? estimate : 0) : 0
+                }
             }
         }
-        guard bestIndex >= 0 else { return nil }
-        let rms = (squares / Float(count * b)).squareRoot()
-        guard bestValue > 4 * rms else { return nil }
-        // Neighbours of the peak.
-        func tap(_ index: Int) -> Float {
-            guard index >= 0, index < count * b else { return 0 }
-            let m = index / b
-            fft.inverse(real: filter.real.pointer + m * k, imaginary: filter.imaginary.pointer + m * k, output: scratch)
-            return abs(scratch[index - m * b])
-        }
-        let before = Double(tap(bestIndex - 1)), after = Double(tap(bestIndex + 1)), at = Double(bestValue)
-        let denominator = before - 2 * at + after
-        var fraction = denominator != 0 ? 0.5 * (before - after) / denominator : 0
-        if abs(fraction) > 0.5 { fraction = 0 }
-        return Double(bestIndex) + fraction
+        offset += slope * Double(blockFrames)
+        offset = max(-Double(Self.maximumOffset), min(Double(Self.maximumOffset), offset))
     }
 }

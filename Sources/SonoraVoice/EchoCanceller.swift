@@ -60,6 +60,7 @@ public final class EchoCanceller: @unchecked Sendable {
     private let yReal: FloatStorage, yImaginary: FloatStorage
     private let eReal: FloatStorage, eImaginary: FloatStorage
     private let step: FloatStorage
+    private let interpolator: FloatStorage
     private let echoForeground: FloatStorage // B
     private let errorForeground: FloatStorage
     private let errorBackground: FloatStorage
@@ -143,6 +144,7 @@ public final class EchoCanceller: @unchecked Sendable {
         yReal = FloatStorage(count: k); yImaginary = FloatStorage(count: k)
         eReal = FloatStorage(count: k); eImaginary = FloatStorage(count: k)
         step = FloatStorage(count: k)
+        interpolator = FloatStorage(count: 16)
         partitionScale = FloatStorage(count: partitionCount)
         for m in 0..<partitionCount { partitionScale[m] = 1 }
         echoForeground = FloatStorage(count: b)
@@ -162,7 +164,7 @@ public final class EchoCanceller: @unchecked Sendable {
 
     deinit {
         errorPowerBG.free()
-        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); partitionScale.free()
+        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); partitionScale.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
         for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary, step,
                         echoForeground, errorForeground, errorBackground, blockOutput] { storage.free() }
@@ -252,7 +254,6 @@ public final class EchoCanceller: @unchecked Sendable {
                     let shift = (wanted - appliedDelay) / b
                     foreground.shift(byBlocks: shift)
                     background.shift(byBlocks: shift)
-                    drift.shiftAnchor(by: -shift * b)
                     appliedDelay = wanted
                     directPathPosition = max(0, found - Int(drift.offset.rounded()) - appliedDelay)
                     rebuildReferenceSpectra()
@@ -342,7 +343,7 @@ public final class EchoCanceller: @unchecked Sendable {
                 smoothedBackground = smoothedForeground
             }
         }
-        drift.observe(foreground, fft: fft, scratch: scratch.pointer, converged: linearError < 0.1 * linearMic)
+        drift.advance(estimator)
 
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
                            farEndActive: farEndActive, bypassSuppression: false, output: blockOutput.pointer)
@@ -368,17 +369,24 @@ public final class EchoCanceller: @unchecked Sendable {
                 destination[n] = index >= 0 ? refRing[index & ringMask] : 0
             }
         } else {
-            // Fractional read (cubic Hermite), the drift tracker's offset in samples.
+            // Fractional read: a 16-tap Hann-windowed sinc for the offset's fraction (flat
+            // to ~0.4 fs, where a cubic would already smear the high band the filter models).
             let whole = Int(offset.rounded(.down))
-            let t = Float(offset - Double(whole))
+            let fraction = offset - Double(whole)
+            var sum = 0.0
+            for j in 0..<16 {
+                let x = Double(j - 7) - fraction
+                let sinc = abs(x) < 1e-9 ? 1 : sin(Double.pi * x) / (Double.pi * x)
+                let window = 0.5 + 0.5 * cos(Double.pi * x / 8.5)
+                interpolator[j] = Float(sinc * window)
+                sum += sinc * window
+            }
+            for j in 0..<16 { interpolator[j] = Float(Double(interpolator[j]) / sum) }
             for n in 0..<(2 * b) {
                 let index = end - 2 * b + n - whole
-                let xm1 = sample(index + 1), x0 = sample(index), x1 = sample(index - 1), x2 = sample(index - 2)
-                // Reading t samples further back: interpolate between x0 (t = 0) and x1 (t = 1).
-                let c1 = 0.5 * (x1 - xm1)
-                let c2 = xm1 - 2.5 * x0 + 2 * x1 - 0.5 * x2
-                let c3 = 0.5 * (x2 - xm1) + 1.5 * (x0 - x1)
-                destination[n] = ((c3 * t + c2) * t + c1) * t + x0
+                var value: Float = 0
+                for j in 0..<16 { value += interpolator[j] * sample(index - (j - 7)) }
+                destination[n] = value
             }
         }
     }
