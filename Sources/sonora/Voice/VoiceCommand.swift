@@ -7,6 +7,11 @@ struct VoiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voice",
         abstract: "Voice processing: echo cancellation and suppression for two-way voice.",
+        discussion: """
+            Examples:
+              sonora voice process --rate 16000 mic.raw ref.raw out.raw
+              sonora voice process --rate 48000 --json mic.wav ref.wav out.wav
+            """,
         subcommands: [VoiceProcessCommand.self]
     )
 }
