@@ -8,17 +8,20 @@ import SonoraCore
 /// fixed latency of `latencyFrames` (two blocks: 16 ms at 16 kHz, 10.7 ms at 48 kHz).
 ///
 /// Stages, per block of B frames (the largest power of two ≤ 10 ms):
-/// 1. `BulkDelayEstimator` finds the reference → microphone delay (up to `maximumDelay`)
-///    and the reference is read that much later (in whole blocks, a block of margin kept
-///    in front of the direct path), so the adaptive filter spends its taps on the room.
-/// 2. Two `PartitionedFilter`s share the reference spectra: the background adapts at
-///    every block (frequency-domain NLMS); the foreground, whose output is used, only
-///    takes the background's coefficients when the background has been clearly better
-///    for a while, and the background is put back to the foreground when it diverges
-///    (double talk). So double talk cannot corrupt the filter that cancels.
+/// 1. `BulkDelayEstimator` (GCC-PHAT at ~4 kHz) finds the reference → microphone delay
+///    (up to `maximumDelay`); the reference is read that much later in whole blocks, a
+///    block of margin kept in front of the direct path, so the filter spends its taps on
+///    the room. A new delay shifts the learned filter by whole partitions.
+/// 2. Two `PartitionedFilter`s share the reference spectra. The background adapts every
+///    block (frequency-domain NLMS, IPNLMS partition weights) with a per-bin step set by
+///    how coherent its error still is with the reference at the direct path: large while
+///    echo is left (start, path change), small when only noise or a near-end talker
+///    remains. The foreground, whose output is used, takes the background's coefficients
+///    only when the background is clearly better and the far end dominates (or the
+///    foreground no longer cancels at all); a diverged background is put back.
 /// 3. `ResidualEchoSuppressor` removes the residual echo, and optionally noise.
-/// 4. `DriftTracker` keeps the direct path where it was by reading the reference at a
-///    fractional, slowly moving position, so clock drift does not smear the filter.
+/// 4. `DriftTracker` fits the slope of the delay estimator's sub-sample peak and reads the
+///    reference through a windowed-sinc fractional delay that follows it (clock drift).
 ///
 /// `process` is realtime-safe: no allocation, no locks, no Foundation. Everything is
 /// sized in `init`.
@@ -75,8 +78,6 @@ public final class EchoCanceller: @unchecked Sendable {
     private var erleOut: Float = 0
     private var blockCount = 0
     private var isAdapted = false
-    private var linearMic: Float = 0
-    private var linearError: Float = 0
     /// IPNLMS α: 0 mixes uniform and proportionate steps half and half.
     private let proportionateAlpha: Float = 0
     private let partitionScale: FloatStorage
@@ -176,7 +177,7 @@ public final class EchoCanceller: @unchecked Sendable {
         crossReal.clear(); crossImaginary.clear(); referencePowerDirect.clear(); errorPowerSmoothed.clear(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
-        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; adaptedBlocks = 0; isAdapted = false; linearMic = 0; linearError = 0
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; adaptedBlocks = 0; isAdapted = false
         erleMic = 0; erleOut = 0; blockCount = 0
     }
 
@@ -347,10 +348,6 @@ public final class EchoCanceller: @unchecked Sendable {
 
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
                            farEndActive: farEndActive, bypassSuppression: false, output: blockOutput.pointer)
-        if suppressor.isFarEndDominated {
-            linearMic += 0.05 * (micEnergy - linearMic)
-            linearError += 0.05 * (energyForeground - linearError)
-        }
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)
             erleOut += 0.02 * (suppressor.outputEnergy - erleOut)

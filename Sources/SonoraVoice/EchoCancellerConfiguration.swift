@@ -66,9 +66,11 @@ public struct EchoCancellerMetrics: Sendable, Equatable, Codable {
     public var erle: Double
     /// True while both talkers are active.
     public var isDoubleTalk: Bool
-    /// Drift of the reference against the microphone clock, ppm (0 when not tracked).
+    /// Slope of the echo delay, ppm: negative when the loudspeaker's clock runs faster than
+    /// the microphone's (the echo comes ever earlier), 0 when not (yet) tracked.
     public var driftPPM: Double
-    /// Residual echo leak estimate of the linear filter (0 … 4, lower is better converged).
+    /// Mean residual echo ratio the suppressor has learned (linear filter output over echo
+    /// estimate, 0 … 2; lower is better converged).
     public var leak: Double
     /// Blocks processed.
     public var blocks: Int

@@ -5,17 +5,15 @@ import Glibc
 /// Removes what the linear filter leaves: a per-bin gain on a weighted overlap-add
 /// (sqrt-Hann, 50 % overlap, hop = one block) analysis of the linear filter's output.
 ///
-/// The residual echo is estimated as `leak × |Ŷ|²`, where Ŷ is the filter's echo estimate
-/// and `leak` how much of it still leaks through — measured, as in Valin's MDF, by the
-/// correlation over time and frequency between the output's power and the echo
-/// estimate's power (fluctuations around their means). Near-end speech is uncorrelated
-/// with the echo estimate, so double talk does not raise the leak and the near end keeps
-/// its level; after an echo path change the output suddenly follows the far end, the
-/// leak rises within ~100 ms, and the suppressor covers the re-convergence. The gain is
-/// a spectral subtraction with over-subtraction set by the strength, floored, released
-/// smoothly (attack at once); a stationary noise estimate (minimum tracking with slow
-/// rise) gives optional noise suppression and comfort noise; an optional AGC follows the
-/// near-end talker's level.
+/// The residual echo in a bin is `ratio × |Ŷ|² × c²`: Ŷ is the filter's echo estimate;
+/// `ratio` is how much of it the filter still lets through (error power above the noise
+/// over echo-estimate power), learned only in bins where the microphone is coherent with
+/// the echo estimate (the far end dominates there); c is that coherence now, so where
+/// near-end speech takes a bin over (double talk) the suppressor backs off instead of
+/// carving the talker out. The gain is a spectral subtraction (over-subtraction and
+/// floor set by the strength); a stationary noise estimate (minimum tracking with slow
+/// rise) gives optional noise suppression and comfort noise; an optional AGC follows
+/// the near-end talker's level.
 final class ResidualEchoSuppressor {
     let blockFrames: Int
     let binCount: Int
@@ -31,7 +29,6 @@ final class ResidualEchoSuppressor {
     private let echoReal: FloatStorage, echoImaginary: FloatStorage
     private let micReal: FloatStorage, micImaginary: FloatStorage
     private let errorPower: FloatStorage, echoPower: FloatStorage, micPower: FloatStorage
-    private let instantError: FloatStorage, instantEcho: FloatStorage
     private let crossReal: FloatStorage, crossImaginary: FloatStorage
     private let residualRatio: FloatStorage
     private let binCoherence: FloatStorage
@@ -86,7 +83,6 @@ final class ResidualEchoSuppressor {
         echoReal = FloatStorage(count: k); echoImaginary = FloatStorage(count: k)
         micReal = FloatStorage(count: k); micImaginary = FloatStorage(count: k)
         errorPower = FloatStorage(count: k); echoPower = FloatStorage(count: k); micPower = FloatStorage(count: k)
-        instantError = FloatStorage(count: k); instantEcho = FloatStorage(count: k)
         crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
         residualRatio = FloatStorage(count: k)
         binCoherence = FloatStorage(count: k)
@@ -101,7 +97,7 @@ final class ResidualEchoSuppressor {
 
     private var storages: [FloatStorage] {
         [window, frame, errorHistory, echoHistory, micHistory, overlap, errorReal, errorImaginary, echoReal, echoImaginary,
-         micReal, micImaginary, errorPower, echoPower, micPower, instantError, instantEcho, noisePower, residual, gain, crossReal, crossImaginary, residualRatio, binCoherence]
+         micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain, crossReal, crossImaginary, residualRatio, binCoherence]
     }
 
     func free() { for storage in storages { storage.free() } }
@@ -144,8 +140,6 @@ final class ResidualEchoSuppressor {
             echoPower[bin] += 0.5 * (y2 - echoPower[bin])
             micPower[bin] += 0.5 * (d2 - micPower[bin])
             // Leak: correlation of power fluctuations around slow means.
-            instantError[bin] = e2
-            instantEcho[bin] = y2
             totalError += errorPower[bin]; totalEcho += echoPower[bin]; totalMic += micPower[bin]
         }
         if !noiseInitialized {
