@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // JACK's ring buffer, the anchor `sonora bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // SpeexDSP's echo canceller, the anchor of `sonora bench voice`.
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // The anchors of `sonora bench files`: libsndfile and libsoxr called directly from C.
         .target(
             name: "CFileBenchAnchor",
@@ -85,6 +87,7 @@ let package = Package(
                 "SonoraUnits",
                 "SonoraHAL",
                 "SonoraVoice",
+                "CSpeexDSP",
                 "CJack",
                 "CFileBenchAnchor",
                 "CSonoraSystem",

@@ -14,8 +14,9 @@ struct Bench: ParsableCommand {
               sonora bench graph
               sonora bench files
               sonora bench io
+              sonora bench voice
               sonora bench ring --json --megabytes 64
             """,
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, VoiceBenchCommand.self]
     )
 }
