@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 # C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
-DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev
+DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev libspeexdsp-dev
 # Tools the tests compare against: files written by other encoders (sox), and a second
 # real ALSA path through JACK2's dummy backend (jackd2, libasound2-plugins' jack PCM).
 TEST_PACKAGES := sox jackd2 libasound2-plugins
@@ -41,7 +41,7 @@ build: deps
 
 # Suites that run devices in real time go second and alone: the stress tests of the
 # first run keep both cores busy, which a 2.7 ms period cannot ride out on a small VM.
-REALTIME_SUITES := SonoraHALTests|LatencyCLITests
+REALTIME_SUITES := SonoraHALTests|LatencyCLITests|VoiceIOGraphTests
 
 test: build
 	$(SWIFT) test --skip-build --disable-xctest --skip '$(REALTIME_SUITES)'
@@ -56,6 +56,7 @@ bench: release
 	.build/release/sonora bench graph
 	.build/release/sonora bench files
 	.build/release/sonora bench io
+	.build/release/sonora bench voice
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	.build/release/sonora bench lv2
 

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SonoraUnits", targets: ["SonoraUnits"]),
         .library(name: "SonoraLV2", targets: ["SonoraLV2"]),
         .library(name: "SonoraPipeline", targets: ["SonoraPipeline"]),
+        .library(name: "SonoraVoice", targets: ["SonoraVoice"]),
         .executable(name: "sonora", targets: ["sonora"]),
         // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
         // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
@@ -33,6 +34,8 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // JACK's ring buffer, the anchor `sonora bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // SpeexDSP's echo canceller, the anchor of `sonora bench voice`.
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // The anchors of `sonora bench files`: libsndfile and libsoxr called directly from C.
         .target(
             name: "CFileBenchAnchor",
@@ -104,6 +107,15 @@ let package = Package(
         // The anchor of `sonora bench lv2`: a bare C loop around a plugin's run().
         .target(name: "CLV2BenchAnchor"),
 
+        // Voice: echo canceller (delay estimation, partitioned adaptive filter, residual echo
+        // suppression, drift) and the voice-processing units built on SonoraUnits' model.
+        .target(
+            name: "SonoraVoice",
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"],
+            // Optimised in debug builds too: the tests run seconds of audio through it.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"]), .unsafeFlags(["-O"], .when(configuration: .debug))]
+        ),
+
         // The one CLI.
         .executableTarget(
             name: "sonora",
@@ -114,6 +126,8 @@ let package = Package(
                 "SonoraHAL",
                 "SonoraLV2",
                 "SonoraPipeline",
+                "SonoraVoice",
+                "CSpeexDSP",
                 "CJack",
                 "CFileBenchAnchor",
                 "CLV2BenchAnchor",
@@ -131,6 +145,7 @@ let package = Package(
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
         .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "CAllocationCounter"]),
+        .testTarget(name: "SonoraVoiceTests", dependencies: ["SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "CAllocationCounter"]),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests"),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

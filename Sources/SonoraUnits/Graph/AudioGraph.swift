@@ -221,12 +221,12 @@ public final class AudioGraph: @unchecked Sendable {
     /// thread starts rendering the graph.
     public func start() throws(AudioError) {
         guard isInitialized else { throw AudioError(.uninitialized, "initialize the graph before starting it") }
-        if let io = head?.takeUnretainedValue() as? IOUnit { try io.start(driving: self) }
+        if let io = head?.takeUnretainedValue() as? any DeviceDrivingUnit { try io.start(driving: self) }
         isRunning = true
     }
 
     public func stop() {
-        if let io = head?.takeUnretainedValue() as? IOUnit { io.stop() }
+        if let io = head?.takeUnretainedValue() as? any DeviceDrivingUnit { io.stop() }
         isRunning = false
     }
 

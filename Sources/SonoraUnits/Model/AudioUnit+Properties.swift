@@ -30,6 +30,12 @@ public enum AudioUnitPropertyValue {
 public struct AudioUnitPropertyInfo: Hashable, Sendable {
     public var size: Int
     public var isWritable: Bool
+
+    /// For units outside this module that add properties (`extendedPropertyInfo`).
+    public init(size: Int, isWritable: Bool) {
+        self.size = size
+        self.isWritable = isWritable
+    }
 }
 
 extension AudioUnit {

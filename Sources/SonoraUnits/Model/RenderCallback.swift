@@ -77,8 +77,9 @@ public struct RenderCallback: BitwiseCopyable {
     /// The Swift object behind the callback, if it was made from one.
     var targetIdentity: ObjectIdentifier? = nil
 
+    /// Calls the callback (on the realtime thread; used by I/O units outside this module).
     @inlinable
-    func call(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+    public func call(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         AudioError.Code(rawValue: function(context, UnsafeMutableRawPointer(request)))
     }
 }

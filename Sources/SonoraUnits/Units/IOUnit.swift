@@ -19,7 +19,7 @@ import Synchronization
 /// (`null`, `offline`, `inprocess:FRAMES` or an ALSA PCM) opened at `initialize()` with
 /// `deviceConfiguration`. Start and stop through `AudioGraph.start()/stop()` or
 /// `start()`/`stop()` here.
-public final class IOUnit: AudioUnit, @unchecked Sendable {
+public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .outputUnit, subType: "rioc", manufacturer: .apple)
 
     /// Element numbers, as Core Audio names them.

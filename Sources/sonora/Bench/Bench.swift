@@ -15,8 +15,9 @@ struct Bench: ParsableCommand {
               sonora bench files
               sonora bench io
               sonora bench lv2
+              sonora bench voice
               sonora bench ring --json --megabytes 64
             """,
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self]
     )
 }

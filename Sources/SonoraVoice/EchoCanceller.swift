@@ -1,0 +1,403 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SonoraCore
+
+/// A streaming, causal acoustic echo canceller for one microphone and one loudspeaker
+/// reference, at 8–96 kHz, on frames of any size up to `maximumFramesPerCall`, with a
+/// fixed latency of `latencyFrames` (two blocks: 16 ms at 16 kHz, 10.7 ms at 48 kHz).
+///
+/// Stages, per block of B frames (the largest power of two ≤ 10 ms):
+/// 1. `BulkDelayEstimator` (GCC-PHAT at ~4 kHz) finds the reference → microphone delay
+///    (up to `maximumDelay`); the reference is read that much later in whole blocks, a
+///    block of margin kept in front of the direct path, so the filter spends its taps on
+///    the room. A new delay shifts the learned filter by whole partitions.
+/// 2. Two `PartitionedFilter`s share the reference spectra. The background adapts every
+///    block (frequency-domain NLMS, IPNLMS partition weights) with a per-bin step set by
+///    how coherent its error still is with the reference at the direct path: large while
+///    echo is left (start, path change), small when only noise or a near-end talker
+///    remains. The foreground, whose output is used, takes the background's coefficients
+///    only when the background is clearly better and the far end dominates (or the
+///    foreground no longer cancels at all); a diverged background is put back.
+/// 3. `ResidualEchoSuppressor` removes the residual echo, and optionally noise.
+/// 4. `DriftTracker` fits the slope of the delay estimator's sub-sample peak and reads the
+///    reference through a windowed-sinc fractional delay that follows it (clock drift).
+///
+/// `process` is realtime-safe: no allocation, no locks, no Foundation. Everything is
+/// sized in `init`.
+public final class EchoCanceller: @unchecked Sendable {
+    public let configuration: EchoCancellerConfiguration
+    public let blockFrames: Int
+    public let partitionCount: Int
+    public var latencyFrames: Int { configuration.latencyFrames }
+
+    private let fft: RealFFT
+    private let estimator: BulkDelayEstimator
+    private let reference: ReferenceSpectra
+    private let foreground: PartitionedFilter
+    private let background: PartitionedFilter
+    private let suppressor: ResidualEchoSuppressor
+    private let drift: DriftTracker
+    private let crossReal: FloatStorage, crossImaginary: FloatStorage
+    private let referencePowerDirect: FloatStorage, errorPowerSmoothed: FloatStorage
+    /// Where the direct path sits in the filter, samples (from the delay estimator).
+    private var directPathPosition = 0
+    private let errorPowerBG: FloatStorage
+
+    // Input/output FIFOs (linear, compacted per block).
+    private let micFIFO: FloatStorage
+    private let refFIFO: FloatStorage
+    private var inputCount = 0
+    private let outFIFO: FloatStorage
+    private var outputCount: Int
+
+    // Reference history at full rate: ring of power-of-two size.
+    private let refRing: FloatStorage
+    private let ringMask: Int
+    private var ringWritten = 0  // absolute count of samples written
+    private var appliedDelay = 0 // frames, multiple of B
+
+    // Scratch.
+    private let frame: FloatStorage          // 2B
+    private let scratch: FloatStorage        // 4B + 4
+    private let yReal: FloatStorage, yImaginary: FloatStorage
+    private let eReal: FloatStorage, eImaginary: FloatStorage
+    private let step: FloatStorage
+    private let interpolator: FloatStorage
+    private let echoForeground: FloatStorage // B
+    private let errorForeground: FloatStorage
+    private let errorBackground: FloatStorage
+    private let blockOutput: FloatStorage
+
+    private var smoothedForeground: Float = 0
+    private var smoothedBackground: Float = 0
+    private var smoothedMic: Float = 0
+    private var betterCount = 0
+    private var adaptedBlocks = 0
+    private var erleMic: Float = 0
+    private var erleOut: Float = 0
+    private var blockCount = 0
+    private var isAdapted = false
+    /// IPNLMS α: 0 mixes uniform and proportionate steps half and half.
+    private let proportionateAlpha: Float = 0
+    private let partitionScale: FloatStorage
+    /// Coherence of microphone and foreground echo estimate above which the far end
+    /// dominates and the background may hand over its coefficients.
+    private let copyCoherence: Float = 0.85
+    private let divergenceRatio: Float = 4
+    private let stepCoherenceGain: Float = 4
+    private let stepFloor: Float = 0.1
+    private let coherenceRate: Float = 0.15
+    /// Far-end-active time adapted at the full step before the coherence control takes over.
+    private let initialAdaptation = 3.0
+    private let stepSize: Float = 1
+    /// Share of partitions whose gradient constraint is applied each block.
+    private let constrainedShare = 0.25
+
+    // Switches, applied between blocks.
+    public var isBypassed = false
+    public var suppressionStrength: Float {
+        get { suppressor.strength }
+        set { suppressor.strength = max(0, min(1, newValue.isFinite ? newValue : 0.5)) }
+    }
+    public var noiseSuppression: Bool {
+        get { suppressor.noiseSuppression }
+        set { suppressor.noiseSuppression = newValue }
+    }
+    public var automaticGainControl: Bool {
+        get { suppressor.automaticGainControl }
+        set { suppressor.automaticGainControl = newValue }
+    }
+    public var comfortNoise: Bool {
+        get { suppressor.comfortNoise }
+        set { suppressor.comfortNoise = newValue }
+    }
+
+    public init(configuration: EchoCancellerConfiguration) throws(AudioError) {
+        let configuration = try configuration.validated()
+        self.configuration = configuration
+        let b = configuration.blockFrames
+        blockFrames = b
+        partitionCount = max(1, Int((configuration.filterLength * configuration.sampleRate / Double(b)).rounded(.up)))
+        let k = b + 1
+        fft = RealFFT(size: 2 * b)
+        estimator = BulkDelayEstimator(sampleRate: configuration.sampleRate, maximumDelay: configuration.maximumDelay)
+        reference = ReferenceSpectra(binCount: k, partitionCount: partitionCount)
+        foreground = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
+        background = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
+        suppressor = ResidualEchoSuppressor(blockFrames: b, sampleRate: configuration.sampleRate)
+        crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
+        referencePowerDirect = FloatStorage(count: k); errorPowerSmoothed = FloatStorage(count: k)
+        errorPowerBG = FloatStorage(count: k)
+        drift = DriftTracker(blockFrames: b, sampleRate: configuration.sampleRate, enabled: configuration.driftCompensation)
+        let fifo = configuration.maximumFramesPerCall + 2 * b
+        micFIFO = FloatStorage(count: fifo)
+        refFIFO = FloatStorage(count: fifo)
+        outFIFO = FloatStorage(count: fifo + 2 * b)
+        outputCount = b
+        var ring = 1
+        let history = Int(configuration.maximumDelay * configuration.sampleRate) + (partitionCount + 4) * b + DriftTracker.maximumOffset + 8
+        while ring < history { ring *= 2 }
+        refRing = FloatStorage(count: ring)
+        ringMask = ring - 1
+        frame = FloatStorage(count: 2 * b)
+        scratch = FloatStorage(count: 4 * b + 4)
+        yReal = FloatStorage(count: k); yImaginary = FloatStorage(count: k)
+        eReal = FloatStorage(count: k); eImaginary = FloatStorage(count: k)
+        step = FloatStorage(count: k)
+        interpolator = FloatStorage(count: 16)
+        partitionScale = FloatStorage(count: partitionCount)
+        for m in 0..<partitionCount { partitionScale[m] = 1 }
+        echoForeground = FloatStorage(count: b)
+        errorForeground = FloatStorage(count: b)
+        errorBackground = FloatStorage(count: b)
+        blockOutput = FloatStorage(count: b)
+        suppressor.strength = configuration.suppressionStrength
+        suppressor.noiseSuppression = configuration.noiseSuppression
+        suppressor.automaticGainControl = configuration.automaticGainControl
+        suppressor.comfortNoise = configuration.comfortNoise
+    }
+
+    /// Convenience: a canceller at `sampleRate` with the default settings.
+    public convenience init(sampleRate: Double) throws(AudioError) {
+        try self.init(configuration: EchoCancellerConfiguration(sampleRate: sampleRate))
+    }
+
+    deinit {
+        errorPowerBG.free()
+        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); partitionScale.free(); interpolator.free()
+        estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
+        for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary, step,
+                        echoForeground, errorForeground, errorBackground, blockOutput] { storage.free() }
+    }
+
+    /// Forgets everything learned (filters, delay, noise, drift); the latency stays.
+    public func reset() {
+        estimator.reset(); reference.reset(); foreground.reset(); background.reset(); suppressor.reset(); drift.reset()
+        crossReal.clear(); crossImaginary.clear(); referencePowerDirect.clear(); errorPowerSmoothed.clear(); directPathPosition = 0
+        micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
+        inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; adaptedBlocks = 0; isAdapted = false
+        erleMic = 0; erleOut = 0; blockCount = 0
+    }
+
+    /// The latest metrics (cheap; read it between `process` calls).
+    public var metrics: EchoCancellerMetrics {
+        EchoCancellerMetrics(
+            estimatedDelay: estimator.delay.map { Double($0) / configuration.sampleRate },
+            erle: erleOut > 0 && erleMic > 0 ? Double(10 * log10f(erleMic / erleOut)) : 0,
+            isDoubleTalk: suppressor.isDoubleTalk,
+            driftPPM: drift.ppm,
+            leak: Double(suppressor.leak),
+            blocks: blockCount)
+    }
+
+    /// Cancels the echo of `reference` in `microphone` (`frames` samples each) into
+    /// `output`. `reference[n]` is what the loudspeaker played when `microphone[n]` was
+    /// captured; output is delayed by `latencyFrames`. `output` may alias `microphone`.
+    /// Returns false (output silent) when `frames` exceeds `maximumFramesPerCall`.
+    @discardableResult
+    public func process(microphone: UnsafePointer<Float>, reference refInput: UnsafePointer<Float>,
+                        output: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
+        guard frames >= 0, frames <= configuration.maximumFramesPerCall else {
+            if frames > 0 { output.update(repeating: 0, count: frames) }
+            return false
+        }
+        let b = blockFrames
+        (micFIFO.pointer + inputCount).update(from: microphone, count: frames)
+        (refFIFO.pointer + inputCount).update(from: refInput, count: frames)
+        inputCount += frames
+        var consumed = 0
+        while inputCount - consumed >= b {
+            processBlock(mic: micFIFO.pointer + consumed, ref: refFIFO.pointer + consumed)
+            (outFIFO.pointer + outputCount).update(from: blockOutput.pointer, count: b)
+            outputCount += b
+            consumed += b
+        }
+        if consumed > 0 {
+            let left = inputCount - consumed
+            micFIFO.pointer.update(from: micFIFO.pointer + consumed, count: left)
+            refFIFO.pointer.update(from: refFIFO.pointer + consumed, count: left)
+            inputCount = left
+        }
+        // Always enough: the FIFO starts with one block of silence (the declared latency).
+        output.update(from: outFIFO.pointer, count: frames)
+        outputCount -= frames
+        outFIFO.pointer.update(from: outFIFO.pointer + frames, count: outputCount)
+        return true
+    }
+
+    // MARK: One block
+
+    private func processBlock(mic: UnsafeMutablePointer<Float>, ref: UnsafeMutablePointer<Float>) {
+        let b = blockFrames, k = b + 1
+        blockCount += 1
+        estimator.push(reference: ref, microphone: mic, count: b)
+        for n in 0..<b { refRing[(ringWritten + n) & ringMask] = ref[n] }
+        ringWritten += b
+        var refEnergy: Float = 0
+        for n in 0..<b { refEnergy += ref[n] * ref[n] }
+
+        if isBypassed {
+            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, farEndActive: false, bypassSuppression: true, output: blockOutput.pointer)
+            return
+        }
+
+        // Re-align to a new bulk delay in whole blocks, keeping the learned response.
+        if let found = estimator.delay {
+            // Where the direct path would land in the filter, after the drift offset; keep it
+            // within [B/4, 3B) (a block of margin in front of it), else move by whole blocks.
+            let position = found - Int(drift.offset.rounded()) - appliedDelay
+            directPathPosition = max(0, position)
+            if position < b / 4 || position >= 3 * b {
+                let wanted = max(0, (found - Int(drift.offset.rounded()) - b) / b) * b
+                if wanted != appliedDelay {
+                    let shift = (wanted - appliedDelay) / b
+                    foreground.shift(byBlocks: shift)
+                    background.shift(byBlocks: shift)
+                    appliedDelay = wanted
+                    directPathPosition = max(0, found - Int(drift.offset.rounded()) - appliedDelay)
+                    rebuildReferenceSpectra()
+                }
+            }
+        }
+        // The reference frame [previous block, this block] seen through the delay.
+        readDelayed(blocksBack: 0, into: frame.pointer)
+        let newest = reference.push()
+        fft.forward(frame.pointer, real: newest.real, imaginary: newest.imaginary)
+        reference.updatePower()
+
+        // Foreground: the canceller's output.
+        foreground.filter(reference, outReal: yReal.pointer, outImaginary: yImaginary.pointer)
+        fft.inverse(real: yReal.pointer, imaginary: yImaginary.pointer, output: scratch.pointer)
+        var energyForeground: Float = 0
+        for n in 0..<b {
+            echoForeground[n] = scratch[b + n]
+            errorForeground[n] = mic[n] - scratch[b + n]
+            energyForeground += errorForeground[n] * errorForeground[n]
+        }
+        // Background: adapts every block.
+        background.filter(reference, outReal: yReal.pointer, outImaginary: yImaginary.pointer)
+        fft.inverse(real: yReal.pointer, imaginary: yImaginary.pointer, output: scratch.pointer)
+        var energyBackground: Float = 0
+        var micEnergy: Float = 0
+        for n in 0..<b {
+            errorBackground[n] = mic[n] - scratch[b + n]
+            energyBackground += errorBackground[n] * errorBackground[n]
+            micEnergy += mic[n] * mic[n]
+        }
+        let farEndActive = refEnergy > Float(b) * 1e-8
+        // The background's error spectrum: its gradient, and its coherence with the reference.
+        frame.pointer.update(repeating: 0, count: b)
+        (frame.pointer + b).update(from: errorBackground.pointer, count: b)
+        fft.forward(frame.pointer, real: eReal.pointer, imaginary: eImaginary.pointer)
+        for bin in 0..<k { errorPowerBG[bin] = eReal[bin] * eReal[bin] + eImaginary[bin] * eImaginary[bin] }
+        if farEndActive {
+            let power = reference.power.pointer
+            let regularization = Float(partitionCount) * Float(2 * b) * 1e-7
+            // Step per bin from the coherence between the error and the reference at the
+            // direct path: echo the filter still misses is coherent with the far end (start,
+            // echo path change), near-end speech and noise are not (double talk, converged).
+            let direct = max(0, min(partitionCount - 1, directPathPosition / b))
+            let xr = reference.real(direct), xi = reference.imaginary(direct)
+            let alpha = coherenceRate
+            for bin in 0..<k {
+                let cr = xr[bin] * eReal[bin] + xi[bin] * eImaginary[bin]
+                let ci = xr[bin] * eImaginary[bin] - xi[bin] * eReal[bin]
+                crossReal[bin] += alpha * (cr - crossReal[bin])
+                crossImaginary[bin] += alpha * (ci - crossImaginary[bin])
+                referencePowerDirect[bin] += alpha * (xr[bin] * xr[bin] + xi[bin] * xi[bin] - referencePowerDirect[bin])
+                errorPowerSmoothed[bin] += alpha * (errorPowerBG[bin] - errorPowerSmoothed[bin])
+            }
+            for bin in 0..<k {
+                let lo = bin > 0 ? bin - 1 : bin, hi = bin + 1 < k ? bin + 1 : bin
+                let sr = crossReal[lo] + crossReal[bin] + crossReal[hi], si = crossImaginary[lo] + crossImaginary[bin] + crossImaginary[hi]
+                let sxx = referencePowerDirect[lo] + referencePowerDirect[bin] + referencePowerDirect[hi]
+                let see = errorPowerSmoothed[lo] + errorPowerSmoothed[bin] + errorPowerSmoothed[hi]
+                let coherence = (sr * sr + si * si) / (sxx * see + 1e-20)
+                let factor = isAdapted ? max(stepFloor, min(1, stepCoherenceGain * coherence)) : 1
+                step[bin] = stepSize * factor / (power[bin] + regularization)
+            }
+            if !isAdapted && adaptedBlocks > Int(configuration.sampleRate / Double(b) * initialAdaptation) { isAdapted = true }
+            if blockCount % 4 == 0 {
+                background.proportionateScales(into: partitionScale.pointer, alpha: proportionateAlpha)
+            }
+            background.adapt(reference, errorReal: eReal.pointer, errorImaginary: eImaginary.pointer, step: step.pointer,
+                             partitionScale: partitionScale.pointer,
+                             constrainCount: max(1, Int(Double(partitionCount) * constrainedShare)), fft: fft, scratch: scratch.pointer)
+            adaptedBlocks += 1
+        }
+        // Two-path control.
+        smoothedForeground += 0.3 * (energyForeground - smoothedForeground)
+        smoothedMic += 0.3 * (micEnergy - smoothedMic)
+        smoothedBackground += 0.3 * (energyBackground - smoothedBackground)
+        if farEndActive && (suppressor.coherence > copyCoherence || smoothedForeground > 0.5 * smoothedMic) && smoothedBackground < 0.8 * smoothedForeground && energyBackground < energyForeground {
+            betterCount += 1
+            if betterCount >= 2 {
+                foreground.copy(from: background)
+                betterCount = 0
+            }
+        } else {
+            betterCount = 0
+            if smoothedBackground > divergenceRatio * smoothedForeground && smoothedForeground < micEnergy * 2 + 1e-9 {
+                background.copy(from: foreground)
+                smoothedBackground = smoothedForeground
+            }
+        }
+        drift.advance(estimator)
+
+        suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
+                           farEndActive: farEndActive, bypassSuppression: false, output: blockOutput.pointer)
+        if suppressor.isFarEndOnly {
+            erleMic += 0.02 * (suppressor.micEnergy - erleMic)
+            erleOut += 0.02 * (suppressor.outputEnergy - erleOut)
+        }
+    }
+
+    /// The 2B-sample reference frame ending `blocksBack` blocks before the current block's
+    /// end, seen through the applied bulk delay and the drift offset.
+    private func readDelayed(blocksBack: Int, into destination: UnsafeMutablePointer<Float>) {
+        let b = blockFrames
+        let end = ringWritten - appliedDelay - blocksBack * b
+        let offset = drift.offset
+        if offset == 0 {
+            for n in 0..<(2 * b) {
+                let index = end - 2 * b + n
+                destination[n] = index >= 0 ? refRing[index & ringMask] : 0
+            }
+        } else {
+            // Fractional read: a 16-tap Hann-windowed sinc for the offset's fraction (flat
+            // to ~0.4 fs, where a cubic would already smear the high band the filter models).
+            let whole = Int(offset.rounded(.down))
+            let fraction = offset - Double(whole)
+            var sum = 0.0
+            for j in 0..<16 {
+                let x = Double(j - 7) - fraction
+                let sinc = abs(x) < 1e-9 ? 1 : sin(Double.pi * x) / (Double.pi * x)
+                let window = 0.5 + 0.5 * cos(Double.pi * x / 8.5)
+                interpolator[j] = Float(sinc * window)
+                sum += sinc * window
+            }
+            for j in 0..<16 { interpolator[j] = Float(Double(interpolator[j]) / sum) }
+            for n in 0..<(2 * b) {
+                let index = end - 2 * b + n - whole
+                var value: Float = 0
+                for j in 0..<16 { value += interpolator[j] * sample(index - (j - 7)) }
+                destination[n] = value
+            }
+        }
+    }
+
+    @inline(__always) private func sample(_ index: Int) -> Float {
+        index >= 0 && index < ringWritten ? refRing[index & ringMask] : 0
+    }
+
+    private func rebuildReferenceSpectra() {
+        for age in stride(from: partitionCount, through: 1, by: -1) {
+            readDelayed(blocksBack: age, into: frame.pointer)
+            let slot = reference.push()
+            fft.forward(frame.pointer, real: slot.real, imaginary: slot.imaginary)
+        }
+        reference.updatePower()
+    }
+}

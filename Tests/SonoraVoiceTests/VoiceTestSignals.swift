@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import SonoraVoice
+
+/// Deterministic signals for the canceller's tests: speech-like far and near ends
+/// (noise shaped by a two-pole resonance, switched on and off in syllables and pauses),
+/// synthetic rooms, background noise. No files, no randomness between runs.
+struct TestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 6_364_136_223_846_793_005 &+ 1 }
+    mutating func next() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+    mutating func gaussian() -> Double {
+        let u = max(next(), 1e-12), v = next()
+        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
+    }
+}
+
+enum VoiceTestSignals {
+    /// Speech-like: syllables of 80–250 ms — a glottal pulse train (90–210 Hz) plus some
+    /// breath noise through two formant resonances that differ per syllable — and pauses
+    /// of 50–400 ms. Broadband like speech, with speech's gaps.
+    static func talker(seconds: Double, rate: Double, seed: UInt64, level: Double) -> [Float] {
+        var random = TestRandom(seed: seed)
+        let count = Int(seconds * rate)
+        var out = [Float](repeating: 0, count: count)
+        var index = 0
+        var state = [Double](repeating: 0, count: 6)
+        while index < count {
+            let syllable = Int((0.08 + 0.17 * random.next()) * rate)
+            let pause = Int((0.05 + 0.35 * random.next()) * rate)
+            let formants = [300 + 600 * random.next(), 900 + 1600 * random.next(), 2200 + 1500 * random.next()]
+            let voiced = random.next() < 0.75
+            let coefficients = formants.map { f -> (Double, Double) in
+                let radius = 0.88
+                return (2 * radius * cos(2 * .pi * min(f, rate * 0.45) / rate), -radius * radius)
+            }
+            let pitch = 90 + 120 * random.next()
+            for n in 0..<syllable where index + n < count {
+                let envelope = sin(.pi * Double(n) / Double(syllable))
+                var x = random.gaussian() * (voiced ? 0.3 : 1)
+                if voiced && Int(Double(n) * pitch / rate) != Int(Double(n + 1) * pitch / rate) { x += 2 }
+                var y = 0.0
+                for (k, (a1, a2)) in coefficients.enumerated() {
+                    let v = x + a1 * state[2 * k] + a2 * state[2 * k + 1]
+                    state[2 * k + 1] = state[2 * k]; state[2 * k] = v
+                    y += v
+                }
+                out[index + n] = Float(y * envelope)
+            }
+            index += syllable + pause
+        }
+        return scaled(out, toRMSdB: level)
+    }
+
+    static func noise(seconds: Double, rate: Double, seed: UInt64, level: Double) -> [Float] {
+        var random = TestRandom(seed: seed)
+        return scaled((0..<Int(seconds * rate)).map { _ in Float(random.gaussian()) }, toRMSdB: level)
+    }
+
+    /// A room: direct path after `delay` s, then an exponentially decaying tail (RT60),
+    /// direct-to-reverberant ratio 0 dB, normalised to unit energy.
+    static func room(rt60: Double, delay: Double, rate: Double, seed: UInt64) -> [Float] {
+        var random = TestRandom(seed: seed)
+        let d = Int(delay * rate)
+        let tail = Int(rt60 * rate * 80 / 60)
+        var h = [Double](repeating: 0, count: d + tail)
+        var tailEnergy = 0.0
+        for n in 8..<tail {
+            let v = random.gaussian() * exp(-3 * log(10) * Double(n) / (rt60 * rate))
+            h[d + n] = v
+            tailEnergy += v * v
+        }
+        for n in 8..<tail { h[d + n] /= tailEnergy.squareRoot() }
+        h[d] = 1
+        let energy = h.reduce(0) { $0 + $1 * $1 }
+        return h.map { Float($0 / energy.squareRoot()) }
+    }
+
+    /// Linear convolution (truncated to x's length) by FFT overlap-add.
+    static func convolve(_ x: [Float], _ h: [Float]) -> [Float] {
+        var size = 4
+        while size < 2 * h.count { size *= 2 }
+        let fft = RealFFT(size: size)
+        let block = size - h.count + 1
+        var hPadded = h + [Float](repeating: 0, count: size - h.count)
+        var hr = [Float](repeating: 0, count: size / 2 + 1), hi = hr
+        fft.forward(&hPadded, real: &hr, imaginary: &hi)
+        var y = [Float](repeating: 0, count: x.count + size)
+        var frame = [Float](repeating: 0, count: size)
+        var xr = hr, xi = hi
+        var start = 0
+        while start < x.count {
+            for n in 0..<size { frame[n] = n < block && start + n < x.count ? x[start + n] : 0 }
+            fft.forward(&frame, real: &xr, imaginary: &xi)
+            for k in 0..<xr.count {
+                let r = xr[k] * hr[k] - xi[k] * hi[k]
+                xi[k] = xr[k] * hi[k] + xi[k] * hr[k]
+                xr[k] = r
+            }
+            fft.inverse(real: xr, imaginary: xi, output: &frame)
+            for n in 0..<size { y[start + n] += frame[n] }
+            start += block
+        }
+        return Array(y.prefix(x.count))
+    }
+
+    static func scaled(_ x: [Float], toRMSdB level: Double) -> [Float] {
+        let rms = (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
+        let gain = rms > 0 ? pow(10, level / 20) / rms : 0
+        return x.map { Float(Double($0) * gain) }
+    }
+
+    static func add(_ a: [Float], _ b: [Float]) -> [Float] { zip(a, b).map { $0 + $1 } }
+
+    static func energy(_ x: ArraySlice<Float>) -> Double { x.reduce(0.0) { $0 + Double($1) * Double($1) } }
+
+    static func decibels(_ ratio: Double) -> Double { 10 * log10(max(ratio, 1e-30)) }
+
+    /// Runs `canceller` over whole signals in `frame`-sized calls, output aligned with mic.
+    static func run(_ canceller: EchoCanceller, mic: [Float], ref: [Float], frame: Int) -> [Float] {
+        let latency = canceller.latencyFrames
+        let total = mic.count + latency
+        let paddedMic = mic + [Float](repeating: 0, count: latency + frame)
+        let paddedRef = ref + [Float](repeating: 0, count: latency + frame)
+        var out = [Float](repeating: 0, count: total + frame)
+        var position = 0
+        paddedMic.withUnsafeBufferPointer { m in
+            paddedRef.withUnsafeBufferPointer { r in
+                out.withUnsafeMutableBufferPointer { o in
+                    while position < total {
+                        canceller.process(microphone: m.baseAddress! + position, reference: r.baseAddress! + position,
+                                          output: o.baseAddress! + position, frames: frame)
+                        position += frame
+                    }
+                }
+            }
+        }
+        return Array(out[latency..<(latency + mic.count)])
+    }
+
+    /// Ratio (dB) of microphone to output energy from `from` seconds on, over blocks where
+    /// the echo is above the noise (far-end single talk).
+    static func erle(mic: [Float], out: [Float], echo: [Float], noiseLevel: Double, rate: Double, from: Double) -> Double {
+        let block = Int(rate / 50)
+        var micSum = 0.0, outSum = 0.0
+        var start = Int(from * rate)
+        let noisePower = pow(10, noiseLevel / 10)
+        while start + block <= mic.count {
+            let e = energy(echo[start..<(start + block)]) / Double(block)
+            if e > noisePower {
+                micSum += energy(mic[start..<(start + block)])
+                outSum += energy(out[start..<(start + block)])
+            }
+            start += block
+        }
+        return decibels(micSum / max(outSum, 1e-30))
+    }
+
+    /// Near-end preservation in double talk: the least-squares gain of `near` in `out` and
+    /// the ratio of that part to everything else, over blocks where both talk.
+    static func nearEnd(out: [Float], near: [Float], echo: [Float], rate: Double, from: Double) -> (gainDB: Double, sdrDB: Double) {
+        let block = Int(rate / 50)
+        var dot = 0.0, nearSum = 0.0, outSum = 0.0
+        var start = Int(from * rate)
+        while start + block <= out.count {
+            let nearEnergy = energy(near[start..<(start + block)])
+            let echoEnergy = energy(echo[start..<(start + block)])
+            if nearEnergy > 1e-7 * Double(block) && echoEnergy > 1e-7 * Double(block) {
+                for n in start..<(start + block) {
+                    dot += Double(out[n]) * Double(near[n])
+                    nearSum += Double(near[n]) * Double(near[n])
+                    outSum += Double(out[n]) * Double(out[n])
+                }
+            }
+            start += block
+        }
+        let gain = dot / max(nearSum, 1e-30)
+        let kept = gain * gain * nearSum
+        return (decibels(gain * gain), decibels(kept / max(outSum - 2 * gain * dot + kept, 1e-30)))
+    }
+}

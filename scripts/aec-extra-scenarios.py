@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Sonora's own echo-canceller scenarios, beside aec-eval's seven (issue 8: "other
+speech, rooms, delays and drift it has not seen").  Same generator (imported from
+../shared/aec-eval/gen_signals.py), same file layout, so aec_eval.py scores them:
+
+  g_other_voice   other far-end voice (en-gb+m1, slower), RT60 250 ms, delay 50 ms
+  h_rt600         RT60 600 ms, delay 30 ms
+  i_delay300      bulk delay 300 ms, RT60 200 ms
+  j_drift_p100    loudspeaker clock +100 ppm against the microphone's, RT60 150 ms, delay 40 ms
+  k_drift_m100    -100 ppm
+  l_dt_rt400      double talk (other voices) in RT60 400 ms, delay 60 ms
+  48k/a1_48k      a1 (RT60 150 ms, 20 ms) at 48 kHz      } 48 kHz: score with
+  48k/b_dt_48k    double talk at 48 kHz                   } --fs 48000 (ERLE/DT gain/SDR)
+
+Usage: python3 aec-extra-scenarios.py --out DIR [--harness ../shared/aec-eval]
+"""
+import argparse, json, os, sys
+import numpy as np
+from scipy.signal import resample
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--out", required=True)
+ap.add_argument("--harness", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/aec-eval"))
+a = ap.parse_args()
+sys.path.insert(0, a.harness)
+import gen_signals as g
+
+
+def write(root, name, desc, fs, ref, echo, near, noise, extra):
+    ge = 10 ** ((g.ECHO_DB - g.active_level_db(echo)) / 20)
+    echo = echo * ge
+    mic = near + echo + noise
+    assert np.max(np.abs(mic)) < 0.99
+    d = os.path.join(root, name)
+    os.makedirs(d, exist_ok=True)
+    for k, v in dict(ref=ref, mic=mic).items():
+        g.write_raw(os.path.join(d, f"{k}.f32"), v, "f32")
+        g.write_raw(os.path.join(d, f"{k}.s16"), v, "s16")
+    for k, v in dict(near=near, echo=echo, noise=noise).items():
+        g.write_raw(os.path.join(d, f"{k}.f32"), v, "f32")
+    meta = dict(name=name, description=desc, fs=fs, n=len(ref), duration_s=len(ref) / fs, echo_gain=ge, **extra)
+    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    print(f"{name}: {desc}")
+
+
+def build(fs, root, names):
+    g.FS = fs
+    rng = np.random.default_rng(4321)
+    far = g.set_level(g.speech_track(g.FAR_TEXT, g.FAR_VOICE, 26.0, rng), g.REF_DB)
+    other = g.set_level(g.speech_track(g.FAR_TEXT[::-1], ["-v", "en-gb+m1", "-s", "140", "-p", "30"], 26.0, rng), g.REF_DB)
+    noise = g.pink_noise(26 * fs, rng) * 10 ** (g.NOISE_DB / 20)
+    D = 20 * fs
+    def near_track(voice, start_times, total):
+        near = np.zeros(total)
+        segs = []
+        for k, st in enumerate(start_times):
+            s = np.concatenate([g.espeak(g.NEAR_TEXT[(2 * k) % 6], voice), np.zeros(int(0.25 * fs)), g.espeak(g.NEAR_TEXT[(2 * k + 1) % 6], voice)])
+            i0 = int(st * fs)
+            s = s[:total - i0]
+            near[i0:i0 + len(s)] = s
+            segs.append([st, st + len(s) / fs])
+        return g.set_level(near, g.NEAR_DB), segs
+    if "g_other_voice" in names:
+        ref = other[:D]
+        write(root, "g_other_voice", names["g_other_voice"], fs, ref, g.echo_of(ref, g.synth_rir(0.25, 0.05, seed=21)), np.zeros(D), noise[:D].copy(), {})
+    if "h_rt600" in names:
+        ref = far[:D]
+        write(root, "h_rt600", names["h_rt600"], fs, ref, g.echo_of(ref, g.synth_rir(0.6, 0.03, seed=22)), np.zeros(D), noise[:D].copy(), {})
+    if "i_delay300" in names:
+        ref = far[:D]
+        write(root, "i_delay300", names["i_delay300"], fs, ref, g.echo_of(ref, g.synth_rir(0.2, 0.3, seed=23)), np.zeros(D), noise[:D].copy(), {})
+    for name, ppm in (("j_drift_p100", 100), ("k_drift_m100", -100)):
+        if name in names:
+            ref = far[:D]
+            # The loudspeaker plays the reference on its own clock: ppm faster means the
+            # played signal is the reference compressed in time.
+            played = resample(far[:D + fs], int(round((D + fs) / (1 + ppm * 1e-6))))[:D]
+            write(root, name, names[name], fs, ref, g.echo_of(played, g.synth_rir(0.15, 0.04, seed=24)), np.zeros(D), noise[:D].copy(), dict(drift_ppm=ppm))
+    if "l_dt_rt400" in names:
+        T = 24 * fs
+        ref = other[:T]
+        near, segs = near_track(["-v", "en-us+f2", "-s", "160", "-p", "55"], [5.0, 11.5, 18.0], T)
+        write(root, "l_dt_rt400", names["l_dt_rt400"], fs, ref, g.echo_of(ref, g.synth_rir(0.4, 0.06, seed=25)), near, noise[:T].copy(), dict(near_segments_s=segs))
+    if "a1_48k" in names:
+        ref = far[:D]
+        write(root, "a1_48k", names["a1_48k"], fs, ref, g.echo_of(ref, g.synth_rir(0.15, 0.02, seed=11)), np.zeros(D), noise[:D].copy(), {})
+    if "b_dt_48k" in names:
+        T = 24 * fs
+        ref = far[:T]
+        near, segs = near_track(g.NEAR_VOICE, [6.0, 12.5, 19.0], T)
+        write(root, "b_dt_48k", names["b_dt_48k"], fs, ref, g.echo_of(ref, g.synth_rir(0.15, 0.02, seed=11)), near, noise[:T].copy(), dict(near_segments_s=segs))
+
+
+build(16000, a.out, {
+    "g_other_voice": "other far-end voice (en-gb+m1), RT60 250 ms, delay 50 ms",
+    "h_rt600": "RT60 600 ms, delay 30 ms",
+    "i_delay300": "bulk delay 300 ms, RT60 200 ms",
+    "j_drift_p100": "loudspeaker clock +100 ppm, RT60 150 ms, delay 40 ms",
+    "k_drift_m100": "loudspeaker clock -100 ppm, RT60 150 ms, delay 40 ms",
+    "l_dt_rt400": "double talk (other voices), RT60 400 ms, delay 60 ms",
+})
+build(48000, os.path.join(a.out, "48k"), {
+    "a1_48k": "a1 at 48 kHz: RT60 150 ms, delay 20 ms",
+    "b_dt_48k": "double talk at 48 kHz, RT60 150 ms, delay 20 ms",
+})
