@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "SonoraPipeline",
             dependencies: [
-                "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraLV2",
+                "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraLV2", "SonoraVoice",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]

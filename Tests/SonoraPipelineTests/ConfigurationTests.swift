@@ -187,7 +187,7 @@ struct DocumentationExampleTests {
     @Test("the reference shows an example for every node kind")
     func coversEveryKind() {
         let all = Self.examples.joined()
-        for kind in ["player", "GraphicEQ", "recorder", "ToneGenerator", "ParametricEQ", "Gain", "Meter", "MultiChannelMixer", "Splitter", "SampleDelay", "Converter", "lv2"] {
+        for kind in ["player", "GraphicEQ", "recorder", "ToneGenerator", "ParametricEQ", "Gain", "Meter", "MultiChannelMixer", "Splitter", "SampleDelay", "Converter", "lv2", "voice"] {
             #expect(all.contains("kind: \(kind)"), "no example of \(kind)")
         }
     }

@@ -4,6 +4,7 @@ import SonoraFile
 import SonoraHAL
 import SonoraLV2
 import SonoraUnits
+import SonoraVoice
 
 /// Turns a parsed config into a graph of units, checking everything that needs the units
 /// themselves — node kinds, options, presets, parameter names, scopes, elements, ranges,
@@ -13,8 +14,15 @@ public enum PipelineBuilder {
     /// Short names for the built-in units a config may use as `kind`.
     public static let aliases: [String: String] = [
         "player": "FilePlayer", "recorder": "FileRecorder", "mixer": "MultiChannelMixer", "tone": "ToneGenerator",
-        "eq": "GraphicEQ", "peq": "ParametricEQ", "delay": "SampleDelay",
+        "eq": "GraphicEQ", "peq": "ParametricEQ", "delay": "SampleDelay", "voice": "VoiceProcessor",
     ]
+
+    /// Units of layers above SonoraUnits, registered once so configs can name them.
+    static let registerHigherUnits: Void = {
+        AudioComponentRegistry.shared.register(
+            VoiceProcessorUnit.componentDescription, "VoiceProcessor",
+            "echo cancellation and suppression: microphone on input 0, loudspeaker reference on input 1") { VoiceProcessorUnit() }
+    }()
 
     /// Kind-specific options (besides id, kind, parameters, preset, bypass, comment).
     static let kindOptions: [String: [String]] = [
@@ -23,7 +31,8 @@ public enum PipelineBuilder {
 
     /// Components a node may be (not output units, not the capture source).
     public static var nodeKinds: [String] {
-        AudioComponentRegistry.shared.components
+        registerHigherUnits
+        return AudioComponentRegistry.shared.components
             .filter { $0.description.type != .outputUnit }
             .map(\.name) + aliases.keys.sorted() + ["lv2"]
     }
@@ -49,6 +58,7 @@ public enum PipelineBuilder {
     }
 
     public static func build(_ configuration: PipelineConfiguration, target: Target) throws(ConfigurationErrors) -> BuiltPipeline {
+        registerHigherUnits
         var context = BuildContext(configuration: configuration, target: target, graph: AudioGraph())
         return try context.build()
     }
