@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,7 @@ struct VoiceIOGraphTests {
         try graph.start()
         #expect(unit.isRunning)
         let deadline = HostTime.now.seconds + 10
-        while recorder.samples.count < 16000 * 2 && HostTime.now.seconds < deadline { usleep(10000) }
+        while recorder.recorded.load(ordering: .acquiring) < 16000 * 2 && HostTime.now.seconds < deadline { usleep(10000) }
         graph.stop()
         #expect(!unit.isRunning)
         let heard = recorder.samples

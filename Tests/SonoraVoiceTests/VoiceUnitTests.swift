@@ -96,6 +96,9 @@ final class RoomLoopDevice: AudioDevice, @unchecked Sendable {
 final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     unowned let unit: AudioUnit
     private(set) var samples: [Float] = []
+    /// Frames recorded so far, for the test thread to poll while the I/O thread writes
+    /// (`samples` itself is read only after the device stopped).
+    let recorded = Atomic<Int>(0)
     let buffers: OwnedAudioBufferList
     init(unit: AudioUnit) {
         self.unit = unit
@@ -109,6 +112,7 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
         guard status == .noError else { return status }
         if samples.count + count <= samples.capacity {
             samples.append(contentsOf: UnsafeBufferPointer(start: buffers.list.samples(0), count: count))
+            recorded.store(samples.count, ordering: .releasing)
         }
         return .noError
     }
