@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SonoraCore
+import SonoraPipeline
 import SonoraUnits
 
 struct UnitsCommand: ParsableCommand {
@@ -52,6 +53,7 @@ struct UnitsCommand: ParsableCommand {
     }
 
     func run() throws {
+        _ = PipelineBuilder.nodeKinds  // registers the units of the layers above SonoraUnits (VoiceProcessor)
         let registry = AudioComponentRegistry.shared
         guard let name else {
             let rows = registry.components.map { Listing(component: $0.description.description, name: $0.name, summary: $0.summary) }
