@@ -17,10 +17,12 @@ struct Outcome {
     var stderr: String
 }
 
-func sonora(_ arguments: String...) throws -> Outcome {
+/// Runs `executable` to the end and keeps its exit status and output.
+func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: sonoraBinary!)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
@@ -30,6 +32,10 @@ func sonora(_ arguments: String...) throws -> Outcome {
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+func sonora(_ arguments: String...) throws -> Outcome {
+    try runProcess(sonoraBinary!, arguments)
 }
 
 @Suite("sonora CLI", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))

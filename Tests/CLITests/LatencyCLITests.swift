@@ -10,21 +10,6 @@ let packageRoot: URL = {
     return directory
 }()
 
-func run(_ executable: String, _ arguments: [String]) throws -> Outcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-}
-
 @Suite("sonora latency and devices", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct LatencyCLITests {
     struct Result: Decodable {
@@ -48,7 +33,7 @@ struct LatencyCLITests {
     @Test("through JACK2's dummy backend the round trip is periods × period too", arguments: [(256, 2), (512, 3)])
     func jackDummy(period: Int, periods: Int) throws {
         let script = packageRoot.appendingPathComponent("scripts/with-jack-dummy.sh").path
-        let outcome = try run(script, ["48000", "256", sonoraBinary!, "latency", "--device", "jackloop", "--period", "\(period)", "--periods", "\(periods)", "--seconds", "2", "--json"])
+        let outcome = try runProcess(script, ["48000", "256", sonoraBinary!, "latency", "--device", "jackloop", "--period", "\(period)", "--periods", "\(periods)", "--seconds", "2", "--json"])
         if outcome.status == 77 {
             print("skipped: JACK dummy backend unavailable here: \(outcome.stderr.split(separator: "\n").first ?? "")")
             return

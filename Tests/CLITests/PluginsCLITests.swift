@@ -32,21 +32,7 @@ struct PluginsCLITests {
     }
 
     func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sonoraBinary!)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        try runProcess(sonoraBinary!, arguments, environment: environment)
     }
 
     @Test func listFiltersAndSaysWhatIsProvided() throws {
