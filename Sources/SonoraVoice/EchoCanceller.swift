@@ -11,15 +11,19 @@ import SonoraCore
 /// 1. `BulkDelayEstimator` (GCC-PHAT at ~4 kHz) finds the reference → microphone delay
 ///    (up to `maximumDelay`); the reference is read that much later in whole blocks, a
 ///    block of margin kept in front of the direct path, so the filter spends its taps on
-///    the room. A new delay shifts the learned filter by whole partitions.
+///    the room. A new delay shifts the learned filter by whole partitions (and makes it
+///    uncertain again).
 /// 2. Two `PartitionedFilter`s share the reference spectra. The background adapts every
-///    block (frequency-domain NLMS, IPNLMS partition weights) with a per-bin step set by
-///    how coherent its error still is with the reference at the direct path: large while
-///    echo is left (start, path change), small when only noise or a near-end talker
-///    remains. The foreground, whose output is used, takes the background's coefficients
-///    only when the background is clearly better and the far end dominates (or the
-///    foreground no longer cancels at all); a diverged background is put back.
-/// 3. `ResidualEchoSuppressor` removes the residual echo, and optionally noise.
+///    block as a partitioned frequency-domain Kalman filter: each coefficient's step is its
+///    uncertainty over (expected residual echo + Ψ), Ψ being the error's share that is not
+///    coherent with the reference (a near-end talker, noise) — so it learns fast at the
+///    start and after a path change and stands still in double talk, without a double-talk
+///    detector. Its prior is flat until the delay is found, then a room's decaying envelope.
+///    The foreground, whose output is used, takes the background's coefficients only when
+///    the background is clearly better and the far end dominates (or the foreground no
+///    longer cancels at all); a diverged background is put back.
+/// 3. `ResidualEchoSuppressor` removes the residual echo (from the filter's leak, its own
+///    expected misadjustment and a broadband distortion term), and optionally noise.
 /// 4. `DriftTracker` fits the slope of the delay estimator's sub-sample peak and reads the
 ///    reference through a windowed-sinc fractional delay that follows it (clock drift).
 ///
@@ -43,6 +47,8 @@ public final class EchoCanceller: @unchecked Sendable {
     /// Where the direct path sits in the filter, samples (from the delay estimator).
     private var directPathPosition = 0
     private let errorPowerBG: FloatStorage
+    /// Near-end-plus-noise power in the background's error per bin (the Kalman update's Ψ).
+    private let nearPower: FloatStorage
 
     // Input/output FIFOs (linear, compacted per block).
     private let micFIFO: FloatStorage
@@ -62,7 +68,6 @@ public final class EchoCanceller: @unchecked Sendable {
     private let scratch: FloatStorage        // 4B + 4
     private let yReal: FloatStorage, yImaginary: FloatStorage
     private let eReal: FloatStorage, eImaginary: FloatStorage
-    private let step: FloatStorage
     private let interpolator: FloatStorage
     private let echoForeground: FloatStorage // B
     private let errorForeground: FloatStorage
@@ -73,24 +78,27 @@ public final class EchoCanceller: @unchecked Sendable {
     private var smoothedBackground: Float = 0
     private var smoothedMic: Float = 0
     private var betterCount = 0
-    private var adaptedBlocks = 0
     private var erleMic: Float = 0
     private var erleOut: Float = 0
     private var blockCount = 0
-    private var isAdapted = false
-    /// IPNLMS α: 0 mixes uniform and proportionate steps half and half.
-    private let proportionateAlpha: Float = 0
-    private let partitionScale: FloatStorage
     /// Coherence of microphone and foreground echo estimate above which the far end
     /// dominates and the background may hand over its coefficients.
     private let copyCoherence: Float = 0.85
     private let divergenceRatio: Float = 4
-    private let stepCoherenceGain: Float = 4
-    private let stepFloor: Float = 0.1
+    /// Smoothing of the error/reference cross-spectrum behind the echo share of the error.
     private let coherenceRate: Float = 0.15
-    /// Far-end-active time adapted at the full step before the coherence control takes over.
-    private let initialAdaptation = 3.0
-    private let stepSize: Float = 1
+    /// Coherence an uncorrelated pair still shows after that smoothing (estimation bias).
+    private let coherenceBias: Float = 0.1
+    /// Kalman state transition A (per block): how fast the filter is assumed to drift, which
+    /// keeps every coefficient from becoming certain and the filter from freezing.
+    private let transition: Float = 0.9995
+    /// The echo path's prior: this much energy in all (0 dB: a loudspeaker as loud at the
+    /// microphone as it plays, the worst case), decaying like a room of `priorRT60` seconds.
+    private let priorEnergy: Float = 1
+    private let priorRT60 = 0.5
+    /// The prior's decay per partition, and whether it has been applied (at the first delay lock).
+    private let priorDecay: Float
+    private var priorShaped = false
     /// Share of partitions whose gradient constraint is applied each block.
     private let constrainedShare = 0.25
 
@@ -125,10 +133,15 @@ public final class EchoCanceller: @unchecked Sendable {
         reference = ReferenceSpectra(binCount: k, partitionCount: partitionCount)
         foreground = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
         background = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
+        // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
+        priorDecay = powf(10, Float(-6 * Double(b) / (configuration.sampleRate * priorRT60)))
+        // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
+        background.setPrior(energy: priorEnergy, decay: 1)
         suppressor = ResidualEchoSuppressor(blockFrames: b, sampleRate: configuration.sampleRate)
         crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
         referencePowerDirect = FloatStorage(count: k); errorPowerSmoothed = FloatStorage(count: k)
         errorPowerBG = FloatStorage(count: k)
+        nearPower = FloatStorage(count: k)
         drift = DriftTracker(blockFrames: b, sampleRate: configuration.sampleRate, enabled: configuration.driftCompensation)
         let fifo = configuration.maximumFramesPerCall + 2 * b
         micFIFO = FloatStorage(count: fifo)
@@ -144,10 +157,7 @@ public final class EchoCanceller: @unchecked Sendable {
         scratch = FloatStorage(count: 4 * b + 4)
         yReal = FloatStorage(count: k); yImaginary = FloatStorage(count: k)
         eReal = FloatStorage(count: k); eImaginary = FloatStorage(count: k)
-        step = FloatStorage(count: k)
         interpolator = FloatStorage(count: 16)
-        partitionScale = FloatStorage(count: partitionCount)
-        for m in 0..<partitionCount { partitionScale[m] = 1 }
         echoForeground = FloatStorage(count: b)
         errorForeground = FloatStorage(count: b)
         errorBackground = FloatStorage(count: b)
@@ -164,20 +174,22 @@ public final class EchoCanceller: @unchecked Sendable {
     }
 
     deinit {
-        errorPowerBG.free()
-        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); partitionScale.free(); interpolator.free()
+        errorPowerBG.free(); nearPower.free()
+        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
-        for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary, step,
+        for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary,
                         echoForeground, errorForeground, errorBackground, blockOutput] { storage.free() }
     }
 
     /// Forgets everything learned (filters, delay, noise, drift); the latency stays.
     public func reset() {
         estimator.reset(); reference.reset(); foreground.reset(); background.reset(); suppressor.reset(); drift.reset()
+        nearPower.clear(); errorPowerBG.clear()
+        background.setPrior(energy: priorEnergy, decay: 1); priorShaped = false
         crossReal.clear(); crossImaginary.clear(); referencePowerDirect.clear(); errorPowerSmoothed.clear(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
-        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; adaptedBlocks = 0; isAdapted = false
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0
         erleMic = 0; erleOut = 0; blockCount = 0
     }
 
@@ -239,12 +251,18 @@ public final class EchoCanceller: @unchecked Sendable {
         for n in 0..<b { refEnergy += ref[n] * ref[n] }
 
         if isBypassed {
-            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, farEndActive: false, bypassSuppression: true, output: blockOutput.pointer)
+            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, expectedResidual: nil, farEndActive: false,
+                               bypassSuppression: true, output: blockOutput.pointer)
             return
         }
 
         // Re-align to a new bulk delay in whole blocks, keeping the learned response.
         if let found = estimator.delay {
+            if !priorShaped {
+                // The direct path is found: from now on the room's decaying envelope.
+                background.setPrior(energy: priorEnergy, decay: priorDecay)
+                priorShaped = true
+            }
             // Where the direct path would land in the filter, after the drift offset; keep it
             // within [B/4, 3B) (a block of margin in front of it), else move by whole blocks.
             let position = found - Int(drift.offset.rounded()) - appliedDelay
@@ -255,6 +273,7 @@ public final class EchoCanceller: @unchecked Sendable {
                     let shift = (wanted - appliedDelay) / b
                     foreground.shift(byBlocks: shift)
                     background.shift(byBlocks: shift)
+                    background.restorePrior()
                     appliedDelay = wanted
                     directPathPosition = max(0, found - Int(drift.offset.rounded()) - appliedDelay)
                     rebuildReferenceSpectra()
@@ -265,7 +284,6 @@ public final class EchoCanceller: @unchecked Sendable {
         readDelayed(blocksBack: 0, into: frame.pointer)
         let newest = reference.push()
         fft.forward(frame.pointer, real: newest.real, imaginary: newest.imaginary)
-        reference.updatePower()
 
         // Foreground: the canceller's output.
         foreground.filter(reference, outReal: yReal.pointer, outImaginary: yImaginary.pointer)
@@ -292,41 +310,8 @@ public final class EchoCanceller: @unchecked Sendable {
         (frame.pointer + b).update(from: errorBackground.pointer, count: b)
         fft.forward(frame.pointer, real: eReal.pointer, imaginary: eImaginary.pointer)
         for bin in 0..<k { errorPowerBG[bin] = eReal[bin] * eReal[bin] + eImaginary[bin] * eImaginary[bin] }
-        if farEndActive {
-            let power = reference.power.pointer
-            let regularization = Float(partitionCount) * Float(2 * b) * 1e-7
-            // Step per bin from the coherence between the error and the reference at the
-            // direct path: echo the filter still misses is coherent with the far end (start,
-            // echo path change), near-end speech and noise are not (double talk, converged).
-            let direct = max(0, min(partitionCount - 1, directPathPosition / b))
-            let xr = reference.real(direct), xi = reference.imaginary(direct)
-            let alpha = coherenceRate
-            for bin in 0..<k {
-                let cr = xr[bin] * eReal[bin] + xi[bin] * eImaginary[bin]
-                let ci = xr[bin] * eImaginary[bin] - xi[bin] * eReal[bin]
-                crossReal[bin] += alpha * (cr - crossReal[bin])
-                crossImaginary[bin] += alpha * (ci - crossImaginary[bin])
-                referencePowerDirect[bin] += alpha * (xr[bin] * xr[bin] + xi[bin] * xi[bin] - referencePowerDirect[bin])
-                errorPowerSmoothed[bin] += alpha * (errorPowerBG[bin] - errorPowerSmoothed[bin])
-            }
-            for bin in 0..<k {
-                let lo = bin > 0 ? bin - 1 : bin, hi = bin + 1 < k ? bin + 1 : bin
-                let sr = crossReal[lo] + crossReal[bin] + crossReal[hi], si = crossImaginary[lo] + crossImaginary[bin] + crossImaginary[hi]
-                let sxx = referencePowerDirect[lo] + referencePowerDirect[bin] + referencePowerDirect[hi]
-                let see = errorPowerSmoothed[lo] + errorPowerSmoothed[bin] + errorPowerSmoothed[hi]
-                let coherence = (sr * sr + si * si) / (sxx * see + 1e-20)
-                let factor = isAdapted ? max(stepFloor, min(1, stepCoherenceGain * coherence)) : 1
-                step[bin] = stepSize * factor / (power[bin] + regularization)
-            }
-            if !isAdapted && adaptedBlocks > Int(configuration.sampleRate / Double(b) * initialAdaptation) { isAdapted = true }
-            if blockCount % 4 == 0 {
-                background.proportionateScales(into: partitionScale.pointer, alpha: proportionateAlpha)
-            }
-            background.adapt(reference, errorReal: eReal.pointer, errorImaginary: eImaginary.pointer, step: step.pointer,
-                             partitionScale: partitionScale.pointer,
-                             constrainCount: max(1, Int(Double(partitionCount) * constrainedShare)), fft: fft, scratch: scratch.pointer)
-            adaptedBlocks += 1
-        }
+        background.updateResidualPower(reference)
+        if farEndActive { adaptBackground(blockFrames: b) }
         // Two-path control.
         smoothedForeground += 0.3 * (energyForeground - smoothedForeground)
         smoothedMic += 0.3 * (micEnergy - smoothedMic)
@@ -347,11 +332,56 @@ public final class EchoCanceller: @unchecked Sendable {
         drift.advance(estimator)
 
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
-                           farEndActive: farEndActive, bypassSuppression: false, output: blockOutput.pointer)
+                           expectedResidual: background.residualPower.pointer, farEndActive: farEndActive,
+                           bypassSuppression: false, output: blockOutput.pointer)
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)
             erleOut += 0.02 * (suppressor.outputEnergy - erleOut)
         }
+    }
+
+    /// One partitioned frequency-domain Kalman step of the background filter on the error
+    /// spectrum in `eReal/eImaginary` (power in `errorPowerBG`).
+    ///
+    /// Ψ, the part of the error no filter can remove (near-end talker, noise), is taken as the
+    /// error's share that is *not* coherent with the reference at the direct path: echo the
+    /// filter misses follows the far end, a talker does not. So the step is large at the start
+    /// and after a path change and small in double talk, without a double-talk detector. Where
+    /// the coherent (missed) echo exceeds what the filter's variances expect, they are inflated
+    /// (at most ×2 per block): the filter becomes unsure again and re-learns.
+    private func adaptBackground(blockFrames b: Int) {
+        let k = b + 1
+        let direct = max(0, min(partitionCount - 1, directPathPosition / b))
+        let xr = reference.real(direct), xi = reference.imaginary(direct)
+        let alpha = coherenceRate
+        for bin in 0..<k {
+            let cr = xr[bin] * eReal[bin] + xi[bin] * eImaginary[bin]
+            let ci = xr[bin] * eImaginary[bin] - xi[bin] * eReal[bin]
+            crossReal[bin] += alpha * (cr - crossReal[bin])
+            crossImaginary[bin] += alpha * (ci - crossImaginary[bin])
+            referencePowerDirect[bin] += alpha * (xr[bin] * xr[bin] + xi[bin] * xi[bin] - referencePowerDirect[bin])
+            errorPowerSmoothed[bin] += alpha * (errorPowerBG[bin] - errorPowerSmoothed[bin])
+        }
+        let residual = background.residualPower.pointer
+        for bin in 0..<k {
+            let lo = bin > 0 ? bin - 1 : bin, hi = bin + 1 < k ? bin + 1 : bin
+            let sr = crossReal[lo] + crossReal[bin] + crossReal[hi], si = crossImaginary[lo] + crossImaginary[bin] + crossImaginary[hi]
+            let sxx = referencePowerDirect[lo] + referencePowerDirect[bin] + referencePowerDirect[hi]
+            let see = errorPowerSmoothed[lo] + errorPowerSmoothed[bin] + errorPowerSmoothed[hi]
+            let coherence = min(1, (sr * sr + si * si) / (sxx * see + 1e-20))
+            let echoShare = max(0, (coherence - coherenceBias) / (1 - coherenceBias))
+            nearPower[bin] = (1 - echoShare) * errorPowerBG[bin]
+            let missed = echoShare * errorPowerSmoothed[bin]
+            if missed > residual[bin] {
+                let factor = min(2, missed / (residual[bin] + 1e-20))
+                background.inflateVariance(bin: bin, factor: factor)
+                residual[bin] *= factor
+            }
+        }
+        let regularization = Float(partitionCount) * Float(2 * b) * 1e-8 * priorEnergy
+        background.adaptKalman(reference, errorReal: eReal.pointer, errorImaginary: eImaginary.pointer,
+                               noisePower: nearPower.pointer, transition: transition, regularization: regularization,
+                               constrainCount: max(1, Int(Double(partitionCount) * constrainedShare)), fft: fft, scratch: scratch.pointer)
     }
 
     /// The 2B-sample reference frame ending `blocksBack` blocks before the current block's
@@ -398,6 +428,5 @@ public final class EchoCanceller: @unchecked Sendable {
             let slot = reference.push()
             fft.forward(frame.pointer, real: slot.real, imaginary: slot.imaginary)
         }
-        reference.updatePower()
     }
 }

@@ -1,11 +1,17 @@
 /// A partitioned-block frequency-domain adaptive filter (PBFDAF / MDF): M partitions of
 /// B taps each, every partition one (2B)-point spectrum, the reference history kept as
 /// the spectra of its last M blocks (shared between the canceller's two filters, see
-/// `ReferenceSpectra`). Output by overlap-save; adaptation by frequency-domain NLMS
-/// normalised per bin by the reference power over the whole filter length; the gradient
+/// `ReferenceSpectra`). Output by overlap-save; adaptation by the partitioned
+/// frequency-domain Kalman filter (`adaptKalman`): every coefficient carries its own
+/// uncertainty, which sets its step and tells the suppressor how much echo the filter
+/// is expected to miss; the gradient
 /// constraint (zeroing the wrapped half of each partition's impulse response) is applied
 /// round-robin to a few partitions per block, as AEC3 and Speex's AUMDF do, which keeps
 /// the cost at O(few FFTs) per block while every partition is constrained every few blocks.
+#if canImport(Glibc)
+import Glibc
+#endif
+
 final class PartitionedFilter {
     let blockFrames: Int
     let partitionCount: Int
@@ -13,6 +19,13 @@ final class PartitionedFilter {
     /// Partition m's spectrum: real at `real + m × binCount`.
     let real: FloatStorage
     let imaginary: FloatStorage
+    /// Kalman state-error variance per partition and bin (how uncertain each coefficient is).
+    let variance: FloatStorage
+    /// Σ_m P_m(k)·|X_m(k)|²: the expected residual echo power per bin (scratch, per block).
+    let residualPower: FloatStorage
+    /// The prior variance per partition (how much echo path energy a partition may hold
+    /// before anything is learned): the state's starting point and what fresh partitions get.
+    let prior: FloatStorage
     private var nextToConstrain = 0
 
     init(blockFrames: Int, partitionCount: Int) {
@@ -21,11 +34,93 @@ final class PartitionedFilter {
         binCount = blockFrames + 1
         real = FloatStorage(count: partitionCount * binCount)
         imaginary = FloatStorage(count: partitionCount * binCount)
+        variance = FloatStorage(count: partitionCount * binCount)
+        residualPower = FloatStorage(count: binCount)
+        prior = FloatStorage(count: partitionCount)
+        for m in 0..<partitionCount { prior[m] = 1 }
+        resetVariance()
     }
 
-    func free() { real.free(); imaginary.free() }
+    func free() { real.free(); imaginary.free(); variance.free(); residualPower.free(); prior.free() }
 
-    func reset() { real.clear(); imaginary.clear(); nextToConstrain = 0 }
+    func reset() {
+        real.clear(); imaginary.clear(); nextToConstrain = 0
+        resetVariance()
+    }
+
+    /// Sets the prior: an exponentially decaying envelope (a room's reverberation, `decay`
+    /// per partition) holding `energy` in all, so the direct path and early reflections
+    /// start uncertain and adapt fast while the tail is not presumed louder than a room makes it.
+    func setPrior(energy: Float, decay: Float) {
+        var sum: Float = 0
+        for m in 0..<partitionCount { prior[m] = powf(decay, Float(m)); sum += prior[m] }
+        for m in 0..<partitionCount { prior[m] *= energy / sum }
+        resetVariance()
+    }
+
+    /// Makes every coefficient as uncertain as the prior says (a new bulk delay: what was
+    /// learned moves with it, but is no longer trusted).
+    func restorePrior() { resetVariance() }
+
+    private func resetVariance() {
+        for m in 0..<partitionCount {
+            (variance.pointer + m * binCount).update(repeating: prior[m], count: binCount)
+        }
+    }
+
+    /// Σ_m P_m(k)·|X_m(k)|² into `residualPower`.
+    func updateResidualPower(_ reference: ReferenceSpectra) {
+        let k = binCount
+        let out = residualPower.pointer
+        out.update(repeating: 0, count: k)
+        for m in 0..<partitionCount {
+            let xr = reference.real(m), xi = reference.imaginary(m)
+            let p = variance.pointer + m * k
+            for bin in 0..<k { out[bin] += p[bin] * (xr[bin] * xr[bin] + xi[bin] * xi[bin]) }
+        }
+    }
+
+    /// Multiplies partition variances in `bin` by `factor` (covariance inflation: echo the
+    /// filter misses — a path change — makes every coefficient in that bin uncertain again).
+    func inflateVariance(bin: Int, factor: Float) {
+        let k = binCount
+        for m in 0..<partitionCount { variance[m * k + bin] *= factor }
+    }
+
+    /// Partitioned frequency-domain Kalman update (Enzner & Vary; Kuech et al.): per bin,
+    /// μ_m = P_m / (Σ P|X|² + Ψ), W_m += μ_m·conj(X_m)·E, P_m ← A²(1 − ½μ_m|X_m|²)P_m + (1 − A²)|W_m|².
+    /// Ψ (`noisePower`) is the near-end-plus-noise power in the error: large in double talk, so
+    /// the filter stands still; the variances shrink as it converges, so misadjustment falls.
+    func adaptKalman(_ reference: ReferenceSpectra, errorReal: UnsafePointer<Float>, errorImaginary: UnsafePointer<Float>,
+                     noisePower: UnsafePointer<Float>, transition: Float, regularization: Float,
+                     constrainCount: Int, fft: RealFFT, scratch: UnsafeMutablePointer<Float>) {
+        let k = binCount
+        let a2 = transition * transition
+        let residual = residualPower.pointer
+        for m in 0..<partitionCount {
+            let xr = reference.real(m), xi = reference.imaginary(m)
+            let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
+            let p = variance.pointer + m * k
+            for bin in 0..<k {
+                let a = xr[bin], b = xi[bin], er = errorReal[bin], ei = errorImaginary[bin]
+                let x2 = a * a + b * b
+                let mu = p[bin] / (residual[bin] + noisePower[bin] + regularization)
+                wr[bin] += mu * (a * er + b * ei)
+                wi[bin] += mu * (a * ei - b * er)
+                let w2 = wr[bin] * wr[bin] + wi[bin] * wi[bin]
+                p[bin] = a2 * max(0, 1 - 0.5 * mu * x2) * p[bin] + (1 - a2) * w2
+            }
+        }
+        let time = scratch
+        for _ in 0..<min(constrainCount, partitionCount) {
+            let m = nextToConstrain
+            nextToConstrain = (nextToConstrain + 1) % partitionCount
+            let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
+            fft.inverse(real: wr, imaginary: wi, output: time)
+            (time + blockFrames).update(repeating: 0, count: blockFrames)
+            fft.forward(time, real: wr, imaginary: wi)
+        }
+    }
 
     func copy(from other: PartitionedFilter) {
         real.pointer.update(from: other.real.pointer, count: real.count)
@@ -37,23 +132,24 @@ final class PartitionedFilter {
     /// whole blocks, so the converged response survives the re-alignment.
     func shift(byBlocks blocks: Int) {
         guard blocks != 0 else { return }
-        let k = binCount
         if abs(blocks) >= partitionCount { reset(); return }
+        Self.shift(real, by: blocks, partitions: partitionCount, bins: binCount, fill: 0)
+        Self.shift(imaginary, by: blocks, partitions: partitionCount, bins: binCount, fill: 0)
+        Self.shift(variance, by: blocks, partitions: partitionCount, bins: binCount, fill: 0)
+        // Partitions the shift brought in start from the prior again.
+        let fresh = blocks > 0 ? (partitionCount - blocks)..<partitionCount : 0..<(-blocks)
+        for m in fresh { (variance.pointer + m * binCount).update(repeating: prior[m], count: binCount) }
+    }
+
+    private static func shift(_ storage: FloatStorage, by blocks: Int, partitions: Int, bins k: Int, fill: Float) {
+        let base = storage.pointer
         if blocks > 0 {
-            for m in 0..<(partitionCount - blocks) {
-                (real.pointer + m * k).update(from: real.pointer + (m + blocks) * k, count: k)
-                (imaginary.pointer + m * k).update(from: imaginary.pointer + (m + blocks) * k, count: k)
-            }
-            (real.pointer + (partitionCount - blocks) * k).update(repeating: 0, count: blocks * k)
-            (imaginary.pointer + (partitionCount - blocks) * k).update(repeating: 0, count: blocks * k)
+            for m in 0..<(partitions - blocks) { (base + m * k).update(from: base + (m + blocks) * k, count: k) }
+            (base + (partitions - blocks) * k).update(repeating: fill, count: blocks * k)
         } else {
             let s = -blocks
-            for m in stride(from: partitionCount - 1, through: s, by: -1) {
-                (real.pointer + m * k).update(from: real.pointer + (m - s) * k, count: k)
-                (imaginary.pointer + m * k).update(from: imaginary.pointer + (m - s) * k, count: k)
-            }
-            real.pointer.update(repeating: 0, count: s * k)
-            imaginary.pointer.update(repeating: 0, count: s * k)
+            for m in stride(from: partitions - 1, through: s, by: -1) { (base + m * k).update(from: base + (m - s) * k, count: k) }
+            base.update(repeating: fill, count: s * k)
         }
     }
 
@@ -72,83 +168,27 @@ final class PartitionedFilter {
             }
         }
     }
-
-    /// W_m += step(k) · conj(X_m) · E over every partition, then constrains `constrainCount`
-    /// partitions (round-robin) through `fft` with `scratch` (2B + 2 × binCount floats).
-    func adapt(_ reference: ReferenceSpectra, errorReal: UnsafePointer<Float>, errorImaginary: UnsafePointer<Float>,
-               step: UnsafePointer<Float>, partitionScale: UnsafePointer<Float>, constrainCount: Int, fft: RealFFT, scratch: UnsafeMutablePointer<Float>) {
-        let k = binCount
-        for m in 0..<partitionCount {
-            let xr = reference.real(m), xi = reference.imaginary(m)
-            let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
-            let scale = partitionScale[m]
-            for bin in 0..<k {
-                let a = xr[bin], b = xi[bin], er = errorReal[bin], ei = errorImaginary[bin], mu = step[bin] * scale
-                // conj(X)·E = (a − ib)(er + i·ei)
-                wr[bin] += mu * (a * er + b * ei)
-                wi[bin] += mu * (a * ei - b * er)
-            }
-        }
-        let time = scratch
-        for _ in 0..<min(constrainCount, partitionCount) {
-            let m = nextToConstrain
-            nextToConstrain = (nextToConstrain + 1) % partitionCount
-            let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
-            fft.inverse(real: wr, imaginary: wi, output: time)
-            (time + blockFrames).update(repeating: 0, count: blockFrames)
-            fft.forward(time, real: wr, imaginary: wi)
-        }
-    }
-
-    /// Proportionate step per partition (IPNLMS, Benesty & Gay): partitions holding more of
-    /// the response adapt faster, so a room's direct path and early reflections converge
-    /// in a fraction of the time a uniform step needs, while the mean scale stays 1.
-    func proportionateScales(into scales: UnsafeMutablePointer<Float>, alpha: Float) {
-        var total: Float = 0
-        for m in 0..<partitionCount {
-            scales[m] = partitionEnergy(m).squareRoot()
-            total += scales[m]
-        }
-        let uniform = (1 - alpha) / 2
-        let count = Float(partitionCount)
-        for m in 0..<partitionCount {
-            scales[m] = uniform + (1 + alpha) / 2 * count * scales[m] / (total + 1e-12)
-        }
-    }
-
-    /// Energy of partition m's spectrum (Σ|W_m(k)|²): where the response lives, for the
-    /// drift tracker and the leak estimate.
-    func partitionEnergy(_ m: Int) -> Float {
-        let k = binCount
-        let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
-        var sum: Float = 0
-        for bin in 0..<k { sum += wr[bin] * wr[bin] + wi[bin] * wi[bin] }
-        return sum
-    }
 }
 
 /// The spectra of the last M reference blocks ((2B)-point, overlap-save frames), newest
-/// first, in a ring, plus Σ_m |X_m(k)|² kept up to date for the NLMS normalisation.
+/// first, in a ring.
 final class ReferenceSpectra {
     let partitionCount: Int
     let binCount: Int
     private let realStorage: FloatStorage
     private let imaginaryStorage: FloatStorage
     private var newest = 0
-    /// Σ over the M stored spectra of |X_m(k)|².
-    let power: FloatStorage
 
     init(binCount: Int, partitionCount: Int) {
         self.binCount = binCount
         self.partitionCount = partitionCount
         realStorage = FloatStorage(count: binCount * partitionCount)
         imaginaryStorage = FloatStorage(count: binCount * partitionCount)
-        power = FloatStorage(count: binCount)
     }
 
-    func free() { realStorage.free(); imaginaryStorage.free(); power.free() }
+    func free() { realStorage.free(); imaginaryStorage.free() }
 
-    func reset() { realStorage.clear(); imaginaryStorage.clear(); power.clear(); newest = 0 }
+    func reset() { realStorage.clear(); imaginaryStorage.clear(); newest = 0 }
 
     @inline(__always) func real(_ age: Int) -> UnsafeMutablePointer<Float> {
         realStorage.pointer + ((newest + age) % partitionCount) * binCount
@@ -162,15 +202,5 @@ final class ReferenceSpectra {
     func push() -> (real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
         newest = (newest + partitionCount - 1) % partitionCount
         return (real(0), imaginary(0))
-    }
-
-    /// Recomputes Σ|X_m|² (exactly, so no rounding drift accumulates).
-    func updatePower() {
-        let p = power.pointer
-        p.update(repeating: 0, count: binCount)
-        for m in 0..<partitionCount {
-            let xr = realStorage.pointer + m * binCount, xi = imaginaryStorage.pointer + m * binCount
-            for bin in 0..<binCount { p[bin] += xr[bin] * xr[bin] + xi[bin] * xi[bin] }
-        }
     }
 }

@@ -5,15 +5,25 @@ import Glibc
 /// Removes what the linear filter leaves: a per-bin gain on a weighted overlap-add
 /// (sqrt-Hann, 50 % overlap, hop = one block) analysis of the linear filter's output.
 ///
-/// The residual echo in a bin is `ratio × |Ŷ|² × c²`: Ŷ is the filter's echo estimate;
-/// `ratio` is how much of it the filter still lets through (error power above the noise
-/// over echo-estimate power), learned only in bins where the microphone is coherent with
-/// the echo estimate (the far end dominates there); c is that coherence now, so where
-/// near-end speech takes a bin over (double talk) the suppressor backs off instead of
-/// carving the talker out. The gain is a spectral subtraction (over-subtraction and
-/// floor set by the strength); a stationary noise estimate (minimum tracking with slow
-/// rise) gives optional noise suppression and comfort noise; an optional AGC follows
-/// the near-end talker's level.
+/// The residual echo in a bin is estimated from three parts, each from a different
+/// source, so none has to be right alone:
+/// - the **leak**: per band, how strongly the error's power fluctuations follow the echo
+///   estimate's (Valin's estimator: the correlation of |E|² and |Ŷ|² around their slow
+///   means over the variance of |Ŷ|²), times |Ŷ|². Near-end speech and noise do not
+///   follow the far end, so they do not raise it;
+/// - the **model**: the adaptive filter's own expected misadjustment, Σ_m P_m·|X_m|² (its
+///   Kalman state-error variance seen through the reference) — large while the filter is
+///   unsure (start, tails, a new delay), small once it has converged, and not fooled by a
+///   talker; calibrated per band against the error it actually leaves, and never trusted
+///   beyond a share of the echo estimate;
+/// - a **broadband** part: per band, the share of the error that follows the *total* echo
+///   level (a loudspeaker's distortion puts echo into bands the echo estimate leaves empty).
+///
+/// The leaks learn only while the error stays near what the suppressor expects (residual +
+/// noise); an error far above it is a talker, and learning then would teach the suppressor
+/// to remove them. The gain is a spectral subtraction (over-subtraction and floor set by the
+/// strength); a stationary noise estimate (minimum tracking with slow rise) gives optional
+/// noise suppression and comfort noise; an optional AGC follows the near-end talker's level.
 final class ResidualEchoSuppressor {
     let blockFrames: Int
     let binCount: Int
@@ -30,20 +40,44 @@ final class ResidualEchoSuppressor {
     private let micReal: FloatStorage, micImaginary: FloatStorage
     private let errorPower: FloatStorage, echoPower: FloatStorage, micPower: FloatStorage
     private let crossReal: FloatStorage, crossImaginary: FloatStorage
-    private let residualRatio: FloatStorage
-    private let binCoherence: FloatStorage
     private let coherenceLow: Int, coherenceHigh: Int
-    private let coherenceThreshold: Float = 0.8
-    private let ratioUp: Float = 0.2
-    private let ratioDown: Float = 0.05
-    var isFarEndDominated = false
-    /// Echo-estimate-weighted coherence of microphone and echo estimate (0…1).
+    /// Echo-estimate-weighted coherence of microphone and echo estimate (0…1): high while
+    /// the far end dominates the microphone.
     private(set) var coherence: Float = 0
-    /// Mean residual echo ratio (linear filter output over echo estimate), a leak figure.
+
+    // Bands (¼ kHz wide at the bottom, wider above) for the leak estimates.
+    private let bandOfBin: UnsafeMutablePointer<Int>
+    private let bandWidth: UnsafeMutablePointer<Int>   // bins per band
+    private let bandCount: Int
+    private let slowError: FloatStorage, slowEcho: FloatStorage
+    private var slowEchoTotal: Float = 0
+    private var echoTotalNow: Float = 0
+    /// Per band: how much of the filter's expected misadjustment shows up in its error (0…1).
+    private let bandModelScale: FloatStorage, bandModel: FloatStorage, bandExcess: FloatStorage
+    private let bandCross: FloatStorage, bandEchoFluctuation: FloatStorage, bandLeak: FloatStorage
+    private let bandBroadCross: FloatStorage, bandBroadLeak: FloatStorage
+    private var broadEchoFluctuation: Float = 0
+    private let bandError: FloatStorage, bandEcho: FloatStorage, bandErrorFluctuation: FloatStorage, bandCrossNow: FloatStorage, bandEchoNow: FloatStorage
+    /// Leak learning rate per block, slowed further where the error outweighs the echo estimate.
+    private let leakRate: Float = 0.03
+    /// Rate of the slow means the fluctuations are taken around.
+    private let slowRate: Float = 0.05
+    /// The residual model is trusted up to this share of the echo estimate: in bins the far
+    /// end has hardly excited, the filter's uncertainty stays at its prior, and a near-end
+    /// talker there must not be taken for echo.
+    private let modelCap: Float = 0.3
+    /// Rate at which the model's calibration (per band) follows the error it predicts.
+    private let modelRate: Float = 0.03
+    /// Weight of the broadband (distortion) part.
+    private let broadbandWeight: Float = 0.5
+    /// Error over expected residual above which a talker is assumed and leaks stand still.
+    private let talkerRatio: Float = 4
+
+    /// Mean leak over the bands (linear filter output over echo estimate), 0 … 2.
     var leak: Float {
         var sum: Float = 0
-        for bin in 0..<binCount { sum += residualRatio[bin] }
-        return sum / Float(binCount)
+        for band in 0..<bandCount { sum += bandLeak[band] }
+        return sum / Float(bandCount)
     }
     private let noisePower: FloatStorage
     private let residual: FloatStorage
@@ -84,29 +118,57 @@ final class ResidualEchoSuppressor {
         micReal = FloatStorage(count: k); micImaginary = FloatStorage(count: k)
         errorPower = FloatStorage(count: k); echoPower = FloatStorage(count: k); micPower = FloatStorage(count: k)
         crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
-        residualRatio = FloatStorage(count: k)
-        binCoherence = FloatStorage(count: k)
-        for bin in 0..<k { residualRatio[bin] = 1 }
         coherenceLow = max(1, Int(200 / sampleRate * Double(2 * blockFrames)))
         coherenceHigh = min(k - 1, Int(4000 / sampleRate * Double(2 * blockFrames)))
         noisePower = FloatStorage(count: k)
         residual = FloatStorage(count: k)
         gain = FloatStorage(count: k)
         for bin in 0..<k { gain[bin] = 1 }
+
+        let edges: [Double] = [250, 500, 750, 1000, 1250, 1500, 2000, 2500, 3000, 3500, 4000, 5000, 6000, 7000, 8000, 10000, 12000, 16000, 20000]
+        bandOfBin = .allocate(capacity: k)
+        var band = 0
+        for bin in 0..<k {
+            let frequency = Double(bin) * sampleRate / Double(2 * blockFrames)
+            while band < edges.count && frequency >= edges[band] { band += 1 }
+            bandOfBin[bin] = band
+        }
+        bandCount = bandOfBin[k - 1] + 1
+        bandWidth = .allocate(capacity: bandCount)
+        bandWidth.initialize(repeating: 0, count: bandCount)
+        for bin in 0..<k { bandWidth[bandOfBin[bin]] += 1 }
+        slowError = FloatStorage(count: k); slowEcho = FloatStorage(count: k)
+        bandCross = FloatStorage(count: bandCount); bandEchoFluctuation = FloatStorage(count: bandCount)
+        bandLeak = FloatStorage(count: bandCount)
+        bandBroadCross = FloatStorage(count: bandCount); bandBroadLeak = FloatStorage(count: bandCount)
+        bandError = FloatStorage(count: bandCount); bandEcho = FloatStorage(count: bandCount)
+        bandErrorFluctuation = FloatStorage(count: bandCount)
+        bandCrossNow = FloatStorage(count: bandCount); bandEchoNow = FloatStorage(count: bandCount)
+        bandModelScale = FloatStorage(count: bandCount); bandModel = FloatStorage(count: bandCount); bandExcess = FloatStorage(count: bandCount)
+        for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
     }
 
     private var storages: [FloatStorage] {
         [window, frame, errorHistory, echoHistory, micHistory, overlap, errorReal, errorImaginary, echoReal, echoImaginary,
-         micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain, crossReal, crossImaginary, residualRatio, binCoherence]
+         micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain, crossReal, crossImaginary,
+         slowError, slowEcho, bandCross, bandEchoFluctuation, bandLeak, bandBroadCross, bandBroadLeak,
+         bandError, bandEcho, bandErrorFluctuation, bandCrossNow, bandEchoNow, bandModelScale, bandModel, bandExcess]
     }
 
-    func free() { for storage in storages { storage.free() } }
+    func free() {
+        for storage in storages { storage.free() }
+        bandOfBin.deallocate()
+        bandWidth.deallocate()
+    }
 
     func reset() {
-        for storage in [frame, errorHistory, echoHistory, micHistory, overlap, errorPower, echoPower, micPower, noisePower, residual, crossReal, crossImaginary] {
+        for storage in [frame, errorHistory, echoHistory, micHistory, overlap, errorPower, echoPower, micPower, noisePower, residual,
+                        crossReal, crossImaginary, slowError, slowEcho, bandCross, bandEchoFluctuation, bandBroadCross, bandBroadLeak] {
             storage.clear()
         }
-        for bin in 0..<binCount { gain[bin] = 1; residualRatio[bin] = 1 }
+        for bin in 0..<binCount { gain[bin] = 1 }
+        for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
+        slowEchoTotal = 0; broadEchoFluctuation = 0
         coherence = 0; noiseInitialized = false; agcGain = 1; nearLevel = 0; previousMicEnergy = 0
     }
 
@@ -122,16 +184,18 @@ final class ResidualEchoSuppressor {
     }
 
     /// One block: `error` = linear filter output, `echo` = its echo estimate, `mic` = the
-    /// microphone; writes B output samples (delayed by one block) into `output`.
+    /// microphone, `expectedResidual` = the filter's expected misadjustment per bin (nil: none);
+    /// writes B output samples (delayed by one block) into `output`.
     /// `farEndActive`: the reference carried signal this block.
     func process(error: UnsafePointer<Float>, echo: UnsafePointer<Float>, mic: UnsafePointer<Float>,
-                 farEndActive: Bool, bypassSuppression: Bool, output: UnsafeMutablePointer<Float>) {
+                 expectedResidual: UnsafePointer<Float>?, farEndActive: Bool, bypassSuppression: Bool,
+                 output: UnsafeMutablePointer<Float>) {
         let b = blockFrames, k = binCount
         analyze(error, history: errorHistory, real: errorReal, imaginary: errorImaginary)
         analyze(echo, history: echoHistory, real: echoReal, imaginary: echoImaginary)
         analyze(mic, history: micHistory, real: micReal, imaginary: micImaginary)
 
-        var totalError: Float = 0, totalEcho: Float = 0, totalMic: Float = 0
+        var totalError: Float = 0, totalEcho: Float = 0
         for bin in 0..<k {
             let e2 = errorReal[bin] * errorReal[bin] + errorImaginary[bin] * errorImaginary[bin]
             let y2 = echoReal[bin] * echoReal[bin] + echoImaginary[bin] * echoImaginary[bin]
@@ -139,8 +203,7 @@ final class ResidualEchoSuppressor {
             errorPower[bin] += 0.5 * (e2 - errorPower[bin])
             echoPower[bin] += 0.5 * (y2 - echoPower[bin])
             micPower[bin] += 0.5 * (d2 - micPower[bin])
-            // Leak: correlation of power fluctuations around slow means.
-            totalError += errorPower[bin]; totalEcho += echoPower[bin]; totalMic += micPower[bin]
+            totalError += errorPower[bin]; totalEcho += echoPower[bin]
         }
         if !noiseInitialized {
             for bin in 0..<k { noisePower[bin] = max(errorPower[bin], 1e-12) }
@@ -154,53 +217,24 @@ final class ResidualEchoSuppressor {
             noisePower[bin] = max(noisePower[bin], 1e-14)
             totalNoise += noisePower[bin]
         }
-        // Far-end-dominated blocks: the microphone is coherent with the echo estimate in
-        // the speech band. Near-end speech breaks that coherence, so double talk freezes
-        // the residual-echo ratio below instead of teaching it to suppress the talker.
-        var coherenceSum: Float = 0, coherenceWeight: Float = 0
-        for bin in 0..<k {
-            let cr = micReal[bin] * echoReal[bin] + micImaginary[bin] * echoImaginary[bin]
-            let ci = micImaginary[bin] * echoReal[bin] - micReal[bin] * echoImaginary[bin]
-            crossReal[bin] += 0.3 * (cr - crossReal[bin])
-            crossImaginary[bin] += 0.3 * (ci - crossImaginary[bin])
+        updateCoherence()
+        measureFluctuations()
+
+        // What the suppressor expects of the error with the leaks learned so far.
+        estimateResidual(expectedResidual: expectedResidual)
+        var expected: Float = 0
+        for bin in 0..<k { expected += residual[bin] + noisePower[bin] }
+        let talker = totalError > talkerRatio * expected
+        if farEndActive && !talker {
+            learnLeaks(totalError: totalError)
+            if let model = expectedResidual { learnModelScale(model) }
         }
-        for bin in 0..<k {
-            let lo = bin > 0 ? bin - 1 : bin, hi = bin + 1 < k ? bin + 1 : bin
-            let sr = crossReal[lo] + crossReal[bin] + crossReal[hi], si = crossImaginary[lo] + crossImaginary[bin] + crossImaginary[hi]
-            let sm = micPower[lo] + micPower[bin] + micPower[hi], sy = echoPower[lo] + echoPower[bin] + echoPower[hi]
-            let c = min(1, (sr * sr + si * si) / (sm * sy + 1e-24))
-            binCoherence[bin] = c
-            if bin >= coherenceLow && bin <= coherenceHigh {
-                coherenceSum += c * echoPower[bin]
-                coherenceWeight += echoPower[bin]
-            }
-        }
-        coherence = coherenceWeight > 0 ? coherenceSum / coherenceWeight : 0
-        let farEndDominated = farEndActive && totalEcho > 4 * totalNoise && coherence > coherenceThreshold
-        isFarEndDominated = farEndDominated
-        if farEndActive && totalEcho > 4 * totalNoise {
-            // Residual ratio per bin, learned only in bins the far end dominates (coherent with
-            // the echo estimate): up fast (an echo path change), down slowly. Bins where the
-            // near end talks keep their ratio, so double talk does not teach suppression.
-            for bin in 0..<k where binCoherence[bin] > coherenceThreshold {
-                let ratio = min(2, max(0, errorPower[bin] - noisePower[bin]) / (echoPower[bin] + 1e-20))
-                let rate: Float = ratio > residualRatio[bin] ? ratioUp : ratioDown
-                residualRatio[bin] += rate * (ratio - residualRatio[bin])
-            }
-        }
-        // Strength 0.5 (default) subtracts the residual estimate once; 1 three times.
-        let overSubtraction: Float = 1 + 4 * max(0, strength - 0.5)
-        let ratioCeiling: Float = 0.1 + 0.8 * strength
+        estimateResidual(expectedResidual: expectedResidual)
+
+        // Strength 0.5 (default) subtracts the residual estimate once; 1 three times; below
+        // 0.5 a fraction of it.
+        let overSubtraction: Float = strength <= 0.5 ? 2 * strength : 1 + 4 * (strength - 0.5)
         let floorGain: Float = strength > 0 ? powf(10, -(20 + 40 * strength) / 20) : 1
-        var residualTotal: Float = 0
-        for bin in 0..<k {
-            // Scaled by the bin's coherence with the echo estimate: where near-end speech
-            // dominates a bin (double talk) the microphone stops following the echo estimate
-            // and the suppressor backs off, instead of carving the talker out.
-            let c = binCoherence[bin]
-            residual[bin] = min(residualRatio[bin], ratioCeiling) * echoPower[bin] * c * c
-            residualTotal += residual[bin]
-        }
         for bin in 0..<k {
             let lo = max(0, bin - 1), hi = min(k - 1, bin + 1)
             let r = (residual[lo] + residual[bin] + residual[hi]) / 3
@@ -215,11 +249,9 @@ final class ResidualEchoSuppressor {
             }
             gain[bin] = g
         }
-        // Double-talk / far-end-only state from the error's excess over residual + noise.
-        let nearExcess = totalError - overSubtraction * residualTotal - 2 * totalNoise
-        isDoubleTalk = farEndActive && nearExcess > 0.5 * totalError && totalError > 4 * totalNoise
-        isFarEndOnly = farEndActive && !isDoubleTalk && totalEcho > 2 * totalNoise
-        let nearActive = nearExcess > 0.5 * totalError && totalError > 10 * totalNoise
+        isDoubleTalk = farEndActive && talker && totalError > 4 * totalNoise
+        isFarEndOnly = farEndActive && !talker && totalEcho > 2 * totalNoise
+        let nearActive = (talker || !farEndActive) && totalError > 10 * totalNoise
 
         for bin in 0..<k {
             let g = gain[bin]
@@ -267,6 +299,97 @@ final class ResidualEchoSuppressor {
         previousMicEnergy = currentMic
         micEnergy = inEnergy
         outputEnergy = outEnergy
+    }
+
+    /// Coherence of microphone and echo estimate over the speech band (the canceller's
+    /// two-path control asks it whether the far end dominates).
+    private func updateCoherence() {
+        let k = binCount
+        var coherenceSum: Float = 0, coherenceWeight: Float = 0
+        for bin in 0..<k {
+            let cr = micReal[bin] * echoReal[bin] + micImaginary[bin] * echoImaginary[bin]
+            let ci = micImaginary[bin] * echoReal[bin] - micReal[bin] * echoImaginary[bin]
+            crossReal[bin] += 0.3 * (cr - crossReal[bin])
+            crossImaginary[bin] += 0.3 * (ci - crossImaginary[bin])
+        }
+        for bin in coherenceLow...coherenceHigh {
+            let sr = crossReal[bin - 1] + crossReal[bin] + crossReal[bin + 1], si = crossImaginary[bin - 1] + crossImaginary[bin] + crossImaginary[bin + 1]
+            let sm = micPower[bin - 1] + micPower[bin] + micPower[bin + 1], sy = echoPower[bin - 1] + echoPower[bin] + echoPower[bin + 1]
+            let c = min(1, (sr * sr + si * si) / (sm * sy + 1e-24))
+            coherenceSum += c * echoPower[bin]
+            coherenceWeight += echoPower[bin]
+        }
+        coherence = coherenceWeight > 0 ? coherenceSum / coherenceWeight : 0
+    }
+
+    /// residual = leak·|Ŷ|² + model + broadband, per bin, from the current estimates.
+    private func estimateResidual(expectedResidual: UnsafePointer<Float>?) {
+        let k = binCount
+        for bin in 0..<k {
+            let band = bandOfBin[bin]
+            var r = bandLeak[band] * echoPower[bin] + broadbandWeight * bandBroadLeak[band] * slowEchoTotal
+            if let model = expectedResidual { r += min(modelCap * echoPower[bin], bandModelScale[band] * model[bin]) }
+            residual[bin] = r
+        }
+    }
+
+    /// This block's fluctuations of |E|² and |Ŷ|² around their slow means, per band (the
+    /// slow means follow every block, so they are current when learning resumes).
+    private func measureFluctuations() {
+        let k = binCount
+        bandError.clear(); bandEcho.clear(); bandErrorFluctuation.clear(); bandCrossNow.clear(); bandEchoNow.clear()
+        for bin in 0..<k {
+            let e2 = errorReal[bin] * errorReal[bin] + errorImaginary[bin] * errorImaginary[bin]
+            let y2 = echoReal[bin] * echoReal[bin] + echoImaginary[bin] * echoImaginary[bin]
+            slowError[bin] += slowRate * (e2 - slowError[bin])
+            slowEcho[bin] += slowRate * (y2 - slowEcho[bin])
+            let eh = e2 - slowError[bin], yh = y2 - slowEcho[bin]
+            let band = bandOfBin[bin]
+            bandCrossNow[band] += eh * yh
+            bandEchoNow[band] += yh * yh
+            bandErrorFluctuation[band] += eh
+            bandError[band] += e2
+            bandEcho[band] += y2
+        }
+        echoTotalNow = 0
+        for band in 0..<bandCount { echoTotalNow += bandEcho[band] }
+        slowEchoTotal += slowRate * (echoTotalNow - slowEchoTotal)
+    }
+
+    /// Calibrates the filter's expected misadjustment against the error it actually leaves.
+    private func learnModelScale(_ model: UnsafePointer<Float>) {
+        bandModel.clear(); bandExcess.clear()
+        for bin in 0..<binCount {
+            let band = bandOfBin[bin]
+            bandModel[band] += model[bin]
+            bandExcess[band] += max(0, errorPower[bin] - noisePower[bin])
+        }
+        for band in 0..<bandCount where bandModel[band] > 1e-20 {
+            let ratio = min(1, bandExcess[band] / bandModel[band])
+            let rate = modelRate * min(1, bandEcho[band] / (bandError[band] + 1e-20))
+            bandModelScale[band] += rate * (ratio - bandModelScale[band])
+        }
+    }
+
+    /// Updates the band leaks from this block's fluctuations (only while no talker is suspected).
+    private func learnLeaks(totalError: Float) {
+        let totalFluctuation = echoTotalNow - slowEchoTotal
+        let broadRate = leakRate * min(1, echoTotalNow / (totalError + 1e-20))
+        broadEchoFluctuation += broadRate * (totalFluctuation * totalFluctuation - broadEchoFluctuation)
+        for band in 0..<bandCount {
+            // Learn slower where the error outweighs the echo estimate.
+            let rate = leakRate * min(1, bandEcho[band] / (bandError[band] + 1e-20))
+            bandCross[band] += rate * (bandCrossNow[band] - bandCross[band])
+            bandEchoFluctuation[band] += rate * (bandEchoNow[band] - bandEchoFluctuation[band])
+            if bandEchoFluctuation[band] > 1e-30 {
+                bandLeak[band] = max(0.001, min(2, bandCross[band] / bandEchoFluctuation[band]))
+            }
+            // The band's share of the error that follows the total echo level, per bin.
+            bandBroadCross[band] += broadRate * (bandErrorFluctuation[band] * totalFluctuation - bandBroadCross[band])
+            bandBroadLeak[band] = broadEchoFluctuation > 1e-30
+                ? max(0, min(1, bandBroadCross[band] / broadEchoFluctuation)) / Float(bandWidth[band])
+                : 0
+        }
     }
 
     private func nextUniform() -> Float {

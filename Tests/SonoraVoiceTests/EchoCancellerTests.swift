@@ -33,7 +33,7 @@ struct EchoCancellerTests {
         let out = VoiceTestSignals.run(canceller, mic: s.mic, ref: s.ref, frame: 160)
         let erle = VoiceTestSignals.erle(mic: s.mic, out: out, echo: s.echo, noiseLevel: -65, rate: Self.rate, from: 4)
         print("voice: single talk ERLE \(erle) dB")
-        #expect(erle > 25, "ERLE \(erle) dB")
+        #expect(erle > 30, "ERLE \(erle) dB")
         let delay = try #require(canceller.metrics.estimatedDelay)
         #expect(abs(delay - 0.06) < 0.001)
     }
@@ -48,7 +48,7 @@ struct EchoCancellerTests {
         let out = VoiceTestSignals.run(canceller, mic: s.mic, ref: s.ref, frame: 128)
         let erle = VoiceTestSignals.erle(mic: s.mic, out: out, echo: s.echo, noiseLevel: -65, rate: Self.rate, from: 5)
         print("voice: linear ERLE \(erle) dB")
-        #expect(erle > 12, "linear ERLE \(erle) dB")
+        #expect(erle > 18, "linear ERLE \(erle) dB")
     }
 
     @Test("double talk: the near end keeps its level and stands well above the residual echo")
@@ -59,8 +59,8 @@ struct EchoCancellerTests {
         let (gain, sdr) = VoiceTestSignals.nearEnd(out: out, near: s.near, echo: s.echo, rate: Self.rate, from: 6)
         // The microphone itself has SDR ≈ 0 dB here (echo as loud as the talker).
         print("voice: double talk near-end gain \(gain) dB, SDR \(sdr) dB")
-        #expect(gain > -3, "near-end gain \(gain) dB")
-        #expect(sdr > 8, "near-end SDR \(sdr) dB")
+        #expect(gain > -2, "near-end gain \(gain) dB")
+        #expect(sdr > 15, "near-end SDR \(sdr) dB")
     }
 
     @Test("48 kHz: cancels with 256-frame blocks and 10 ms frames")
