@@ -49,6 +49,8 @@ public final class EchoCanceller: @unchecked Sendable {
     private let errorPowerBG: FloatStorage
     /// Near-end-plus-noise power in the background's error per bin (the Kalman update's Ψ).
     private let nearPower: FloatStorage
+    /// What the suppressor is told the filter will miss, per bin.
+    private let expectedResidual: FloatStorage
 
     // Input/output FIFOs (linear, compacted per block).
     private let micFIFO: FloatStorage
@@ -142,6 +144,7 @@ public final class EchoCanceller: @unchecked Sendable {
         referencePowerDirect = FloatStorage(count: k); errorPowerSmoothed = FloatStorage(count: k)
         errorPowerBG = FloatStorage(count: k)
         nearPower = FloatStorage(count: k)
+        expectedResidual = FloatStorage(count: k)
         drift = DriftTracker(blockFrames: b, sampleRate: configuration.sampleRate, enabled: configuration.driftCompensation)
         let fifo = configuration.maximumFramesPerCall + 2 * b
         micFIFO = FloatStorage(count: fifo)
@@ -174,7 +177,7 @@ public final class EchoCanceller: @unchecked Sendable {
     }
 
     deinit {
-        errorPowerBG.free(); nearPower.free()
+        errorPowerBG.free(); nearPower.free(); expectedResidual.free()
         crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
         for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary,
@@ -331,8 +334,13 @@ public final class EchoCanceller: @unchecked Sendable {
         }
         drift.advance(estimator)
 
+        // The filter's expected misadjustment, but never more than the echo its envelope makes
+        // plausible (in bins the far end has hardly excited the variance is still the prior).
+        background.plausibleEcho(reference, into: expectedResidual.pointer)
+        let residualPower = background.residualPower.pointer
+        for bin in 0..<k { expectedResidual[bin] = min(residualPower[bin], expectedResidual[bin]) }
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
-                           expectedResidual: background.residualPower.pointer, farEndActive: farEndActive,
+                           expectedResidual: expectedResidual.pointer, farEndActive: farEndActive,
                            bypassSuppression: false, output: blockOutput.pointer)
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)

@@ -80,6 +80,23 @@ final class PartitionedFilter {
         }
     }
 
+    /// The echo this filter's envelope makes plausible per bin: Σ_m g_m·|X_m(k)|², g_m being
+    /// partition m's mean |W_m|² over all bins — the echo path's energy decay with its
+    /// spectral detail smoothed away, so bins the far end has hardly excited (unlearned)
+    /// get the level the room gives elsewhere, not zero and not the prior.
+    func plausibleEcho(_ reference: ReferenceSpectra, into out: UnsafeMutablePointer<Float>) {
+        let k = binCount
+        out.update(repeating: 0, count: k)
+        for m in 0..<partitionCount {
+            let wr = real.pointer + m * k, wi = imaginary.pointer + m * k
+            var gain: Float = 0
+            for bin in 0..<k { gain += wr[bin] * wr[bin] + wi[bin] * wi[bin] }
+            gain /= Float(k)
+            let xr = reference.real(m), xi = reference.imaginary(m)
+            for bin in 0..<k { out[bin] += gain * (xr[bin] * xr[bin] + xi[bin] * xi[bin]) }
+        }
+    }
+
     /// Multiplies partition variances in `bin` by `factor` (covariance inflation: echo the
     /// filter misses — a path change — makes every coefficient in that bin uncertain again).
     func inflateVariance(bin: Int, factor: Float) {

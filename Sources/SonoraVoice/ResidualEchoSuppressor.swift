@@ -14,8 +14,9 @@ import Glibc
 /// - the **model**: the adaptive filter's own expected misadjustment, Σ_m P_m·|X_m|² (its
 ///   Kalman state-error variance seen through the reference) — large while the filter is
 ///   unsure (start, tails, a new delay), small once it has converged, and not fooled by a
-///   talker; calibrated per band against the error it actually leaves, and never trusted
-///   beyond a share of the echo estimate;
+///   talker; the canceller caps it at the echo its envelope makes plausible (bins the far
+///   end has hardly excited keep the prior's variance, and a talker there is no echo), and
+///   it is calibrated per band against the error the filter actually leaves;
 /// - a **broadband** part: per band, the share of the error that follows the *total* echo
 ///   level (a loudspeaker's distortion puts echo into bands the echo estimate leaves empty).
 ///
@@ -62,10 +63,6 @@ final class ResidualEchoSuppressor {
     private let leakRate: Float = 0.03
     /// Rate of the slow means the fluctuations are taken around.
     private let slowRate: Float = 0.05
-    /// The residual model is trusted up to this share of the echo estimate: in bins the far
-    /// end has hardly excited, the filter's uncertainty stays at its prior, and a near-end
-    /// talker there must not be taken for echo.
-    private let modelCap: Float = 0.3
     /// Rate at which the model's calibration (per band) follows the error it predicts.
     private let modelRate: Float = 0.03
     /// Weight of the broadband (distortion) part.
@@ -328,7 +325,7 @@ final class ResidualEchoSuppressor {
         for bin in 0..<k {
             let band = bandOfBin[bin]
             var r = bandLeak[band] * echoPower[bin] + broadbandWeight * bandBroadLeak[band] * slowEchoTotal
-            if let model = expectedResidual { r += min(modelCap * echoPower[bin], bandModelScale[band] * model[bin]) }
+            if let model = expectedResidual { r += bandModelScale[band] * model[bin] }
             residual[bin] = r
         }
     }
