@@ -53,6 +53,9 @@ final class ResidualEchoSuppressor {
     private let slowError: FloatStorage, slowEcho: FloatStorage
     private var slowEchoTotal: Float = 0
     private var echoTotalNow: Float = 0
+    /// Σ|Ŷ|² this block (smoothed like the spectra): distortion follows the echo as it is
+    /// now, so the broadband term vanishes in the far end's pauses.
+    private var currentEchoTotal: Float = 0
     /// Per band: how much of the filter's expected misadjustment shows up in its error (0…1).
     private let bandModelScale: FloatStorage, bandModel: FloatStorage, bandExcess: FloatStorage
     private let bandCross: FloatStorage, bandEchoFluctuation: FloatStorage, bandLeak: FloatStorage
@@ -66,9 +69,9 @@ final class ResidualEchoSuppressor {
     /// Rate at which the model's calibration (per band) follows the error it predicts.
     private let modelRate: Float = 0.03
     /// Weight of the broadband (distortion) part.
-    private let broadbandWeight: Float = 0.5
+    private let broadbandWeight: Float = 1.25
     /// Error over expected residual above which a talker is assumed and leaks stand still.
-    private let talkerRatio: Float = 4
+    private let talkerRatio: Float = 2
 
     /// Mean leak over the bands (linear filter output over echo estimate), 0 … 2.
     var leak: Float {
@@ -165,7 +168,7 @@ final class ResidualEchoSuppressor {
         }
         for bin in 0..<binCount { gain[bin] = 1 }
         for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
-        slowEchoTotal = 0; broadEchoFluctuation = 0
+        slowEchoTotal = 0; currentEchoTotal = 0; broadEchoFluctuation = 0
         coherence = 0; noiseInitialized = false; agcGain = 1; nearLevel = 0; previousMicEnergy = 0
     }
 
@@ -214,6 +217,7 @@ final class ResidualEchoSuppressor {
             noisePower[bin] = max(noisePower[bin], 1e-14)
             totalNoise += noisePower[bin]
         }
+        currentEchoTotal = totalEcho
         updateCoherence()
         measureFluctuations()
 
@@ -324,7 +328,7 @@ final class ResidualEchoSuppressor {
         let k = binCount
         for bin in 0..<k {
             let band = bandOfBin[bin]
-            var r = bandLeak[band] * echoPower[bin] + broadbandWeight * bandBroadLeak[band] * slowEchoTotal
+            var r = bandLeak[band] * echoPower[bin] + broadbandWeight * bandBroadLeak[band] * currentEchoTotal
             if let model = expectedResidual { r += bandModelScale[band] * model[bin] }
             residual[bin] = r
         }
