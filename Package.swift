@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "SonoraLoopPCM",
             cSettings: [.define("PIC"), .unsafeFlags(["-fPIC"])],
-            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("pthread")]
+            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("pthread"), .linkedLibrary("m")]
         ),
         // alsa-lib's variadic error handler, routed to a plain callback (Swift cannot define one).
         .target(name: "CSonoraALSA", linkerSettings: [.linkedLibrary("asound")]),

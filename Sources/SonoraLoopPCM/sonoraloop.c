@@ -17,7 +17,15 @@
  *       min_period_bytes 16      # optional (default 16)
  *       periods_max 16           # optional (default 16, min 2)
  *       skew_ppm 0               # optional int/float: clock = (1 + N*1e-6) x nominal
+ *       room "D:G D:G ..."       # optional, capture only: a known room in the loop
+ *       noise_db -70             # optional, with room: white noise added (RMS dBFS)
  *   }
+ *
+ * Room: a capture PCM with `room` records sum_t G_t * played[F - D_t] (D_t frames after
+ * the loop's own round trip, up to 64 taps, gains linear) instead of played[F], plus
+ * deterministic white noise at `noise_db` if given - so an echo canceller can be tested
+ * end to end through ALSA against a room it is not told about.  It needs FLOAT_LE (pin it
+ * with `format "FLOAT_LE"`); the longest delay must fit the wire (a quarter of it).
  *
  * Design: a playback and a capture PCM opened in one process with the same
  * loop name share a wire (registry keyed by name, refcounted, pthread mutex
@@ -52,6 +60,7 @@
 #define PIC 1 /* always a dlopen()ed module: select alsa's dynamic SND_DLSYM_BUILD_VERSION */
 #endif
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -65,6 +74,8 @@
 #include <alsa/pcm_external.h>
 
 #define SL_MAX_CH 32
+#define SL_MAX_TAPS 64
+#define SL_MAX_ROOM_DELAY (1u << 18)
 #define SL_MAX_PERIOD_BYTES (1u << 22)
 #define SL_MAX_BUFFER_BYTES (1u << 24)
 
@@ -72,6 +83,7 @@ typedef struct sl_loop {
 	struct sl_loop *next;
 	char *name;
 	int refs, has_playback, nconfigured, nrunning;
+	unsigned room_frames;             /* longest room delay of any PCM on the loop */
 	snd_pcm_format_t format;          /* pinned while nconfigured > 0 */
 	unsigned channels, rate, frame_bits;
 	snd_pcm_uframes_t period;
@@ -94,6 +106,11 @@ typedef struct {
 	snd_pcm_uframes_t avail_min, boundary;
 	unsigned char *stage;             /* playback data written before start */
 	snd_pcm_channel_area_t wire_areas[SL_MAX_CH], stage_areas[SL_MAX_CH];
+	unsigned ntaps;                   /* room taps (capture), 0: a plain wire */
+	unsigned tap_delay[SL_MAX_TAPS];
+	float tap_gain[SL_MAX_TAPS];
+	float noise_rms;
+	uint32_t rng;
 } sl_t;
 
 static const snd_pcm_format_t sl_formats[] = {
@@ -234,10 +251,15 @@ static int sl_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 	sl_t *s = io->private_data;
 	sl_loop_t *l = s->loop;
 	unsigned fbits = (unsigned)snd_pcm_format_physical_width(io->format) * io->channels;
-	uint64_t need = 4 * (uint64_t)io->buffer_size, frames = 1;
+	uint64_t need = 4 * ((uint64_t)io->buffer_size + l->room_frames), frames = 1;
 	int err = 0;
 	(void)params;
 
+	if (s->ntaps && io->format != SND_PCM_FORMAT_FLOAT_LE) {
+		SNDERR("sonoraloop: a room needs format FLOAT_LE (pin it with format \"FLOAT_LE\"), not %s",
+		       snd_pcm_format_name(io->format));
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&sl_lock);
 	stream_unconfigure(s);
 	if (l->nconfigured > 0) {
@@ -249,7 +271,7 @@ static int sl_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 			       (unsigned long)l->period, snd_pcm_format_name(io->format),
 			       io->channels, io->rate, (unsigned long)io->period_size);
 			err = -EINVAL;
-		} else if (need > l->wire_frames) {
+		} else if (4 * ((uint64_t)io->buffer_size + l->room_frames) > l->wire_frames) {
 			SNDERR("sonoraloop: loop \"%s\": buffer of %lu frames too large for the "
 			       "wire (%llu frames, max buffer %llu)", l->name,
 			       (unsigned long)io->buffer_size, (unsigned long long)l->wire_frames,
@@ -259,7 +281,7 @@ static int sl_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 	} else {
 		/* room for any buffer the partner may pick (periods_max periods,
 		 * capped by the 16 MiB buffer limit), and at least 4x our buffer */
-		uint64_t want = 4 * (uint64_t)io->period_size * s->periods_max;
+		uint64_t want = 4 * ((uint64_t)io->period_size * s->periods_max + l->room_frames);
 		if (want > 4 * (uint64_t)SL_MAX_BUFFER_BYTES / (fbits / 8))
 			want = 4 * (uint64_t)SL_MAX_BUFFER_BYTES / (fbits / 8);
 		if (want < need)
@@ -406,6 +428,46 @@ static snd_pcm_sframes_t sl_pointer(snd_pcm_ioplug_t *io)
 	return (snd_pcm_sframes_t)(s->boundary ? hw % s->boundary : hw);
 }
 
+/* Capture through the room: sum_t G_t * wire[F - D_t] per channel (FLOAT_LE), frames
+ * outside the playback's valid range read as silence, plus the noise floor. */
+static snd_pcm_sframes_t sl_capture_room(sl_t *s, const snd_pcm_channel_area_t *areas,
+					 snd_pcm_uframes_t offset, snd_pcm_uframes_t size)
+{
+	sl_loop_t *l = s->loop;
+	snd_pcm_ioplug_t *io = &s->io;
+	uint64_t mask = l->wire_frames - 1, half = l->wire_frames / 2;
+	uint64_t base = s->off + io->appl_ptr;
+	uint64_t w1 = atomic_load_explicit(&l->written, memory_order_acquire);
+	uint64_t lo = atomic_load_explicit(&l->wbase, memory_order_acquire);
+	const float *wire = (const float *)l->wire;
+	unsigned channels = io->channels;
+
+	if (w1 > half && lo < w1 - half)
+		lo = w1 - half;
+	for (uint64_t n = 0; n < size; n++) {
+		uint64_t frame = base + n;
+		for (unsigned c = 0; c < channels; c++) {
+			float sum = 0;
+			for (unsigned t = 0; s->running && t < s->ntaps; t++) {
+				if (frame < s->tap_delay[t])
+					continue;
+				uint64_t from = frame - s->tap_delay[t];
+				if (from >= lo && from < w1)
+					sum += s->tap_gain[t] * wire[(from & mask) * channels + c];
+			}
+			if (s->noise_rms > 0) {
+				s->rng = s->rng * 1664525u + 1013904223u;
+				/* uniform in [-1, 1) has RMS 1/sqrt(3) */
+				sum += s->noise_rms * 1.7320508f * ((float)(int32_t)s->rng / 2147483648.0f);
+			}
+			const snd_pcm_channel_area_t *a = &areas[c];
+			*(float *)((char *)a->addr + (a->first + (offset + n) * a->step) / 8) = sum;
+		}
+	}
+	atomic_store_explicit(&l->read_upto, base + size, memory_order_release);
+	return size;
+}
+
 static snd_pcm_sframes_t sl_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
 				     snd_pcm_uframes_t offset, snd_pcm_uframes_t size)
 {
@@ -444,6 +506,8 @@ static snd_pcm_sframes_t sl_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 			atomic_store_explicit(&l->written, end, memory_order_release);
 		return size;
 	}
+	if (s->ntaps)
+		return sl_capture_room(s, areas, offset, size);
 	/* capture: fill [pos, pos+size) from loop frames off+pos.. */
 	for (; done < size; ) {
 		uint64_t L = s->off + pos + done, idx = L & mask;
@@ -545,13 +609,56 @@ static int sl_get_uint(snd_config_t *n, const char *id, unsigned *out, long min,
 	return 0;
 }
 
+/* "D:G D:G ..." (spaces or commas between taps) into s->tap_*; errors name the token. */
+static int sl_parse_room(sl_t *s, const char *room)
+{
+	const char *p = room;
+	while (*p) {
+		char *end;
+		while (*p == ' ' || *p == ',' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *token = p;
+		size_t length = strcspn(token, " ,\t");
+		unsigned long delay = strtoul(p, &end, 10);
+		if (end == p || *end != ':' || delay > SL_MAX_ROOM_DELAY) {
+			SNDERR("sonoraloop: room tap \"%.*s\": expected DELAY:GAIN with DELAY 0..%u frames",
+			       (int)length, token, SL_MAX_ROOM_DELAY);
+			return -EINVAL;
+		}
+		p = end + 1;
+		double gain = strtod(p, &end);
+		if (end == p || (*end && *end != ' ' && *end != ',' && *end != '\t') || !(gain >= -16 && gain <= 16)) {
+			SNDERR("sonoraloop: room tap \"%.*s\": expected a gain in -16..16 after the colon",
+			       (int)length, token);
+			return -EINVAL;
+		}
+		if (s->ntaps == SL_MAX_TAPS) {
+			SNDERR("sonoraloop: room has more than %d taps", SL_MAX_TAPS);
+			return -EINVAL;
+		}
+		s->tap_delay[s->ntaps] = (unsigned)delay;
+		s->tap_gain[s->ntaps] = (float)gain;
+		s->ntaps++;
+		p = end;
+	}
+	if (!s->ntaps) {
+		SNDERR("sonoraloop: room has no taps");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 {
 	snd_config_iterator_t i, next;
 	const char *loopname = "default";
 	unsigned rate = 0, channels = 0, minpb = 16, pmax = 16;
 	snd_pcm_format_t format = SND_PCM_FORMAT_UNKNOWN;
-	double skew = 0.0;
+	double skew = 0.0, noise_db = 0.0;
+	const char *room = NULL;
+	int has_noise = 0;
 	unsigned formats[SL_NFORMATS], nformats = 0;
 	sl_t *s;
 	int err;
@@ -586,6 +693,17 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 				SNDERR("sonoraloop: skew_ppm must be a number > -1000000");
 				return -EINVAL;
 			}
+		} else if (!strcmp(id, "room")) {
+			if (snd_config_get_string(n, &room) < 0) {
+				SNDERR("sonoraloop: room must be a string of DELAY:GAIN taps, e.g. \"0:0.5 240:-0.2\"");
+				return -EINVAL;
+			}
+		} else if (!strcmp(id, "noise_db")) {
+			if (snd_config_get_ireal(n, &noise_db) < 0 || noise_db > 0 || noise_db < -200) {
+				SNDERR("sonoraloop: noise_db must be a number in -200..0 (dBFS RMS)");
+				return -EINVAL;
+			}
+			has_noise = 1;
 		} else if (!strcmp(id, "format")) {
 			unsigned k;
 			format = snd_config_get_string(n, &str) < 0 ? SND_PCM_FORMAT_UNKNOWN
@@ -604,6 +722,22 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 
 	if (!(s = calloc(1, sizeof(*s))))
 		return -ENOMEM;
+	if (room && (err = sl_parse_room(s, room)) < 0) {
+		free(s);
+		return err;
+	}
+	if (has_noise && !s->ntaps) {
+		SNDERR("sonoraloop: noise_db needs a room");
+		free(s);
+		return -EINVAL;
+	}
+	if (s->ntaps && stream != SND_PCM_STREAM_CAPTURE) {
+		SNDERR("sonoraloop: a room belongs on the capture PCM");
+		free(s);
+		return -EINVAL;
+	}
+	s->noise_rms = has_noise ? (float)pow(10.0, noise_db / 20.0) : 0.0f;
+	s->rng = 0x2545F491u;
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->tfd < 0) {
 		err = -errno;
@@ -616,6 +750,16 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		close(s->tfd);
 		free(s);
 		return err;
+	}
+	if (s->ntaps) {
+		unsigned longest = 0;
+		for (unsigned t = 0; t < s->ntaps; t++)
+			if (s->tap_delay[t] > longest)
+				longest = s->tap_delay[t];
+		pthread_mutex_lock(&sl_lock);
+		if (longest > s->loop->room_frames)
+			s->loop->room_frames = longest;
+		pthread_mutex_unlock(&sl_lock);
 	}
 	s->periods_max = pmax;
 	s->skew_ppm = skew;
