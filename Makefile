@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 # C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
-DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev libspeexdsp-dev
+DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev libspeexdsp-dev libkissfft-dev
 # Tools the tests compare against: files written by other encoders (sox), and a second
 # real ALSA path through JACK2's dummy backend (jackd2, libasound2-plugins' jack PCM).
 TEST_PACKAGES := sox jackd2 libasound2-plugins
