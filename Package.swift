@@ -36,7 +36,8 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         // SpeexDSP's echo canceller, the anchor of `sonora bench voice`.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        .systemLibrary(name: "CKissFFT", pkgConfig: "kissfft-float", providers: [.apt(["libkissfft-dev"])]),
+        // No pkgConfig: its -D flags are refused by SwiftPM; the shim defines the scalar type itself.
+        .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
         // The anchors of `sonora bench files`: libsndfile and libsoxr called directly from C.
         .target(
             name: "CFileBenchAnchor",
