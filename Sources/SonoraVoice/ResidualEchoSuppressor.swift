@@ -20,6 +20,10 @@ import Glibc
 /// - a **broadband** part: per band, the share of the error that follows the *total* echo
 ///   level (a loudspeaker's distortion puts echo into bands the echo estimate leaves empty).
 ///
+/// Where the error stays coherent with the echo estimate (per band, slowly smoothed), that
+/// share of it is taken as echo outright: a new echo path, or a burst the filter mispredicts,
+/// while a near-end talker holding the error is not coherent with it.
+///
 /// The leaks learn only while the error stays near what the suppressor expects (residual +
 /// noise); an error far above it is a talker, and learning then would teach the suppressor
 /// to remove them. The gain is a spectral subtraction (over-subtraction and floor set by the
@@ -53,6 +57,17 @@ final class ResidualEchoSuppressor {
     private let slowError: FloatStorage, slowEcho: FloatStorage
     private var slowEchoTotal: Float = 0
     private var echoTotalNow: Float = 0
+    /// Error × echo-estimate cross-spectrum and the two powers, slowly smoothed, for the
+    /// coherence of what the filter leaves with what it predicts (per band).
+    private let errorEchoReal: FloatStorage, errorEchoImaginary: FloatStorage
+    private let errorPowerSlow: FloatStorage, echoPowerSlow: FloatStorage
+    private let bandCoherenceSum: FloatStorage, bandCoherenceWeight: FloatStorage
+    private let errorEchoRate: Float = 0.05
+    /// Coherence a converged filter's residual still shows (0.2–0.3 measured); above it the
+    /// error is echo the filter mispredicts (0.45–0.6 after a path change), while a near-end
+    /// talker holding the error keeps it at 0.05–0.15.
+    private let errorEchoBias: Float = 0.25
+    private let errorEchoGain: Float = 6
     /// Σ|Ŷ|² this block (smoothed like the spectra): distortion follows the echo as it is
     /// now, so the broadband term vanishes in the far end's pauses.
     private var currentEchoTotal: Float = 0
@@ -145,6 +160,9 @@ final class ResidualEchoSuppressor {
         bandErrorFluctuation = FloatStorage(count: bandCount)
         bandCrossNow = FloatStorage(count: bandCount); bandEchoNow = FloatStorage(count: bandCount)
         bandModelScale = FloatStorage(count: bandCount); bandModel = FloatStorage(count: bandCount); bandExcess = FloatStorage(count: bandCount)
+        errorEchoReal = FloatStorage(count: k); errorEchoImaginary = FloatStorage(count: k)
+        errorPowerSlow = FloatStorage(count: k); echoPowerSlow = FloatStorage(count: k)
+        bandCoherenceSum = FloatStorage(count: bandCount); bandCoherenceWeight = FloatStorage(count: bandCount)
         for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
     }
 
@@ -152,7 +170,8 @@ final class ResidualEchoSuppressor {
         [window, frame, errorHistory, echoHistory, micHistory, overlap, errorReal, errorImaginary, echoReal, echoImaginary,
          micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain, crossReal, crossImaginary,
          slowError, slowEcho, bandCross, bandEchoFluctuation, bandLeak, bandBroadCross, bandBroadLeak,
-         bandError, bandEcho, bandErrorFluctuation, bandCrossNow, bandEchoNow, bandModelScale, bandModel, bandExcess]
+         bandError, bandEcho, bandErrorFluctuation, bandCrossNow, bandEchoNow, bandModelScale, bandModel, bandExcess,
+         errorEchoReal, errorEchoImaginary, errorPowerSlow, echoPowerSlow, bandCoherenceSum, bandCoherenceWeight]
     }
 
     func free() {
@@ -163,7 +182,8 @@ final class ResidualEchoSuppressor {
 
     func reset() {
         for storage in [frame, errorHistory, echoHistory, micHistory, overlap, errorPower, echoPower, micPower, noisePower, residual,
-                        crossReal, crossImaginary, slowError, slowEcho, bandCross, bandEchoFluctuation, bandBroadCross, bandBroadLeak] {
+                        crossReal, crossImaginary, slowError, slowEcho, bandCross, bandEchoFluctuation, bandBroadCross, bandBroadLeak,
+                        errorEchoReal, errorEchoImaginary, errorPowerSlow, echoPowerSlow] {
             storage.clear()
         }
         for bin in 0..<binCount { gain[bin] = 1 }
@@ -219,6 +239,7 @@ final class ResidualEchoSuppressor {
         }
         currentEchoTotal = totalEcho
         updateCoherence()
+        updateErrorEchoCoherence()
         measureFluctuations()
 
         // What the suppressor expects of the error with the leaks learned so far.
@@ -231,6 +252,16 @@ final class ResidualEchoSuppressor {
             if let model = expectedResidual { learnModelScale(model) }
         }
         estimateResidual(expectedResidual: expectedResidual)
+        if farEndActive {
+            // Where the error follows the echo estimate (a path change, a burst the filter
+            // mispredicts), that share of it is echo, whatever the leaks say.
+            for bin in 0..<k {
+                let band = bandOfBin[bin]
+                let coherence = bandCoherenceWeight[band] > 0 ? bandCoherenceSum[band] / bandCoherenceWeight[band] : 0
+                let share = min(1, errorEchoGain * max(0, (coherence - errorEchoBias) / (1 - errorEchoBias)))
+                residual[bin] = max(residual[bin], share * errorPower[bin])
+            }
+        }
 
         // Strength 0.5 (default) subtracts the residual estimate once; 1 three times; below
         // 0.5 a fraction of it.
@@ -321,6 +352,31 @@ final class ResidualEchoSuppressor {
             coherenceWeight += echoPower[bin]
         }
         coherence = coherenceWeight > 0 ? coherenceSum / coherenceWeight : 0
+    }
+
+    /// Per band, the error-power-weighted coherence of error and echo estimate.
+    private func updateErrorEchoCoherence() {
+        let k = binCount, rate = errorEchoRate
+        for bin in 0..<k {
+            let cr = errorReal[bin] * echoReal[bin] + errorImaginary[bin] * echoImaginary[bin]
+            let ci = errorImaginary[bin] * echoReal[bin] - errorReal[bin] * echoImaginary[bin]
+            errorEchoReal[bin] += rate * (cr - errorEchoReal[bin])
+            errorEchoImaginary[bin] += rate * (ci - errorEchoImaginary[bin])
+            let e2 = errorReal[bin] * errorReal[bin] + errorImaginary[bin] * errorImaginary[bin]
+            let y2 = echoReal[bin] * echoReal[bin] + echoImaginary[bin] * echoImaginary[bin]
+            errorPowerSlow[bin] += rate * (e2 - errorPowerSlow[bin])
+            echoPowerSlow[bin] += rate * (y2 - echoPowerSlow[bin])
+        }
+        bandCoherenceSum.clear(); bandCoherenceWeight.clear()
+        for bin in 1..<(k - 1) {
+            let sr = errorEchoReal[bin - 1] + errorEchoReal[bin] + errorEchoReal[bin + 1]
+            let si = errorEchoImaginary[bin - 1] + errorEchoImaginary[bin] + errorEchoImaginary[bin + 1]
+            let se = errorPowerSlow[bin - 1] + errorPowerSlow[bin] + errorPowerSlow[bin + 1]
+            let sy = echoPowerSlow[bin - 1] + echoPowerSlow[bin] + echoPowerSlow[bin + 1]
+            let coherence = min(1, (sr * sr + si * si) / (se * sy + 1e-24))
+            bandCoherenceSum[bandOfBin[bin]] += coherence * errorPowerSlow[bin]
+            bandCoherenceWeight[bandOfBin[bin]] += errorPowerSlow[bin]
+        }
     }
 
     /// residual = leak·|Ŷ|² + model + broadband, per bin, from the current estimates.
