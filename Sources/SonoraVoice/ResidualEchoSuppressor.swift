@@ -83,6 +83,9 @@ final class ResidualEchoSuppressor {
     private let slowRate: Float = 0.05
     /// Rate at which the model's calibration (per band) follows the error it predicts.
     private let modelRate: Float = 0.03
+    /// It rises a little faster than it falls: an underestimate leaks echo, an overestimate
+    /// only deepens suppression in single talk (the calibration stands still in double talk).
+    private let modelRiseRate: Float = 0.04
     /// Weight of the broadband (distortion) part.
     private let broadbandWeight: Float = 1.25
     /// Error over expected residual above which a talker is assumed and leaks stand still.
@@ -423,7 +426,7 @@ final class ResidualEchoSuppressor {
         }
         for band in 0..<bandCount where bandModel[band] > 1e-20 {
             let ratio = min(1, bandExcess[band] / bandModel[band])
-            let rate = modelRate * min(1, bandEcho[band] / (bandError[band] + 1e-20))
+            let rate = (ratio > bandModelScale[band] ? modelRiseRate : modelRate) * min(1, bandEcho[band] / (bandError[band] + 1e-20))
             bandModelScale[band] += rate * (ratio - bandModelScale[band])
         }
     }
