@@ -23,6 +23,12 @@ public final class DriftCompensator: @unchecked Sendable {
     private let smoothing: Double
     /// Current read step (source frames per output frame).
     public private(set) var step = 1.0
+    /// The drift averaged over `driftAveragingPeriods` reads: the loop's integral itself
+    /// alternates by several hundred ppm when the source's frames arrive in whole periods
+    /// (measured on the sonoraloop plugin), while its mean is the drift.
+    public private(set) var averageDriftPPM = 0.0
+    private let driftAveraging: Double
+    private var averagedReads = 0
     /// Frames lost to an overflowing FIFO or filled with silence on underflow.
     public private(set) var overflows = 0
     public private(set) var underflows = 0
@@ -31,7 +37,10 @@ public final class DriftCompensator: @unchecked Sendable {
     ///   - periodFrames: output frames per `read`; sets the loop's time scale.
     ///   - targetFill: frames the FIFO should hold after each write: 2.5 periods rides out
     ///     a source period arriving one period late.
-    public init(channelCount: Int, periodFrames: Int, targetFill: Double, capacityPeriods: Int = 16) {
+    ///   - driftAveragingPeriods: reads `averageDriftPPM` averages over (an exponential
+    ///     average; the first reads average plainly, so it does not start from zero).
+    public init(channelCount: Int, periodFrames: Int, targetFill: Double, capacityPeriods: Int = 16, driftAveragingPeriods: Int = 512) {
+        driftAveraging = Double(max(1, driftAveragingPeriods))
         self.channelCount = channelCount
         self.periodFrames = periodFrames
         self.targetFill = targetFill
@@ -57,6 +66,8 @@ public final class DriftCompensator: @unchecked Sendable {
         if !keepingRatio {
             integral = 0
             step = 1
+            averageDriftPPM = 0
+            averagedReads = 0
         }
     }
 
@@ -98,6 +109,8 @@ public final class DriftCompensator: @unchecked Sendable {
         integral = max(-0.02, min(0.02, integral + integralGain * filteredError))
         let adjustment = max(-0.02, min(0.02, integral + proportionalGain * filteredError))
         step = 1 + adjustment
+        averagedReads += 1
+        averageDriftPPM += (integral * 1e6 - averageDriftPPM) / min(Double(averagedReads), driftAveraging)
         let needed = Int((Double(frames) * step + fraction).rounded(.up)) + 2
         if writeIndex - readIndex < needed {
             // Underflow: silence this period and restart from the target.

@@ -221,9 +221,11 @@ struct DriftTests {
             return
         }
         // The plugin's pointer moves in whole periods, so the drift shows only as whole
-        // periods slip: 3000 ppm slips 7 periods in the 6.4 s run — enough to settle within
-        // 15 % (the loop is still converging; it settles closer over minutes).
-        #expect(abs(drift - 3000) < 450, "measured \(drift) ppm; \(String(describing: statistics))")
+        // periods slip (3000 ppm slips 7 periods in the 6.4 s run) and the loop's integral
+        // alternates by several hundred ppm; the reported drift is its ~1.5 s average
+        // (measured 2907–2929 ppm here; the raw integral read 2536–3482).
+        print("hal: sonoraloop skewed 3000 ppm, measured \(drift) ppm")
+        #expect(abs(drift - 3000) < 300, "measured \(drift) ppm; \(String(describing: statistics))")
     }
 
     @Test("automatic drift correction stays off for plugin PCMs with no card")

@@ -80,7 +80,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
         }
         if independent {
-            compensator = DriftCompensator(channelCount: self.capture!.channels, periodFrames: period, targetFill: 2.5 * Double(period))
+            // The reported drift averages the loop's integral over ~1.5 s.
+            compensator = DriftCompensator(channelCount: self.capture!.channels, periodFrames: period, targetFill: 2.5 * Double(period),
+                                           driftAveragingPeriods: Int(1.5 * Double(configuration.sampleRate) / Double(period)))
             format.notes.append("capture and playback run on independent clocks; capture is resampled to playback's clock")
             linked = false
         } else {
@@ -303,7 +305,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
         let input = engine.inputList
         compensator.read(into: { input.samples($0) }, frames: period)
-        monitor.driftBits.store(compensator.driftPPM.bitPattern, ordering: .relaxed)
+        monitor.driftBits.store(compensator.averageDriftPPM.bitPattern, ordering: .relaxed)
         _ = engine.render()
         let written = playback.write(from: engine.outputList, offset: 0, frames: period)
         if written < 0 { return failure(Int32(written), playback) }
