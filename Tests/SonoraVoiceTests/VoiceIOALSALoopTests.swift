@@ -1,3 +1,4 @@
+import CAllocationCounter
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -68,6 +69,10 @@ struct VoiceIOALSALoopTests {
         let far = VoiceTestSignals.talker(seconds: 14, rate: Double(rate), seed: 71, level: -22)
         try graph.setRenderCallback(SignalSource(far), node: node, input: 0)
         let recorder = CaptureRecorder(unit: unit)
+        // Heap calls on the I/O thread over seconds 4–6 of the run (whole cycles: ALSA,
+        // the canceller, the graph).
+        recorder.countFrom = 4 * rate
+        recorder.countUntil = 6 * rate
         try unit.setInputCallback(recorder)
         try graph.initialize()
         // The loop's round trip is exactly its buffer; the unit adds its canceller's latency.
@@ -110,7 +115,7 @@ struct VoiceIOALSALoopTests {
         let resumed = ratio(resumedFrom..<(resumedFrom + rate))
         let muted = VoiceTestSignals.decibels(VoiceTestSignals.energy(heard[mutedFrom..<(mutedFrom + rate / 2)]) / Double(rate / 2))
         let statistics = device.statistics
-        print("voice: VPIO on sonoraloop with a room: ERLE \(cancelled) dB, delay \(delay) s, bypassed \(bypassed) dB, resumed at strength 1 \(resumed) dB, muted \(muted) dBFS, xruns \(statistics.xruns)")
+        print("voice: VPIO on sonoraloop with a room: ERLE \(cancelled) dB, delay \(delay) s, bypassed \(bypassed) dB, resumed at strength 1 \(resumed) dB, muted \(muted) dBFS, xruns \(statistics.xruns), heap calls on the I/O thread over 2 s \(recorder.allocations.load(ordering: .relaxed))")
         // The round trip is declared by the driver, so the estimator sees only the room: 15 ms.
         #expect(abs(delay - 0.015) < 0.002, "estimated delay \(delay) s")
         #expect(cancelled > 20, "end-to-end ERLE \(cancelled) dB")
@@ -118,6 +123,9 @@ struct VoiceIOALSALoopTests {
         #expect(resumed > 20, "after bypass at strength 1: \(resumed) dB")
         #expect(muted < -60, "muted output still hears \(muted) dBFS")
         #expect(statistics.renderErrors == 0)
+        if sonora_allocation_counter_available() != 0 {
+            #expect(recorder.allocations.load(ordering: .relaxed) == 0, "heap calls on the I/O thread: \(recorder.allocations.load(ordering: .relaxed))")
+        }
     }
 
     @Test("a malformed room is refused when the PCM opens")

@@ -99,6 +99,11 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     /// Frames recorded so far, for the test thread to poll while the I/O thread writes
     /// (`samples` itself is read only after the device stopped).
     let recorded = Atomic<Int>(0)
+    /// Heap calls on the I/O thread between the cycles that reach `countFrom` and
+    /// `countUntil` recorded frames (−1 until then; nil bounds: not counted).
+    let allocations = Atomic<Int>(-1)
+    var countFrom: Int?, countUntil: Int?
+    private var counting = false
     let buffers: OwnedAudioBufferList
     init(unit: AudioUnit) {
         self.unit = unit
@@ -107,6 +112,13 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     }
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let count = request.pointee.frameCount
+        if let countFrom, !counting, samples.count >= countFrom, allocations.load(ordering: .relaxed) < 0 {
+            sonora_allocation_counter_begin()
+            counting = true
+        } else if let countUntil, counting, samples.count >= countUntil {
+            allocations.store(sonora_allocation_counter_end(), ordering: .relaxed)
+            counting = false
+        }
         var flags = RenderActionFlags()
         let status = unit.render(flags: &flags, timeStamp: request.pointee.timeStamp, bus: 1, frameCount: count, into: buffers.list(frameCount: count))
         guard status == .noError else { return status }
