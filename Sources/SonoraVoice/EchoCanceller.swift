@@ -42,8 +42,8 @@ public final class EchoCanceller: @unchecked Sendable {
     private let background: PartitionedFilter
     private let suppressor: ResidualEchoSuppressor
     private let drift: DriftTracker
-    private let crossReal: FloatStorage, crossImaginary: FloatStorage
-    private let referencePowerDirect: FloatStorage, errorPowerSmoothed: FloatStorage
+    /// The background's error against the reference at the direct path: echo it still misses.
+    private let errorReferenceCoherence: SpectralCoherence
     /// Where the direct path sits in the filter, samples (from the delay estimator).
     private var directPathPosition = 0
     private let errorPowerBG: FloatStorage
@@ -140,8 +140,7 @@ public final class EchoCanceller: @unchecked Sendable {
         // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
         background.setPrior(energy: priorEnergy, decay: 1)
         suppressor = ResidualEchoSuppressor(blockFrames: b, sampleRate: configuration.sampleRate)
-        crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
-        referencePowerDirect = FloatStorage(count: k); errorPowerSmoothed = FloatStorage(count: k)
+        errorReferenceCoherence = SpectralCoherence(binCount: k, crossRate: coherenceRate, powerRate: coherenceRate)
         errorPowerBG = FloatStorage(count: k)
         nearPower = FloatStorage(count: k)
         expectedResidual = FloatStorage(count: k)
@@ -178,7 +177,7 @@ public final class EchoCanceller: @unchecked Sendable {
 
     deinit {
         errorPowerBG.free(); nearPower.free(); expectedResidual.free()
-        crossReal.free(); crossImaginary.free(); referencePowerDirect.free(); errorPowerSmoothed.free(); interpolator.free()
+        errorReferenceCoherence.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
         for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary,
                         echoForeground, errorForeground, errorBackground, blockOutput] { storage.free() }
@@ -189,7 +188,7 @@ public final class EchoCanceller: @unchecked Sendable {
         estimator.reset(); reference.reset(); foreground.reset(); background.reset(); suppressor.reset(); drift.reset()
         nearPower.clear(); errorPowerBG.clear()
         background.setPrior(energy: priorEnergy, decay: 1); priorShaped = false
-        crossReal.clear(); crossImaginary.clear(); referencePowerDirect.clear(); errorPowerSmoothed.clear(); directPathPosition = 0
+        errorReferenceCoherence.reset(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
         smoothedForeground = 0; smoothedBackground = 0; betterCount = 0
@@ -360,23 +359,12 @@ public final class EchoCanceller: @unchecked Sendable {
     private func adaptBackground(blockFrames b: Int) {
         let k = b + 1
         let direct = max(0, min(partitionCount - 1, directPathPosition / b))
-        let xr = reference.real(direct), xi = reference.imaginary(direct)
-        let alpha = coherenceRate
-        for bin in 0..<k {
-            let cr = xr[bin] * eReal[bin] + xi[bin] * eImaginary[bin]
-            let ci = xr[bin] * eImaginary[bin] - xi[bin] * eReal[bin]
-            crossReal[bin] += alpha * (cr - crossReal[bin])
-            crossImaginary[bin] += alpha * (ci - crossImaginary[bin])
-            referencePowerDirect[bin] += alpha * (xr[bin] * xr[bin] + xi[bin] * xi[bin] - referencePowerDirect[bin])
-            errorPowerSmoothed[bin] += alpha * (errorPowerBG[bin] - errorPowerSmoothed[bin])
-        }
+        errorReferenceCoherence.update(aReal: eReal.pointer, aImaginary: eImaginary.pointer,
+                                       bReal: reference.real(direct), bImaginary: reference.imaginary(direct))
+        let errorPowerSmoothed = errorReferenceCoherence.powerA
         let residual = background.residualPower.pointer
         for bin in 0..<k {
-            let lo = bin > 0 ? bin - 1 : bin, hi = bin + 1 < k ? bin + 1 : bin
-            let sr = crossReal[lo] + crossReal[bin] + crossReal[hi], si = crossImaginary[lo] + crossImaginary[bin] + crossImaginary[hi]
-            let sxx = referencePowerDirect[lo] + referencePowerDirect[bin] + referencePowerDirect[hi]
-            let see = errorPowerSmoothed[lo] + errorPowerSmoothed[bin] + errorPowerSmoothed[hi]
-            let coherence = min(1, (sr * sr + si * si) / (sxx * see + 1e-20))
+            let coherence = errorReferenceCoherence.coherence(at: bin)
             let echoShare = max(0, (coherence - coherenceBias) / (1 - coherenceBias))
             nearPower[bin] = (1 - echoShare) * errorPowerBG[bin]
             let missed = echoShare * errorPowerSmoothed[bin]

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A partitioned-block frequency-domain adaptive filter (PBFDAF / MDF): M partitions of
 /// B taps each, every partition one (2B)-point spectrum, the reference history kept as
 /// the spectra of its last M blocks (shared between the canceller's two filters, see
@@ -8,10 +12,6 @@
 /// constraint (zeroing the wrapped half of each partition's impulse response) is applied
 /// round-robin to a few partitions per block, as AEC3 and Speex's AUMDF do, which keeps
 /// the cost at O(few FFTs) per block while every partition is constrained every few blocks.
-#if canImport(Glibc)
-import Glibc
-#endif
-
 final class PartitionedFilter {
     let blockFrames: Int
     let partitionCount: Int
@@ -38,14 +38,14 @@ final class PartitionedFilter {
         residualPower = FloatStorage(count: binCount)
         prior = FloatStorage(count: partitionCount)
         for m in 0..<partitionCount { prior[m] = 1 }
-        resetVariance()
+        restorePrior()
     }
 
     func free() { real.free(); imaginary.free(); variance.free(); residualPower.free(); prior.free() }
 
     func reset() {
         real.clear(); imaginary.clear(); nextToConstrain = 0
-        resetVariance()
+        restorePrior()
     }
 
     /// Sets the prior: an exponentially decaying envelope (a room's reverberation, `decay`
@@ -55,14 +55,12 @@ final class PartitionedFilter {
         var sum: Float = 0
         for m in 0..<partitionCount { prior[m] = powf(decay, Float(m)); sum += prior[m] }
         for m in 0..<partitionCount { prior[m] *= energy / sum }
-        resetVariance()
+        restorePrior()
     }
 
-    /// Makes every coefficient as uncertain as the prior says (a new bulk delay: what was
-    /// learned moves with it, but is no longer trusted).
-    func restorePrior() { resetVariance() }
-
-    private func resetVariance() {
+    /// Makes every coefficient as uncertain as the prior says (start, a new bulk delay: what
+    /// was learned moves with it, but is no longer trusted).
+    func restorePrior() {
         for m in 0..<partitionCount {
             (variance.pointer + m * binCount).update(repeating: prior[m], count: binCount)
         }

@@ -44,7 +44,8 @@ final class ResidualEchoSuppressor {
     private let echoReal: FloatStorage, echoImaginary: FloatStorage
     private let micReal: FloatStorage, micImaginary: FloatStorage
     private let errorPower: FloatStorage, echoPower: FloatStorage, micPower: FloatStorage
-    private let crossReal: FloatStorage, crossImaginary: FloatStorage
+    /// Microphone against echo estimate: the far end dominates where they are coherent.
+    private let micEchoCoherence: SpectralCoherence
     private let coherenceLow: Int, coherenceHigh: Int
     /// Echo-estimate-weighted coherence of microphone and echo estimate (0…1): high while
     /// the far end dominates the microphone.
@@ -57,12 +58,10 @@ final class ResidualEchoSuppressor {
     private let slowError: FloatStorage, slowEcho: FloatStorage
     private var slowEchoTotal: Float = 0
     private var echoTotalNow: Float = 0
-    /// Error × echo-estimate cross-spectrum and the two powers, slowly smoothed, for the
-    /// coherence of what the filter leaves with what it predicts (per band).
-    private let errorEchoReal: FloatStorage, errorEchoImaginary: FloatStorage
-    private let errorPowerSlow: FloatStorage, echoPowerSlow: FloatStorage
+    /// What the filter leaves against what it predicts, slowly smoothed (rate 0.05 per block),
+    /// averaged per band.
+    private let errorEchoCoherence: SpectralCoherence
     private let bandCoherenceSum: FloatStorage, bandCoherenceWeight: FloatStorage
-    private let errorEchoRate: Float = 0.05
     /// Coherence a converged filter's residual still shows (0.2–0.3 measured); above it the
     /// error is echo the filter mispredicts (0.45–0.6 after a path change), while a near-end
     /// talker holding the error keeps it at 0.05–0.15.
@@ -135,7 +134,7 @@ final class ResidualEchoSuppressor {
         echoReal = FloatStorage(count: k); echoImaginary = FloatStorage(count: k)
         micReal = FloatStorage(count: k); micImaginary = FloatStorage(count: k)
         errorPower = FloatStorage(count: k); echoPower = FloatStorage(count: k); micPower = FloatStorage(count: k)
-        crossReal = FloatStorage(count: k); crossImaginary = FloatStorage(count: k)
+        micEchoCoherence = SpectralCoherence(binCount: k, crossRate: 0.3, powerRate: 0.5)
         coherenceLow = max(1, Int(200 / sampleRate * Double(2 * blockFrames)))
         coherenceHigh = min(k - 1, Int(4000 / sampleRate * Double(2 * blockFrames)))
         noisePower = FloatStorage(count: k)
@@ -163,32 +162,32 @@ final class ResidualEchoSuppressor {
         bandErrorFluctuation = FloatStorage(count: bandCount)
         bandCrossNow = FloatStorage(count: bandCount); bandEchoNow = FloatStorage(count: bandCount)
         bandModelScale = FloatStorage(count: bandCount); bandModel = FloatStorage(count: bandCount); bandExcess = FloatStorage(count: bandCount)
-        errorEchoReal = FloatStorage(count: k); errorEchoImaginary = FloatStorage(count: k)
-        errorPowerSlow = FloatStorage(count: k); echoPowerSlow = FloatStorage(count: k)
+        errorEchoCoherence = SpectralCoherence(binCount: k, crossRate: 0.05, powerRate: 0.05)
         bandCoherenceSum = FloatStorage(count: bandCount); bandCoherenceWeight = FloatStorage(count: bandCount)
         for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
     }
 
     private var storages: [FloatStorage] {
         [window, frame, errorHistory, echoHistory, micHistory, overlap, errorReal, errorImaginary, echoReal, echoImaginary,
-         micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain, crossReal, crossImaginary,
+         micReal, micImaginary, errorPower, echoPower, micPower, noisePower, residual, gain,
          slowError, slowEcho, bandCross, bandEchoFluctuation, bandLeak, bandBroadCross, bandBroadLeak,
          bandError, bandEcho, bandErrorFluctuation, bandCrossNow, bandEchoNow, bandModelScale, bandModel, bandExcess,
-         errorEchoReal, errorEchoImaginary, errorPowerSlow, echoPowerSlow, bandCoherenceSum, bandCoherenceWeight]
+         bandCoherenceSum, bandCoherenceWeight]
     }
 
     func free() {
         for storage in storages { storage.free() }
+        micEchoCoherence.free(); errorEchoCoherence.free()
         bandOfBin.deallocate()
         bandWidth.deallocate()
     }
 
     func reset() {
         for storage in [frame, errorHistory, echoHistory, micHistory, overlap, errorPower, echoPower, micPower, noisePower, residual,
-                        crossReal, crossImaginary, slowError, slowEcho, bandCross, bandEchoFluctuation, bandBroadCross, bandBroadLeak,
-                        errorEchoReal, errorEchoImaginary, errorPowerSlow, echoPowerSlow] {
+                        slowError, slowEcho, bandCross, bandEchoFluctuation, bandBroadCross, bandBroadLeak] {
             storage.clear()
         }
+        micEchoCoherence.reset(); errorEchoCoherence.reset()
         for bin in 0..<binCount { gain[bin] = 1 }
         for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
         slowEchoTotal = 0; currentEchoTotal = 0; broadEchoFluctuation = 0
@@ -339,19 +338,11 @@ final class ResidualEchoSuppressor {
     /// Coherence of microphone and echo estimate over the speech band (the canceller's
     /// two-path control asks it whether the far end dominates).
     private func updateCoherence() {
-        let k = binCount
+        micEchoCoherence.update(aReal: micReal.pointer, aImaginary: micImaginary.pointer,
+                                bReal: echoReal.pointer, bImaginary: echoImaginary.pointer)
         var coherenceSum: Float = 0, coherenceWeight: Float = 0
-        for bin in 0..<k {
-            let cr = micReal[bin] * echoReal[bin] + micImaginary[bin] * echoImaginary[bin]
-            let ci = micImaginary[bin] * echoReal[bin] - micReal[bin] * echoImaginary[bin]
-            crossReal[bin] += 0.3 * (cr - crossReal[bin])
-            crossImaginary[bin] += 0.3 * (ci - crossImaginary[bin])
-        }
         for bin in coherenceLow...coherenceHigh {
-            let sr = crossReal[bin - 1] + crossReal[bin] + crossReal[bin + 1], si = crossImaginary[bin - 1] + crossImaginary[bin] + crossImaginary[bin + 1]
-            let sm = micPower[bin - 1] + micPower[bin] + micPower[bin + 1], sy = echoPower[bin - 1] + echoPower[bin] + echoPower[bin + 1]
-            let c = min(1, (sr * sr + si * si) / (sm * sy + 1e-24))
-            coherenceSum += c * echoPower[bin]
+            coherenceSum += micEchoCoherence.coherence(at: bin) * echoPower[bin]
             coherenceWeight += echoPower[bin]
         }
         coherence = coherenceWeight > 0 ? coherenceSum / coherenceWeight : 0
@@ -359,25 +350,12 @@ final class ResidualEchoSuppressor {
 
     /// Per band, the error-power-weighted coherence of error and echo estimate.
     private func updateErrorEchoCoherence() {
-        let k = binCount, rate = errorEchoRate
-        for bin in 0..<k {
-            let cr = errorReal[bin] * echoReal[bin] + errorImaginary[bin] * echoImaginary[bin]
-            let ci = errorImaginary[bin] * echoReal[bin] - errorReal[bin] * echoImaginary[bin]
-            errorEchoReal[bin] += rate * (cr - errorEchoReal[bin])
-            errorEchoImaginary[bin] += rate * (ci - errorEchoImaginary[bin])
-            let e2 = errorReal[bin] * errorReal[bin] + errorImaginary[bin] * errorImaginary[bin]
-            let y2 = echoReal[bin] * echoReal[bin] + echoImaginary[bin] * echoImaginary[bin]
-            errorPowerSlow[bin] += rate * (e2 - errorPowerSlow[bin])
-            echoPowerSlow[bin] += rate * (y2 - echoPowerSlow[bin])
-        }
+        errorEchoCoherence.update(aReal: errorReal.pointer, aImaginary: errorImaginary.pointer,
+                                  bReal: echoReal.pointer, bImaginary: echoImaginary.pointer)
+        let errorPowerSlow = errorEchoCoherence.powerA
         bandCoherenceSum.clear(); bandCoherenceWeight.clear()
-        for bin in 1..<(k - 1) {
-            let sr = errorEchoReal[bin - 1] + errorEchoReal[bin] + errorEchoReal[bin + 1]
-            let si = errorEchoImaginary[bin - 1] + errorEchoImaginary[bin] + errorEchoImaginary[bin + 1]
-            let se = errorPowerSlow[bin - 1] + errorPowerSlow[bin] + errorPowerSlow[bin + 1]
-            let sy = echoPowerSlow[bin - 1] + echoPowerSlow[bin] + echoPowerSlow[bin + 1]
-            let coherence = min(1, (sr * sr + si * si) / (se * sy + 1e-24))
-            bandCoherenceSum[bandOfBin[bin]] += coherence * errorPowerSlow[bin]
+        for bin in 1..<(binCount - 1) {
+            bandCoherenceSum[bandOfBin[bin]] += errorEchoCoherence.coherence(at: bin) * errorPowerSlow[bin]
             bandCoherenceWeight[bandOfBin[bin]] += errorPowerSlow[bin]
         }
     }
