@@ -21,7 +21,11 @@ import SonoraCore
 ///    detector. Its prior is flat until the delay is found, then a room's decaying envelope.
 ///    The foreground, whose output is used, takes the background's coefficients only when
 ///    the background is clearly better and the far end dominates (or the foreground no
-///    longer cancels at all); a diverged background is put back.
+///    longer cancels at all); a diverged background is put back. A foreground that makes the
+///    microphone *louder* (a talker cannot: the error is then the talker, less than talker +
+///    echo) means the echo path changed: both filters start over from the prior and, until
+///    the new one cancels (at most 2 s), the suppressor takes whatever the far end can
+///    explain as echo.
 /// 3. `ResidualEchoSuppressor` removes the residual echo (from the filter's leak, its own
 ///    expected misadjustment and a broadband distortion term), and optionally noise.
 /// 4. `DriftTracker` fits the slope of the delay estimator's sub-sample peak and reads the
@@ -51,6 +55,8 @@ public final class EchoCanceller: @unchecked Sendable {
     private let nearPower: FloatStorage
     /// What the suppressor is told the filter will miss, per bin.
     private let expectedResidual: FloatStorage
+    /// The echo the background's envelope makes plausible, per bin.
+    private let plausibleEcho: FloatStorage
 
     // Input/output FIFOs (linear, compacted per block).
     private let micFIFO: FloatStorage
@@ -80,6 +86,23 @@ public final class EchoCanceller: @unchecked Sendable {
     private var smoothedBackground: Float = 0
     private var smoothedMic: Float = 0
     private var betterCount = 0
+    private var worseCount = 0
+    private var pathChanges = 0
+    /// Blocks left during which the suppressor takes everything the far end can explain as echo.
+    private var pathChangeHold = 0
+    private var recoveredCount = 0
+    /// At most 2 s: should the new filter not converge, ordinary suppression takes over.
+    private let pathChangeHoldBlocks: Int
+    /// Microphone over foreground error power (10 dB) at which the new filter cancels again.
+    private let recoveredRatio: Float = 10
+    /// Foreground error over microphone power (smoothed) above which the echo path has changed.
+    private let pathChangeRatio: Float = 1.4
+    /// Foreground error and microphone power, smoothed for the path-change test.
+    private var changeForeground: Float = 0
+    private var changeMic: Float = 0
+    private let changeRate: Float = 0.3
+    /// Blocks in a row the test must hold (a single block can be a talker's chance phase).
+    private let changeCount = 2
     private var erleMic: Float = 0
     private var erleOut: Float = 0
     private var blockCount = 0
@@ -135,6 +158,7 @@ public final class EchoCanceller: @unchecked Sendable {
         reference = ReferenceSpectra(binCount: k, partitionCount: partitionCount)
         foreground = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
         background = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
+        pathChangeHoldBlocks = Int(2 * configuration.sampleRate) / b
         // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
         priorDecay = powf(10, Float(-6 * Double(b) / (configuration.sampleRate * priorRT60)))
         // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
@@ -144,6 +168,7 @@ public final class EchoCanceller: @unchecked Sendable {
         errorPowerBG = FloatStorage(count: k)
         nearPower = FloatStorage(count: k)
         expectedResidual = FloatStorage(count: k)
+        plausibleEcho = FloatStorage(count: k)
         drift = DriftTracker(blockFrames: b, sampleRate: configuration.sampleRate, enabled: configuration.driftCompensation)
         let fifo = configuration.maximumFramesPerCall + 2 * b
         micFIFO = FloatStorage(count: fifo)
@@ -176,7 +201,7 @@ public final class EchoCanceller: @unchecked Sendable {
     }
 
     deinit {
-        errorPowerBG.free(); nearPower.free(); expectedResidual.free()
+        errorPowerBG.free(); nearPower.free(); expectedResidual.free(); plausibleEcho.free()
         errorReferenceCoherence.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
         for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary,
@@ -191,7 +216,7 @@ public final class EchoCanceller: @unchecked Sendable {
         errorReferenceCoherence.reset(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
-        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; changeForeground = 0; changeMic = 0; worseCount = 0; pathChanges = 0; pathChangeHold = 0; recoveredCount = 0
         erleMic = 0; erleOut = 0; blockCount = 0
     }
 
@@ -203,7 +228,8 @@ public final class EchoCanceller: @unchecked Sendable {
             isDoubleTalk: suppressor.isDoubleTalk,
             driftPPM: drift.ppm,
             leak: Double(suppressor.leak),
-            blocks: blockCount)
+            blocks: blockCount,
+            echoPathChanges: pathChanges)
     }
 
     /// Cancels the echo of `reference` in `microphone` (`frames` samples each) into
@@ -253,7 +279,7 @@ public final class EchoCanceller: @unchecked Sendable {
         for n in 0..<b { refEnergy += ref[n] * ref[n] }
 
         if isBypassed {
-            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, expectedResidual: nil, farEndActive: false,
+            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, expectedResidual: nil, uncertainEcho: nil, farEndActive: false,
                                bypassSuppression: true, output: blockOutput.pointer)
             return
         }
@@ -331,15 +357,43 @@ public final class EchoCanceller: @unchecked Sendable {
                 smoothedBackground = smoothedForeground
             }
         }
+        // A filter that makes the microphone louder than it is no longer describes the room
+        // (a near-end talker cannot do that: the error is then the talker, less than talker +
+        // echo). Start over from the prior at once instead of waiting for its variances to grow.
+        changeForeground += changeRate * (energyForeground - changeForeground)
+        changeMic += changeRate * (micEnergy - changeMic)
+        if farEndActive && changeForeground > pathChangeRatio * changeMic && changeMic > Float(b) * 1e-8 {
+            worseCount += 1
+            if worseCount >= changeCount {
+                foreground.reset()
+                background.restorePrior()
+                suppressor.echoPathChanged()
+                smoothedForeground = smoothedMic
+                changeForeground = changeMic
+                worseCount = 0
+                pathChanges += 1
+                pathChangeHold = pathChangeHoldBlocks
+                recoveredCount = 0
+            }
+        } else {
+            worseCount = 0
+        }
         drift.advance(estimator)
 
         // The filter's expected misadjustment, but never more than the echo its envelope makes
         // plausible (in bins the far end has hardly excited the variance is still the prior).
-        background.plausibleEcho(reference, into: expectedResidual.pointer)
+        background.plausibleEcho(reference, into: plausibleEcho.pointer)
         let residualPower = background.residualPower.pointer
-        for bin in 0..<k { expectedResidual[bin] = min(residualPower[bin], expectedResidual[bin]) }
+        for bin in 0..<k { expectedResidual[bin] = min(residualPower[bin], plausibleEcho[bin]) }
+        if pathChangeHold > 0 {
+            pathChangeHold -= 1
+            // Over once the new filter cancels again.
+            recoveredCount = smoothedMic > recoveredRatio * smoothedForeground ? recoveredCount + 1 : 0
+            if recoveredCount >= 4 { pathChangeHold = 0 }
+        }
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
-                           expectedResidual: expectedResidual.pointer, farEndActive: farEndActive,
+                           expectedResidual: expectedResidual.pointer,
+                           uncertainEcho: pathChangeHold > 0 ? plausibleEcho.pointer : nil, farEndActive: farEndActive,
                            bypassSuppression: false, output: blockOutput.pointer)
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)

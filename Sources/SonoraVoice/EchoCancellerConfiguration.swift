@@ -74,13 +74,18 @@ public struct EchoCancellerMetrics: Sendable, Equatable, Codable {
     public var leak: Double
     /// Blocks processed.
     public var blocks: Int
+    /// Times the echo path was found changed (the filter then re-learns it from scratch,
+    /// the suppressor holding the echo down meanwhile).
+    public var echoPathChanges: Int
 
-    public init(estimatedDelay: Double? = nil, erle: Double = 0, isDoubleTalk: Bool = false, driftPPM: Double = 0, leak: Double = 1, blocks: Int = 0) {
+    public init(estimatedDelay: Double? = nil, erle: Double = 0, isDoubleTalk: Bool = false, driftPPM: Double = 0, leak: Double = 1,
+                blocks: Int = 0, echoPathChanges: Int = 0) {
         self.estimatedDelay = estimatedDelay
         self.erle = erle
         self.isDoubleTalk = isDoubleTalk
         self.driftPPM = driftPPM
         self.leak = leak
         self.blocks = blocks
+        self.echoPathChanges = echoPathChanges
     }
 }

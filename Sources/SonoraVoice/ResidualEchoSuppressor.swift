@@ -87,6 +87,9 @@ final class ResidualEchoSuppressor {
     private let modelRiseRate: Float = 0.04
     /// Weight of the broadband (distortion) part.
     private let broadbandWeight: Float = 1.25
+    /// While the echo path is uncertain, error up to this many times the plausible echo is
+    /// taken as echo (a room's response peaks ~10 dB above its mean in a few bins).
+    private let uncertainEchoGain: Float = 10
     /// Error over expected residual above which a talker is assumed and leaks stand still.
     private let talkerRatio: Float = 2
 
@@ -194,6 +197,12 @@ final class ResidualEchoSuppressor {
         coherence = 0; noiseInitialized = false; agcGain = 1; nearLevel = 0; previousMicEnergy = 0
     }
 
+    /// The echo path changed: the filter's expected misadjustment is trusted in full again
+    /// (its calibration learned how little a converged filter misses).
+    func echoPathChanged() {
+        for band in 0..<bandCount { bandModelScale[band] = 1 }
+    }
+
     /// Windowed spectrum of [history, block]; history becomes block.
     private func analyze(_ block: UnsafePointer<Float>, history: FloatStorage, real: FloatStorage, imaginary: FloatStorage) {
         let b = blockFrames
@@ -206,11 +215,14 @@ final class ResidualEchoSuppressor {
     }
 
     /// One block: `error` = linear filter output, `echo` = its echo estimate, `mic` = the
-    /// microphone, `expectedResidual` = the filter's expected misadjustment per bin (nil: none);
+    /// microphone, `expectedResidual` = the filter's expected misadjustment per bin (nil: none),
+    /// `uncertainEcho` = the echo the far end makes plausible per bin, passed while the echo
+    /// path has just changed (nil otherwise);
     /// writes B output samples (delayed by one block) into `output`.
     /// `farEndActive`: the reference carried signal this block.
     func process(error: UnsafePointer<Float>, echo: UnsafePointer<Float>, mic: UnsafePointer<Float>,
-                 expectedResidual: UnsafePointer<Float>?, farEndActive: Bool, bypassSuppression: Bool,
+                 expectedResidual: UnsafePointer<Float>?, uncertainEcho: UnsafePointer<Float>?,
+                 farEndActive: Bool, bypassSuppression: Bool,
                  output: UnsafeMutablePointer<Float>) {
         let b = blockFrames, k = binCount
         analyze(error, history: errorHistory, real: errorReal, imaginary: errorImaginary)
@@ -262,6 +274,13 @@ final class ResidualEchoSuppressor {
                 let coherence = bandCoherenceWeight[band] > 0 ? bandCoherenceSum[band] / bandCoherenceWeight[band] : 0
                 let share = min(1, errorEchoGain * max(0, (coherence - errorEchoBias) / (1 - errorEchoBias)))
                 residual[bin] = max(residual[bin], share * errorPower[bin])
+            }
+            if let uncertainEcho {
+                // The echo path has just changed and the filter is re-learning it: whatever
+                // the far end can explain is echo (a near-end talker far above it still passes).
+                for bin in 0..<k {
+                    residual[bin] = max(residual[bin], min(errorPower[bin], uncertainEchoGain * uncertainEcho[bin]))
+                }
             }
         }
 

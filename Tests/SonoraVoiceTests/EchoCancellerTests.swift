@@ -61,6 +61,35 @@ struct EchoCancellerTests {
         print("voice: double talk near-end gain \(gain) dB, SDR \(sdr) dB")
         #expect(gain > -2, "near-end gain \(gain) dB")
         #expect(sdr > 15, "near-end SDR \(sdr) dB")
+        // A talker is not an echo path change.
+        #expect(canceller.metrics.echoPathChanges == 0)
+    }
+
+    @Test("an echo path change (new room, new delay) is found at once and the echo stays down while the filter re-learns")
+    func echoPathChange() throws {
+        let seconds = 16.0, change = 8.0
+        let ref = VoiceTestSignals.talker(seconds: seconds, rate: Self.rate, seed: 1, level: -24)
+        let roomA = VoiceTestSignals.room(rt60: 0.2, delay: 0.03, rate: Self.rate, seed: 2)
+        let roomB = VoiceTestSignals.room(rt60: 0.3, delay: 0.045, rate: Self.rate, seed: 5)
+        let echoA = VoiceTestSignals.scaled(VoiceTestSignals.convolve(ref, roomA), toRMSdB: -30)
+        let echoB = VoiceTestSignals.scaled(VoiceTestSignals.convolve(ref, roomB), toRMSdB: -30)
+        let splice = Int(change * Self.rate)
+        let echo = Array(echoA[..<splice] + echoB[splice...])
+        let mic = VoiceTestSignals.add(echo, VoiceTestSignals.noise(seconds: seconds, rate: Self.rate, seed: 3, level: -65))
+        let canceller = try EchoCanceller(sampleRate: Self.rate)
+        let out = VoiceTestSignals.run(canceller, mic: mic, ref: ref, frame: 160)
+        let firstSecond = VoiceTestSignals.erle(mic: Array(mic[..<(splice + 16000)]), out: Array(out[..<(splice + 16000)]),
+                                                echo: Array(echo[..<(splice + 16000)]), noiseLevel: -65, rate: Self.rate, from: change)
+        let after = VoiceTestSignals.erle(mic: mic, out: out, echo: echo, noiseLevel: -65, rate: Self.rate, from: change + 3)
+        let changes = canceller.metrics.echoPathChanges
+        print("voice: path change ERLE first second \(firstSecond) dB, from +3 s \(after) dB, changes found \(changes)")
+        // Without the path-change test the first second kept ~5 dB (the filter's variances
+        // took ~1.5 s to grow back).
+        #expect(firstSecond > 12, "first second after the change: \(firstSecond) dB")
+        #expect(after > 28, "from 3 s after the change: \(after) dB")
+        #expect(changes >= 1)
+        let delay = try #require(canceller.metrics.estimatedDelay)
+        #expect(abs(delay - 0.045) < 0.001, "delay \(delay)")
     }
 
     @Test("48 kHz: cancels with 256-frame blocks and 10 ms frames")
