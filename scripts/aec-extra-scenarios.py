@@ -9,10 +9,14 @@ speech, rooms, delays and drift it has not seen").  Same generator (imported fro
   j_drift_p100    loudspeaker clock +100 ppm against the microphone's, RT60 150 ms, delay 40 ms
   k_drift_m100    -100 ppm
   l_dt_rt400      double talk (other voices) in RT60 400 ms, delay 60 ms
+  m_change_room   echo path change at 10 s, same delay: RT60 300 ms, 40 ms -> another RT60 300 ms room
+  n_change_delay  echo path change at 10 s with a delay jump: RT60 200 ms, 50 ms -> 250 ms
+  o_dt_short_room double talk in a short room (RT60 100 ms, 30 ms) the filter learns deeply;
+                  the near end (other voice) 6 dB louder than the echo
   48k/a1_48k      a1 (RT60 150 ms, 20 ms) at 48 kHz      } 48 kHz: score with
   48k/b_dt_48k    double talk at 48 kHz                   } --fs 48000 (ERLE/DT gain/SDR)
 
-Usage: python3 aec-extra-scenarios.py --out DIR [--harness ../shared/aec-eval]
+Usage: python3 aec-extra-scenarios.py --out DIR [--harness ../shared/aec-eval] [--only NAME,...]
 """
 import argparse, json, os, sys
 import numpy as np
@@ -21,7 +25,9 @@ from scipy.signal import resample
 ap = argparse.ArgumentParser()
 ap.add_argument("--out", required=True)
 ap.add_argument("--harness", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/aec-eval"))
+ap.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
 a = ap.parse_args()
+only = set(filter(None, a.only.split(",")))
 sys.path.insert(0, a.harness)
 import gen_signals as g
 
@@ -44,6 +50,10 @@ def write(root, name, desc, fs, ref, echo, near, noise, extra):
 
 
 def build(fs, root, names):
+    if only:
+        names = {k: v for k, v in names.items() if k in only}
+        if not names:
+            return
     g.FS = fs
     rng = np.random.default_rng(4321)
     far = g.set_level(g.speech_track(g.FAR_TEXT, g.FAR_VOICE, 26.0, rng), g.REF_DB)
@@ -81,6 +91,23 @@ def build(fs, root, names):
         ref = other[:T]
         near, segs = near_track(["-v", "en-us+f2", "-s", "160", "-p", "55"], [5.0, 11.5, 18.0], T)
         write(root, "l_dt_rt400", names["l_dt_rt400"], fs, ref, g.echo_of(ref, g.synth_rir(0.4, 0.06, seed=25)), near, noise[:T].copy(), dict(near_segments_s=segs))
+    for name, first, second in (("m_change_room", (0.3, 0.04, 26), (0.3, 0.04, 27)),
+                                ("n_change_delay", (0.2, 0.05, 28), (0.2, 0.25, 29))):
+        if name in names:
+            ref = (other if name == "m_change_room" else far)[:D]
+            e1 = g.echo_of(ref, g.synth_rir(*first[:2], seed=first[2]))
+            e2 = g.echo_of(ref, g.synth_rir(*second[:2], seed=second[2]))
+            e2 *= np.sqrt(np.sum(e1 ** 2) / np.sum(e2 ** 2))
+            ic = 10 * fs
+            write(root, name, names[name], fs, ref, np.concatenate([e1[:ic], e2[ic:]]), np.zeros(D), noise[:D].copy(),
+                  dict(change_time_s=10.0))
+    if "o_dt_short_room" in names:
+        T = 24 * fs
+        ref = far[:T]
+        near, segs = near_track(["-v", "en-gb+f3", "-s", "150", "-p", "60"], [8.0, 14.5], T)
+        near *= 10 ** (6 / 20)
+        write(root, "o_dt_short_room", names["o_dt_short_room"], fs, ref, g.echo_of(ref, g.synth_rir(0.1, 0.03, seed=30)), near, noise[:T].copy(),
+              dict(near_segments_s=segs))
     if "a1_48k" in names:
         ref = far[:D]
         write(root, "a1_48k", names["a1_48k"], fs, ref, g.echo_of(ref, g.synth_rir(0.15, 0.02, seed=11)), np.zeros(D), noise[:D].copy(), {})
@@ -98,6 +125,9 @@ build(16000, a.out, {
     "j_drift_p100": "loudspeaker clock +100 ppm, RT60 150 ms, delay 40 ms",
     "k_drift_m100": "loudspeaker clock -100 ppm, RT60 150 ms, delay 40 ms",
     "l_dt_rt400": "double talk (other voices), RT60 400 ms, delay 60 ms",
+    "m_change_room": "echo path change at 10 s, same delay 40 ms: RT60 300 ms room -> another",
+    "n_change_delay": "echo path change at 10 s, delay 50 ms -> 250 ms, RT60 200 ms",
+    "o_dt_short_room": "double talk, near end 6 dB over the echo, RT60 100 ms, delay 30 ms",
 })
 build(48000, os.path.join(a.out, "48k"), {
     "a1_48k": "a1 at 48 kHz: RT60 150 ms, delay 20 ms",

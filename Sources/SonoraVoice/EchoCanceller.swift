@@ -91,6 +91,18 @@ public final class EchoCanceller: @unchecked Sendable {
     /// Blocks left during which the suppressor takes everything the far end can explain as echo.
     private var pathChangeHold = 0
     private var recoveredCount = 0
+    /// The old echo path's gain, and the echo it makes plausible per bin, while the hold lasts.
+    private var heldEchoGain: Float = 0
+    private let heldEcho: FloatStorage
+    /// Blocks left of the onset hold (a sudden loss of cancellation, ~0.1 s).
+    private var onsetBlocks = 0
+    private let onsetHoldBlocks: Int
+    /// Foreground error and microphone power, slowly smoothed (~0.4 s): how deeply the filter cancels.
+    private var slowForeground: Float = 0
+    private var slowMic: Float = 0
+    private let onsetConvergedRatio: Float = 100
+    /// A block's error over microphone power above which cancellation is suddenly lost (3 dB).
+    private let onsetRatio: Float = 0.5
     /// At most 2 s: should the new filter not converge, ordinary suppression takes over.
     private let pathChangeHoldBlocks: Int
     /// Microphone over foreground error power (10 dB) at which the new filter cancels again.
@@ -159,6 +171,7 @@ public final class EchoCanceller: @unchecked Sendable {
         foreground = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
         background = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
         pathChangeHoldBlocks = Int(2 * configuration.sampleRate) / b
+        onsetHoldBlocks = max(1, Int(0.1 * configuration.sampleRate) / b)
         // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
         priorDecay = powf(10, Float(-6 * Double(b) / (configuration.sampleRate * priorRT60)))
         // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
@@ -169,6 +182,7 @@ public final class EchoCanceller: @unchecked Sendable {
         nearPower = FloatStorage(count: k)
         expectedResidual = FloatStorage(count: k)
         plausibleEcho = FloatStorage(count: k)
+        heldEcho = FloatStorage(count: k)
         drift = DriftTracker(blockFrames: b, sampleRate: configuration.sampleRate, enabled: configuration.driftCompensation)
         let fifo = configuration.maximumFramesPerCall + 2 * b
         micFIFO = FloatStorage(count: fifo)
@@ -201,7 +215,7 @@ public final class EchoCanceller: @unchecked Sendable {
     }
 
     deinit {
-        errorPowerBG.free(); nearPower.free(); expectedResidual.free(); plausibleEcho.free()
+        errorPowerBG.free(); nearPower.free(); expectedResidual.free(); plausibleEcho.free(); heldEcho.free()
         errorReferenceCoherence.free(); interpolator.free()
         estimator.free(); reference.free(); foreground.free(); background.free(); suppressor.free()
         for storage in [micFIFO, refFIFO, outFIFO, refRing, frame, scratch, yReal, yImaginary, eReal, eImaginary,
@@ -216,7 +230,7 @@ public final class EchoCanceller: @unchecked Sendable {
         errorReferenceCoherence.reset(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
-        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; changeForeground = 0; changeMic = 0; worseCount = 0; pathChanges = 0; pathChangeHold = 0; recoveredCount = 0
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; changeForeground = 0; changeMic = 0; worseCount = 0; pathChanges = 0; pathChangeHold = 0; recoveredCount = 0; onsetBlocks = 0; slowForeground = 0; slowMic = 0; heldEchoGain = 0
         erleMic = 0; erleOut = 0; blockCount = 0
     }
 
@@ -365,6 +379,11 @@ public final class EchoCanceller: @unchecked Sendable {
         if farEndActive && changeForeground > pathChangeRatio * changeMic && changeMic > Float(b) * 1e-8 {
             worseCount += 1
             if worseCount >= changeCount {
+                // What the old path gave is the best guess of what the new one gives, wherever
+                // its delay now is (the filter may shift away from it or start from nothing). A
+                // second detection during the hold finds the filters just reset: keep the gain.
+                let gain = max(foreground.echoPathGain(), background.echoPathGain())
+                heldEchoGain = pathChangeHold > 0 ? max(heldEchoGain, gain) : gain
                 foreground.reset()
                 background.restorePrior()
                 suppressor.echoPathChanged()
@@ -378,6 +397,17 @@ public final class EchoCanceller: @unchecked Sendable {
         } else {
             worseCount = 0
         }
+        // A sudden loss of cancellation in a filter that was cancelling deeply (≥ 20 dB): a new
+        // echo path or a talker's first syllable, not yet told apart. For a moment (until the
+        // test above can decide), what the far end can explain is taken as echo; a talker
+        // louder than that still passes.
+        if farEndActive && micEnergy > Float(b) * 1e-8 {
+            if slowMic > onsetConvergedRatio * slowForeground && energyForeground > onsetRatio * micEnergy {
+                onsetBlocks = onsetHoldBlocks
+            }
+            slowForeground += 0.02 * (energyForeground - slowForeground)
+            slowMic += 0.02 * (micEnergy - slowMic)
+        }
         drift.advance(estimator)
 
         // The filter's expected misadjustment, but never more than the echo its envelope makes
@@ -385,7 +415,11 @@ public final class EchoCanceller: @unchecked Sendable {
         background.plausibleEcho(reference, into: plausibleEcho.pointer)
         let residualPower = background.residualPower.pointer
         for bin in 0..<k { expectedResidual[bin] = min(residualPower[bin], plausibleEcho[bin]) }
+        let onset = onsetBlocks > 0 && pathChangeHold == 0
+        if onsetBlocks > 0 { onsetBlocks -= 1 }
         if pathChangeHold > 0 {
+            reference.peakPower(into: heldEcho.pointer)
+            for bin in 0..<k { heldEcho[bin] = max(plausibleEcho[bin], heldEchoGain * heldEcho[bin]) }
             pathChangeHold -= 1
             // Over once the new filter cancels again.
             recoveredCount = smoothedMic > recoveredRatio * smoothedForeground ? recoveredCount + 1 : 0
@@ -393,7 +427,7 @@ public final class EchoCanceller: @unchecked Sendable {
         }
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
                            expectedResidual: expectedResidual.pointer,
-                           uncertainEcho: pathChangeHold > 0 ? plausibleEcho.pointer : nil, farEndActive: farEndActive,
+                           uncertainEcho: pathChangeHold > 0 ? heldEcho.pointer : onset ? plausibleEcho.pointer : nil, farEndActive: farEndActive,
                            bypassSuppression: false, output: blockOutput.pointer)
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)

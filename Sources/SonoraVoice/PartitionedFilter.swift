@@ -95,6 +95,14 @@ final class PartitionedFilter {
         }
     }
 
+    /// Σ_m mean_k |W_m(k)|²: the echo path's energy gain (its ERL, inverted), spectral
+    /// detail and delay ignored.
+    func echoPathGain() -> Float {
+        var total: Float = 0
+        for index in 0..<(partitionCount * binCount) { total += real[index] * real[index] + imaginary[index] * imaginary[index] }
+        return total / Float(binCount)
+    }
+
     /// Multiplies partition variances in `bin` by `factor` (covariance inflation: echo the
     /// filter misses — a path change — makes every coefficient in that bin uncertain again).
     func inflateVariance(bin: Int, factor: Float) {
@@ -211,6 +219,15 @@ final class ReferenceSpectra {
 
     @inline(__always) func imaginary(_ age: Int) -> UnsafeMutablePointer<Float> {
         imaginaryStorage.pointer + ((newest + age) % partitionCount) * binCount
+    }
+
+    /// Per bin, the largest reference power over the filter's span.
+    func peakPower(into out: UnsafeMutablePointer<Float>) {
+        out.update(repeating: 0, count: binCount)
+        for m in 0..<partitionCount {
+            let xr = real(m), xi = imaginary(m)
+            for bin in 0..<binCount { out[bin] = max(out[bin], xr[bin] * xr[bin] + xi[bin] * xi[bin]) }
+        }
     }
 
     /// Makes room for a new spectrum (the oldest is dropped) and returns where to write it.
