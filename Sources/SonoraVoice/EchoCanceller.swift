@@ -112,9 +112,9 @@ public final class EchoCanceller: @unchecked Sendable {
     /// Foreground error and microphone power, smoothed for the path-change test.
     private var changeForeground: Float = 0
     private var changeMic: Float = 0
-    private let changeRate: Float = 0.3
+    private let changeRate: Float
     /// Blocks in a row the test must hold (a single block can be a talker's chance phase).
-    private let changeCount = 2
+    private let changeCount: Int
     private var erleMic: Float = 0
     private var erleOut: Float = 0
     private var blockCount = 0
@@ -172,6 +172,10 @@ public final class EchoCanceller: @unchecked Sendable {
         background = PartitionedFilter(blockFrames: b, partitionCount: partitionCount)
         pathChangeHoldBlocks = Int(2 * configuration.sampleRate) / b
         onsetHoldBlocks = max(1, Int(0.1 * configuration.sampleRate) / b)
+        // Time constant ~25 ms and ≥ 16 ms in a row, whatever the block size.
+        let blockSeconds = Double(b) / configuration.sampleRate
+        changeRate = Float(1 - exp(-blockSeconds / 0.025))
+        changeCount = max(2, Int((0.016 / blockSeconds).rounded(.up)))
         // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
         priorDecay = powf(10, Float(-6 * Double(b) / (configuration.sampleRate * priorRT60)))
         // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
@@ -390,7 +394,7 @@ public final class EchoCanceller: @unchecked Sendable {
                 smoothedForeground = smoothedMic
                 changeForeground = changeMic
                 worseCount = 0
-                pathChanges += 1
+                if pathChangeHold == 0 { pathChanges += 1 }  // re-detections while re-learning are the same change
                 pathChangeHold = pathChangeHoldBlocks
                 recoveredCount = 0
             }

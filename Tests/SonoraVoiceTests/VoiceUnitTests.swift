@@ -168,6 +168,8 @@ struct VoiceUnitTests {
         let delay = try unit.parameter(VoiceProcessingParameter.estimatedDelay)
         #expect(abs(delay - 0.015) < 0.001, "estimated delay \(delay) s")
         #expect(try unit.parameter(VoiceProcessingParameter.erle) > 10)
+        // A steady room is not an echo path change.
+        #expect(try unit.parameter(VoiceProcessingParameter.echoPathChanges) == 0)
 
         // 2. Bypass (as Core Audio's property) while running: the capture passes untouched.
         try unit.setProperty(.bypassVoiceProcessing, scope: .global, element: 0, to: .flag(true))

@@ -21,6 +21,8 @@ public enum VoiceProcessingParameter {
     public static let doubleTalk: AudioUnitParameterID = 1002
     /// Reference clock drift against the microphone's, ppm.
     public static let driftPPM: AudioUnitParameterID = 1003
+    /// Times the echo path was found changed since initialize (the canceller re-learned it).
+    public static let echoPathChanges: AudioUnitParameterID = 1004
 
     static func definitions(defaults: EchoCancellerConfiguration) -> [AudioUnitParameterDefinition] {
         func flag(_ id: AudioUnitParameterID, _ name: String, _ identifier: String, _ value: Bool) -> AudioUnitParameterDefinition {
@@ -44,6 +46,7 @@ public enum VoiceProcessingParameter {
             meter(erle, "ERLE (dB)", "erle", .generic, 0...100),
             meter(doubleTalk, "Double Talk", "doubleTalk", .boolean, 0...1),
             meter(driftPPM, "Drift", "driftPPM", .generic, -20000...20000),
+            meter(echoPathChanges, "Echo Path Changes", "echoPathChanges", .indexed, 0...1_000_000),
         ]
     }
 }
@@ -72,7 +75,7 @@ extension AudioUnitPropertyID {
 final class VoiceProcessingState {
     let canceller: EchoCanceller
     var bypassSlot = 0, agcSlot = 0, muteSlot = 0, strengthSlot = 0, noiseSlot = 0, comfortSlot = 0
-    var delaySlot = 0, erleSlot = 0, doubleTalkSlot = 0, driftSlot = 0
+    var delaySlot = 0, erleSlot = 0, doubleTalkSlot = 0, driftSlot = 0, pathChangeSlot = 0
 
     init(canceller: EchoCanceller, unit: AudioUnit) throws(AudioError) {
         self.canceller = canceller
@@ -86,6 +89,7 @@ final class VoiceProcessingState {
         erleSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.erle))
         doubleTalkSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.doubleTalk))
         driftSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.driftPPM))
+        pathChangeSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.echoPathChanges))
     }
 
     /// Reads the settings for this slice into the canceller; returns whether output is muted.
@@ -104,5 +108,6 @@ final class VoiceProcessingState {
         context.publish(Float(metrics.erle), slot: erleSlot)
         context.publish(metrics.isDoubleTalk ? 1 : 0, slot: doubleTalkSlot)
         context.publish(Float(metrics.driftPPM), slot: driftSlot)
+        context.publish(Float(metrics.echoPathChanges), slot: pathChangeSlot)
     }
 }
