@@ -123,12 +123,13 @@ public final class EchoCanceller: @unchecked Sendable {
     private let copyCoherence: Float = 0.85
     private let divergenceRatio: Float = 4
     /// Smoothing of the error/reference cross-spectrum behind the echo share of the error.
-    private let coherenceRate: Float = 0.15
+    private let coherenceRate: Float
     /// Coherence an uncorrelated pair still shows after that smoothing (estimation bias).
     private let coherenceBias: Float = 0.1
     /// Kalman state transition A (per block): how fast the filter is assumed to drift, which
     /// keeps every coefficient from becoming certain and the filter from freezing.
-    private let transition: Float = 0.9995
+    /// 0.9995 per 8 ms (a 16 kHz block), the same drift per second at every rate.
+    private let transition: Float
     /// The echo path's prior: this much energy in all (0 dB: a loudspeaker as loud at the
     /// microphone as it plays, the worst case), decaying like a room of `priorRT60` seconds.
     private let priorEnergy: Float = 1
@@ -174,6 +175,8 @@ public final class EchoCanceller: @unchecked Sendable {
         onsetHoldBlocks = max(1, Int(0.1 * configuration.sampleRate) / b)
         // Time constant ~25 ms and ≥ 16 ms in a row, whatever the block size.
         let blockSeconds = Double(b) / configuration.sampleRate
+        transition = Float(pow(0.9995, blockSeconds / 0.008))
+        coherenceRate = Float(1 - pow(0.85, blockSeconds / 0.008))
         changeRate = Float(1 - exp(-blockSeconds / 0.025))
         changeCount = max(2, Int((0.016 / blockSeconds).rounded(.up)))
         // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
