@@ -77,14 +77,16 @@ final class ResidualEchoSuppressor {
     private var broadEchoFluctuation: Float = 0
     private let bandError: FloatStorage, bandEcho: FloatStorage, bandErrorFluctuation: FloatStorage, bandCrossNow: FloatStorage, bandEchoNow: FloatStorage
     /// Leak learning rate per block, slowed further where the error outweighs the echo estimate.
-    private let leakRate: Float = 0.03
+    private let leakRate: Float
     /// Rate of the slow means the fluctuations are taken around.
-    private let slowRate: Float = 0.05
+    private let slowRate: Float
     /// Rate at which the model's calibration (per band) follows the error it predicts.
-    private let modelRate: Float = 0.03
+    private let modelRate: Float
     /// It rises a little faster than it falls: an underestimate leaks echo, an overestimate
     /// only deepens suppression in single talk (the calibration stands still in double talk).
-    private let modelRiseRate: Float = 0.04
+    private let modelRiseRate: Float
+    /// Smoothing of the error, echo-estimate and microphone power spectra.
+    private let spectrumRate: Float
     /// Weight of the broadband (distortion) part.
     private let broadbandWeight: Float = 1.25
     /// While the echo path is uncertain, error up to this many times the plausible echo is
@@ -137,7 +139,11 @@ final class ResidualEchoSuppressor {
         echoReal = FloatStorage(count: k); echoImaginary = FloatStorage(count: k)
         micReal = FloatStorage(count: k); micImaginary = FloatStorage(count: k)
         errorPower = FloatStorage(count: k); echoPower = FloatStorage(count: k); micPower = FloatStorage(count: k)
-        micEchoCoherence = SpectralCoherence(binCount: k, crossRate: 0.3, powerRate: 0.5)
+        // Rates are set per 8 ms (a 16 kHz block) and converted, so they mean the same time at every rate.
+        let perBlock = { (rate: Float) -> Float in Float(1 - pow(1 - Double(rate), Double(blockFrames) / sampleRate / 0.008)) }
+        leakRate = perBlock(0.03); slowRate = perBlock(0.05); modelRate = perBlock(0.03); modelRiseRate = perBlock(0.04)
+        spectrumRate = perBlock(0.5)
+        micEchoCoherence = SpectralCoherence(binCount: k, crossRate: perBlock(0.3), powerRate: perBlock(0.5))
         coherenceLow = max(1, Int(200 / sampleRate * Double(2 * blockFrames)))
         coherenceHigh = min(k - 1, Int(4000 / sampleRate * Double(2 * blockFrames)))
         noisePower = FloatStorage(count: k)
@@ -165,7 +171,7 @@ final class ResidualEchoSuppressor {
         bandErrorFluctuation = FloatStorage(count: bandCount)
         bandCrossNow = FloatStorage(count: bandCount); bandEchoNow = FloatStorage(count: bandCount)
         bandModelScale = FloatStorage(count: bandCount); bandModel = FloatStorage(count: bandCount); bandExcess = FloatStorage(count: bandCount)
-        errorEchoCoherence = SpectralCoherence(binCount: k, crossRate: 0.05, powerRate: 0.05)
+        errorEchoCoherence = SpectralCoherence(binCount: k, crossRate: perBlock(0.05), powerRate: perBlock(0.05))
         bandCoherenceSum = FloatStorage(count: bandCount); bandCoherenceWeight = FloatStorage(count: bandCount)
         for band in 0..<bandCount { bandLeak[band] = 1; bandModelScale[band] = 1 }
     }
@@ -234,9 +240,9 @@ final class ResidualEchoSuppressor {
             let e2 = errorReal[bin] * errorReal[bin] + errorImaginary[bin] * errorImaginary[bin]
             let y2 = echoReal[bin] * echoReal[bin] + echoImaginary[bin] * echoImaginary[bin]
             let d2 = micReal[bin] * micReal[bin] + micImaginary[bin] * micImaginary[bin]
-            errorPower[bin] += 0.5 * (e2 - errorPower[bin])
-            echoPower[bin] += 0.5 * (y2 - echoPower[bin])
-            micPower[bin] += 0.5 * (d2 - micPower[bin])
+            errorPower[bin] += spectrumRate * (e2 - errorPower[bin])
+            echoPower[bin] += spectrumRate * (y2 - echoPower[bin])
+            micPower[bin] += spectrumRate * (d2 - micPower[bin])
             totalError += errorPower[bin]; totalEcho += echoPower[bin]
         }
         if !noiseInitialized {
