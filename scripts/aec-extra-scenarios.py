@@ -13,6 +13,8 @@ speech, rooms, delays and drift it has not seen").  Same generator (imported fro
   n_change_delay  echo path change at 10 s with a delay jump: RT60 200 ms, 50 ms -> 250 ms
   o_dt_short_room double talk in a short room (RT60 100 ms, 30 ms) the filter learns deeply;
                   the near end (other voice) 6 dB louder than the echo
+  p_dt_deep       double talk at SER 0 dB in the same short room, talkers starting while the
+                  far end talks over a deeply converged filter
   48k/a1_48k      a1 (RT60 150 ms, 20 ms) at 48 kHz      } 48 kHz: score with
   48k/b_dt_48k    double talk at 48 kHz                   } --fs 48000 (ERLE/DT gain/SDR)
 
@@ -108,6 +110,12 @@ def build(fs, root, names):
         near *= 10 ** (6 / 20)
         write(root, "o_dt_short_room", names["o_dt_short_room"], fs, ref, g.echo_of(ref, g.synth_rir(0.1, 0.03, seed=30)), near, noise[:T].copy(),
               dict(near_segments_s=segs))
+    if "p_dt_deep" in names:
+        T = 24 * fs
+        ref = far[:T]
+        near, segs = near_track(["-v", "en-us+m3", "-s", "165", "-p", "40"], [7.0, 13.3, 19.1], T)
+        write(root, "p_dt_deep", names["p_dt_deep"], fs, ref, g.echo_of(ref, g.synth_rir(0.1, 0.03, seed=31)), near, noise[:T].copy(),
+              dict(near_segments_s=segs))
     if "a1_48k" in names:
         ref = far[:D]
         write(root, "a1_48k", names["a1_48k"], fs, ref, g.echo_of(ref, g.synth_rir(0.15, 0.02, seed=11)), np.zeros(D), noise[:D].copy(), {})
@@ -128,6 +136,7 @@ build(16000, a.out, {
     "m_change_room": "echo path change at 10 s, same delay 40 ms: RT60 300 ms room -> another",
     "n_change_delay": "echo path change at 10 s, delay 50 ms -> 250 ms, RT60 200 ms",
     "o_dt_short_room": "double talk, near end 6 dB over the echo, RT60 100 ms, delay 30 ms",
+    "p_dt_deep": "double talk at SER 0 dB over a deeply converged filter, RT60 100 ms, delay 30 ms",
 })
 build(48000, os.path.join(a.out, "48k"), {
     "a1_48k": "a1 at 48 kHz: RT60 150 ms, delay 20 ms",

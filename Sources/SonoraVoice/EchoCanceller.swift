@@ -408,7 +408,7 @@ public final class EchoCanceller: @unchecked Sendable {
         // echo path or a talker's first syllable, not yet told apart. For a moment (until the
         // test above can decide), what the far end can explain is taken as echo; a talker
         // louder than that still passes.
-        if farEndActive && micEnergy > Float(b) * 1e-8 {
+        if farEndActive && micEnergy > 10 * suppressor.noiseEnergy {
             if slowMic > onsetConvergedRatio * slowForeground && energyForeground > onsetRatio * micEnergy {
                 onsetBlocks = onsetHoldBlocks
             }

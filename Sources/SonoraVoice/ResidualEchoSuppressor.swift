@@ -119,6 +119,8 @@ final class ResidualEchoSuppressor {
     private(set) var isFarEndOnly = false
     private(set) var micEnergy: Float = 0
     private(set) var outputEnergy: Float = 0
+    /// The stationary noise's energy in one block of the time signal (from its spectrum).
+    private(set) var noiseEnergy: Float = 0
 
     init(blockFrames: Int, sampleRate: Double) {
         self.blockFrames = blockFrames
@@ -258,6 +260,8 @@ final class ResidualEchoSuppressor {
             totalNoise += noisePower[bin]
         }
         currentEchoTotal = totalEcho
+        // Half a sqrt-Hann-windowed 2B spectrum holds B² × the sample variance.
+        noiseEnergy = totalNoise / Float(b)
         updateCoherence()
         updateErrorEchoCoherence()
         measureFluctuations()
