@@ -88,6 +88,8 @@ public final class EchoCanceller: @unchecked Sendable {
     private var betterCount = 0
     private var worseCount = 0
     private var pathChanges = 0
+    /// The filter has cancelled deeply (≥ 20 dB, slowly averaged) since the last path change.
+    private var convergedSinceChange = true
     /// Blocks left during which the suppressor takes everything the far end can explain as echo.
     private var pathChangeHold = 0
     private var recoveredCount = 0
@@ -115,6 +117,11 @@ public final class EchoCanceller: @unchecked Sendable {
     private let changeRate: Float
     /// Blocks in a row the test must hold (a single block can be a talker's chance phase).
     private let changeCount: Int
+    /// Reference energy per block as it reaches the filter, held and decaying like the
+    /// prior's room (−60 dB per `priorRT60`): while it is above `activityThreshold` the
+    /// microphone may hold echo.
+    private var echoEnvelope: Float = 0
+    private let activityThreshold: Float
     private var erleMic: Float = 0
     private var erleOut: Float = 0
     private var blockCount = 0
@@ -181,6 +188,7 @@ public final class EchoCanceller: @unchecked Sendable {
         changeCount = max(2, Int((0.016 / blockSeconds).rounded(.up)))
         // Energy falls 60 dB per RT60: per partition of B frames, 10^(−6·B/(fs·RT60)).
         priorDecay = powf(10, Float(-6 * Double(b) / (configuration.sampleRate * priorRT60)))
+        activityThreshold = Float(b) * 1e-8
         // Until the delay is found the direct path may sit anywhere in the filter: flat prior.
         background.setPrior(energy: priorEnergy, decay: 1)
         suppressor = ResidualEchoSuppressor(blockFrames: b, sampleRate: configuration.sampleRate)
@@ -237,8 +245,8 @@ public final class EchoCanceller: @unchecked Sendable {
         errorReferenceCoherence.reset(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
         inputCount = 0; outputCount = blockFrames; ringWritten = 0; appliedDelay = 0
-        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; changeForeground = 0; changeMic = 0; worseCount = 0; pathChanges = 0; pathChangeHold = 0; recoveredCount = 0; onsetBlocks = 0; slowForeground = 0; slowMic = 0; heldEchoGain = 0
-        erleMic = 0; erleOut = 0; blockCount = 0
+        smoothedForeground = 0; smoothedBackground = 0; betterCount = 0; changeForeground = 0; changeMic = 0; worseCount = 0; pathChanges = 0; convergedSinceChange = true; pathChangeHold = 0; recoveredCount = 0; onsetBlocks = 0; slowForeground = 0; slowMic = 0; heldEchoGain = 0
+        erleMic = 0; erleOut = 0; blockCount = 0; echoEnvelope = 0
     }
 
     /// The latest metrics (cheap; read it between `process` calls).
@@ -296,11 +304,9 @@ public final class EchoCanceller: @unchecked Sendable {
         estimator.push(reference: ref, microphone: mic, count: b)
         for n in 0..<b { refRing[(ringWritten + n) & ringMask] = ref[n] }
         ringWritten += b
-        var refEnergy: Float = 0
-        for n in 0..<b { refEnergy += ref[n] * ref[n] }
 
         if isBypassed {
-            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, expectedResidual: nil, uncertainEcho: nil, farEndActive: false,
+            suppressor.process(error: mic, echo: scratch.pointer, mic: mic, expectedResidual: nil, uncertainEcho: nil, farEndActive: false, farEndPlaying: false,
                                bypassSuppression: true, output: blockOutput.pointer)
             return
         }
@@ -331,6 +337,14 @@ public final class EchoCanceller: @unchecked Sendable {
         }
         // The reference frame [previous block, this block] seen through the delay.
         readDelayed(blocksBack: 0, into: frame.pointer)
+        // Far-end activity is judged where the echo is: on the reference as it reaches the
+        // filter (after the bulk delay), and for as long as a room's echo of it lasts. The
+        // reference as it arrives would call a 120 ms delay's echo of the last word "far end
+        // silent" and stop suppressing it.
+        var delayedEnergy: Float = 0
+        for n in b..<(2 * b) { delayedEnergy += frame[n] * frame[n] }
+        echoEnvelope = max(delayedEnergy, echoEnvelope * priorDecay)
+        let farEndPlaying = delayedEnergy > activityThreshold
         let newest = reference.push()
         fft.forward(frame.pointer, real: newest.real, imaginary: newest.imaginary)
 
@@ -353,7 +367,7 @@ public final class EchoCanceller: @unchecked Sendable {
             energyBackground += errorBackground[n] * errorBackground[n]
             micEnergy += mic[n] * mic[n]
         }
-        let farEndActive = refEnergy > Float(b) * 1e-8
+        let farEndActive = echoEnvelope > activityThreshold
         // The background's error spectrum: its gradient, and its coherence with the reference.
         frame.pointer.update(repeating: 0, count: b)
         (frame.pointer + b).update(from: errorBackground.pointer, count: b)
@@ -383,7 +397,7 @@ public final class EchoCanceller: @unchecked Sendable {
         // echo). Start over from the prior at once instead of waiting for its variances to grow.
         changeForeground += changeRate * (energyForeground - changeForeground)
         changeMic += changeRate * (micEnergy - changeMic)
-        if farEndActive && changeForeground > pathChangeRatio * changeMic && changeMic > Float(b) * 1e-8 {
+        if farEndPlaying && changeForeground > pathChangeRatio * changeMic && changeMic > Float(b) * 1e-8 {
             worseCount += 1
             if worseCount >= changeCount {
                 // What the old path gave is the best guess of what the new one gives, wherever
@@ -397,7 +411,9 @@ public final class EchoCanceller: @unchecked Sendable {
                 smoothedForeground = smoothedMic
                 changeForeground = changeMic
                 worseCount = 0
-                if pathChangeHold == 0 { pathChanges += 1 }  // re-detections while re-learning are the same change
+                // Re-detections while the new path is still being learned are the same change.
+                if pathChangeHold == 0 && convergedSinceChange { pathChanges += 1 }
+                convergedSinceChange = false
                 pathChangeHold = pathChangeHoldBlocks
                 recoveredCount = 0
             }
@@ -414,6 +430,7 @@ public final class EchoCanceller: @unchecked Sendable {
             }
             slowForeground += 0.02 * (energyForeground - slowForeground)
             slowMic += 0.02 * (micEnergy - slowMic)
+            if slowMic > onsetConvergedRatio * slowForeground { convergedSinceChange = true }
         }
         drift.advance(estimator)
 
@@ -434,7 +451,8 @@ public final class EchoCanceller: @unchecked Sendable {
         }
         suppressor.process(error: errorForeground.pointer, echo: echoForeground.pointer, mic: mic,
                            expectedResidual: expectedResidual.pointer,
-                           uncertainEcho: pathChangeHold > 0 ? heldEcho.pointer : onset ? plausibleEcho.pointer : nil, farEndActive: farEndActive,
+                           uncertainEcho: pathChangeHold > 0 ? heldEcho.pointer : onset ? plausibleEcho.pointer : nil,
+                           farEndActive: farEndActive, farEndPlaying: farEndPlaying,
                            bypassSuppression: false, output: blockOutput.pointer)
         if suppressor.isFarEndOnly {
             erleMic += 0.02 * (suppressor.micEnergy - erleMic)

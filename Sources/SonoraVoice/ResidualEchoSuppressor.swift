@@ -227,10 +227,13 @@ final class ResidualEchoSuppressor {
     /// `uncertainEcho` = the echo the far end makes plausible per bin, passed while the echo
     /// path has just changed (nil otherwise);
     /// writes B output samples (delayed by one block) into `output`.
-    /// `farEndActive`: the reference carried signal this block.
+    /// `farEndActive`: the microphone may hold echo (the reference reached the filter
+    /// recently enough for the room to still ring with it); `farEndPlaying`: it reaches the
+    /// filter this very block — the leaks and the model's calibration learn only then, how
+    /// the filter does while the far end plays, not in the echo's decay.
     func process(error: UnsafePointer<Float>, echo: UnsafePointer<Float>, mic: UnsafePointer<Float>,
                  expectedResidual: UnsafePointer<Float>?, uncertainEcho: UnsafePointer<Float>?,
-                 farEndActive: Bool, bypassSuppression: Bool,
+                 farEndActive: Bool, farEndPlaying: Bool, bypassSuppression: Bool,
                  output: UnsafeMutablePointer<Float>) {
         let b = blockFrames, k = binCount
         analyze(error, history: errorHistory, real: errorReal, imaginary: errorImaginary)
@@ -271,7 +274,7 @@ final class ResidualEchoSuppressor {
         var expected: Float = 0
         for bin in 0..<k { expected += residual[bin] + noisePower[bin] }
         let talker = totalError > talkerRatio * expected
-        if farEndActive && !talker {
+        if farEndPlaying && !talker {
             learnLeaks(totalError: totalError)
             if let model = expectedResidual { learnModelScale(model) }
         }

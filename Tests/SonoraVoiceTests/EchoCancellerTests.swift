@@ -116,14 +116,6 @@ struct EchoCancellerTests {
         #expect(gain > -2, "near-end gain \(gain) dB")
         #expect(sdr > 15, "near-end SDR \(sdr) dB")
         #expect(canceller.metrics.echoPathChanges == 0)
-        for (strength, ns) in [(Float(0), false), (Float(0.5), false), (Float(0), true)] {
-            var c = EchoCancellerConfiguration(sampleRate: 48000)
-            c.suppressionStrength = strength; c.noiseSuppression = ns
-            let cc = try EchoCanceller(configuration: c)
-            let o = VoiceTestSignals.run(cc, mic: s.mic, ref: s.ref, frame: 480)
-            let (g, d) = VoiceTestSignals.nearEnd(out: o, near: s.near, echo: s.echo, rate: 48000, from: 6)
-            print("voice: DBG strength \(strength) ns \(ns) gain \(g) sdr \(d) changes \(cc.metrics.echoPathChanges)")
-        }
     }
 
     @Test("bypass passes the microphone through, delayed by the declared latency")
