@@ -38,6 +38,28 @@ struct EchoCancellerTests {
         #expect(abs(delay - 0.06) < 0.001)
     }
 
+    @Test("an echo louder than the reference (−6 dB ERL) and a quiet one (+18 dB) are learned as fast as the usual +6 dB", arguments: [-6.0, 6.0, 18.0])
+    func echoReturnLoss(erl: Double) throws {
+        // The echo stays at −30 dBFS; the reference is set ERL above it.
+        let seconds = 8.0
+        let ref = VoiceTestSignals.talker(seconds: seconds, rate: Self.rate, seed: 1, level: -30 + erl)
+        let room = VoiceTestSignals.room(rt60: 0.4, delay: 0.05, rate: Self.rate, seed: 2)
+        let echo = VoiceTestSignals.scaled(VoiceTestSignals.convolve(ref, room), toRMSdB: -30)
+        let mic = VoiceTestSignals.add(echo, VoiceTestSignals.noise(seconds: seconds, rate: Self.rate, seed: 3, level: -65))
+        var configuration = EchoCancellerConfiguration(sampleRate: Self.rate)
+        configuration.suppressionStrength = 0
+        configuration.noiseSuppression = false
+        let canceller = try EchoCanceller(configuration: configuration)
+        let out = VoiceTestSignals.run(canceller, mic: mic, ref: ref, frame: 160)
+        // Linear ERLE in 1.5–4 s: how fast the filter learns (the Kalman prior is sized from
+        // the echo path's gain measured at the delay lock).
+        let early = VoiceTestSignals.erle(mic: Array(mic[..<64000]), out: Array(out[..<64000]), echo: Array(echo[..<64000]),
+                                          noiseLevel: -65, rate: Self.rate, from: 1.5)
+        print("voice: ERL \(erl) dB, linear ERLE 1.5–4 s \(early) dB")
+        // (Before the prior was measured, −6 dB reached 23.6 dB here, +6 dB 30.9.)
+        #expect(early > 27, "linear ERLE 1.5–4 s at ERL \(erl) dB: \(early) dB")
+    }
+
     @Test("the linear filter alone (no suppression, no noise suppression) still cancels")
     func linearOnly() throws {
         let s = Self.scenario(seconds: 10, rt60: 0.25, delay: 0.06)
