@@ -173,16 +173,7 @@ final class BulkDelayEstimator {
             fineReal[k] += fineSmoothing * (cr - fineReal[k])
             fineImaginary[k] += fineSmoothing * (ci - fineImaginary[k])
         }
-        // Phase transform on the speech band.
-        for k in 0..<bins {
-            if k < lowBin || k > highBin {
-                micReal[k] = 0; micImaginary[k] = 0
-            } else {
-                let magnitude = (crossReal[k] * crossReal[k] + crossImaginary[k] * crossImaginary[k]).squareRoot() + 1e-12
-                micReal[k] = crossReal[k] / magnitude
-                micImaginary[k] = crossImaginary[k] / magnitude
-            }
-        }
+        phaseTransform(crossReal, crossImaginary, into: micReal, micImaginary)
         fft.inverse(real: micReal.pointer, imaginary: micImaginary.pointer, output: correlation.pointer)
         var best = 0
         var bestValue: Float = -.infinity
@@ -218,6 +209,19 @@ final class BulkDelayEstimator {
         }
     }
 
+    /// The phase transform on the speech band: each bin's unit phasor, zero outside the band.
+    private func phaseTransform(_ real: FloatStorage, _ imaginary: FloatStorage, into outReal: FloatStorage, _ outImaginary: FloatStorage) {
+        for k in 0...(fftSize / 2) {
+            if k < lowBin || k > highBin {
+                outReal[k] = 0; outImaginary[k] = 0
+            } else {
+                let magnitude = (real[k] * real[k] + imaginary[k] * imaginary[k]).squareRoot() + 1e-12
+                outReal[k] = real[k] / magnitude
+                outImaginary[k] = imaginary[k] / magnitude
+            }
+        }
+    }
+
     /// The fine correlation's peak within four lags of `best`, to a small fraction of a
     /// decimated lag, and its height over the band's width (the phases' mean agreement, 0…1).
     /// The phase-transformed fine cross-spectrum goes through one inverse FFT for the whole
@@ -227,16 +231,7 @@ final class BulkDelayEstimator {
     /// third of a lag (1.3 samples at 16 kHz), which made a drifting delay a staircase.
     private func refinedPeak(near best: Int) -> (lag: Double, value: Double) {
         // The PHAT fine spectrum in refReal/refImaginary (free once the hop's cross-spectrum is taken).
-        let bins = fftSize / 2 + 1
-        for k in 0..<bins {
-            if k < lowBin || k > highBin {
-                refReal[k] = 0; refImaginary[k] = 0
-            } else {
-                let magnitude = (fineReal[k] * fineReal[k] + fineImaginary[k] * fineImaginary[k]).squareRoot() + 1e-12
-                refReal[k] = fineReal[k] / magnitude
-                refImaginary[k] = fineImaginary[k] / magnitude
-            }
-        }
+        phaseTransform(fineReal, fineImaginary, into: refReal, refImaginary)
         fft.inverse(real: refReal.pointer, imaginary: refImaginary.pointer, output: correlation.pointer)
         var peak = best
         for q in max(1, best - 16)...min(maximumLag - 1, best + 16) where correlation[q] > correlation[peak] { peak = q }

@@ -96,6 +96,9 @@ final class RoomLoopDevice: AudioDevice, @unchecked Sendable {
 final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     unowned let unit: AudioUnit
     private(set) var samples: [Float] = []
+    /// Channel 0 of the buffers the input callback was handed, where bus 1's render matched
+    /// them sample for sample (a count of cycles where it did not is `mismatches`).
+    let mismatches = Atomic<Int>(0)
     /// Frames recorded so far, for the test thread to poll while the I/O thread writes
     /// (`samples` itself is read only after the device stopped).
     let recorded = Atomic<Int>(0)
@@ -122,6 +125,10 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
         var flags = RenderActionFlags()
         let status = unit.render(flags: &flags, timeStamp: request.pointee.timeStamp, bus: 1, frameCount: count, into: buffers.list(frameCount: count))
         guard status == .noError else { return status }
+        let handed = request.pointee.buffers
+        if handed.channelCount == 0 || memcmp(handed.samples(0), buffers.list.samples(0), count * MemoryLayout<Float>.size) != 0 {
+            mismatches.add(1, ordering: .relaxed)
+        }
         if samples.count + count <= samples.capacity {
             samples.append(contentsOf: UnsafeBufferPointer(start: buffers.list.samples(0), count: count))
             recorded.store(samples.count, ordering: .releasing)
@@ -190,6 +197,20 @@ struct VoiceUnitTests {
         try device.run(cycles: cyclesPerSecond)
         let heard = VoiceTestSignals.energy(device.microphone[(8 * rate + 2000)..<(9 * rate)]) / Double(rate - 2000)
         #expect(VoiceTestSignals.decibels(heard) < -60, "muted loop still hears \(VoiceTestSignals.decibels(heard)) dB")
+
+        // 5. The input callback is handed the cancelled capture itself (what bus 1 renders),
+        // not the raw microphone, in every cycle.
+        #expect(recorder.mismatches.load(ordering: .relaxed) == 0)
+
+        // 6. Fade-out (the I/O unit's, inherited): unmuted, then ramped to silence over 50 ms.
+        try unit.setProperty(.muteOutput, scope: .global, element: 0, to: .flag(false))
+        try device.run(cycles: cyclesPerSecond)
+        unit.fadeOut(frames: 800)
+        try device.run(cycles: 10)
+        #expect(unit.isFadedOut)
+        try device.run(cycles: cyclesPerSecond / 2)
+        let faded = VoiceTestSignals.energy(device.microphone[(10 * rate + 2000)..<(10 * rate + 8000)]) / 6000
+        #expect(VoiceTestSignals.decibels(faded) < -60, "faded-out loop still hears \(VoiceTestSignals.decibels(faded)) dB")
         unit.stop()
         unit.uninitialize()
     }

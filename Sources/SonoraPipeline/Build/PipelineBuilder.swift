@@ -22,6 +22,9 @@ public enum PipelineBuilder {
         AudioComponentRegistry.shared.register(
             VoiceProcessorUnit.componentDescription, "VoiceProcessor",
             "echo cancellation and suppression: microphone on input 0, loudspeaker reference on input 1") { VoiceProcessorUnit() }
+        AudioComponentRegistry.shared.register(
+            VoiceProcessingIOUnit.voiceProcessingDescription, "VoiceProcessingIO",
+            "I/O unit with echo cancellation: plays element 0, captures element 1 cancelled against what it played") { VoiceProcessingIOUnit() }
     }()
 
     /// Kind-specific options (besides id, kind, parameters, preset, bypass, comment).

@@ -19,7 +19,12 @@ import Synchronization
 /// (`null`, `offline`, `inprocess:FRAMES` or an ALSA PCM) opened at `initialize()` with
 /// `deviceConfiguration`. Start and stop through `AudioGraph.start()/stop()` or
 /// `start()`/`stop()` here.
-public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
+///
+/// Open for I/O units that do more with a cycle (the voice-processing I/O unit, as in Core
+/// Audio, is one): they override `processCycle(_:)` and build it from `renderOutput(_:)`
+/// and `callInputCallback(_:)`; everything else — device, EnableIO, formats, properties,
+/// start, stop, fade-out — they inherit.
+open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .outputUnit, subType: "rioc", manufacturer: .apple)
 
     /// Element numbers, as Core Audio names them.
@@ -48,8 +53,15 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     /// The cycle being processed, read on the I/O thread by renders of bus 1.
     @exclusivity(unchecked) fileprivate var currentCycle: UnsafeMutablePointer<IOCycle>?
 
-    public init() {
-        super.init(description: Self.componentDescription, name: "RemoteIO", inputs: 2, outputs: 2)
+    public convenience init() {
+        self.init(description: Self.componentDescription, name: "RemoteIO")
+    }
+
+    /// An I/O unit under another component description and name (a subclass's), with its
+    /// parameters; `capturing`: input (element 1) enabled from the start.
+    public init(description: AudioComponentDescription, name: String, parameters: [AudioUnitParameterDefinition] = [], capturing: Bool = false) {
+        inputEnabled = capturing
+        super.init(description: description, name: name, inputs: 2, outputs: 2, parameters: parameters)
     }
 
     deinit { stop() }
@@ -102,9 +114,13 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     public var isRunning: Bool { device?.isRunning ?? false }
 
+    /// EnableIO of element 0 (playback) and element 1 (capture), for a cycle's work.
+    public final var isOutputEnabled: Bool { outputEnabled }
+    public final var isInputEnabled: Bool { inputEnabled }
+
     // MARK: Extended properties
 
-    public override func extendedPropertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyInfo? {
+    open override func extendedPropertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyInfo? {
         switch id {
         case .enableIO:
             guard (scope == .output && element == 0) || (scope == .input && element == 1) else {
@@ -119,7 +135,7 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         }
     }
 
-    public override func extendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyValue {
+    open override func extendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioUnitPropertyValue {
         switch id {
         case .enableIO: .flag(isIOEnabled(scope: scope, element: element))
         case .currentDevice: .device(deviceName)
@@ -130,7 +146,7 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         }
     }
 
-    public override func setExtendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement, to value: AudioUnitPropertyValue) throws(AudioError) {
+    open override func setExtendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement, to value: AudioUnitPropertyValue) throws(AudioError) {
         switch (id, value) {
         case (.enableIO, .flag(let on)): try setIOEnabled(on, scope: scope, element: element)
         case (.currentDevice, .device(let text)): try setDevice(named: text)
@@ -142,7 +158,7 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     // MARK: Lifecycle
 
     /// Opens the device (when the unit owns it) and takes its format for the device side.
-    public override func validateFormats() throws(AudioError) {
+    open override func validateFormats() throws(AudioError) {
         if device == nil {
             var configuration = deviceConfiguration
             configuration.sampleRate = Int(inputs[0].format.sampleRate)
@@ -173,13 +189,13 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         try super.validateFormats()
     }
 
-    public override func deallocateRenderResources() {
+    open override func deallocateRenderResources() {
         stop()
         if deviceIsOwned { device = nil }
     }
 
     /// Latency on the device: the playback buffer (the round trip Sonora adds).
-    public override var latency: Double {
+    open override var latency: Double {
         guard let format = device?.format else { return 0 }
         return Double(format.roundTripFrames) / Double(format.sampleRate)
     }
@@ -210,7 +226,7 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     // MARK: Rendering
 
-    public override func process(_ context: RenderContext) -> AudioError.Code {
+    open override func process(_ context: RenderContext) -> AudioError.Code {
         if context.bus == Self.inputElement {
             guard let cycle = currentCycle, inputEnabled else { context.output.clear(); return .noError }
             let captured = cycle.pointee.input
@@ -236,18 +252,36 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         return .noError
     }
 
-    /// One device cycle: input callback, then the pull of element 0 into the device's output.
-    fileprivate func runCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+    /// One device cycle (on the I/O thread): the cycle is what bus 1 renders while it lasts.
+    fileprivate final func runCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
         currentCycle = cycle
         defer { currentCycle = nil }
-        if inputEnabled, let inputCallback {
-            var request = RenderRequest(
-                flags: [], timeStamp: cycle.pointee.inputTime, bus: Self.inputElement,
-                frameCount: cycle.pointee.frameCount, buffers: cycle.pointee.input)
-            let status = withUnsafeMutablePointer(to: &request) { inputCallback.call($0) }
-            if status != .noError { return status.rawValue }
-        }
-        guard outputEnabled, cycle.pointee.output.channelCount > 0 else { return 0 }
+        return processCycle(cycle)
+    }
+
+    /// One device cycle: the input callback, then element 0 into the device's output. A
+    /// subclass may change what a cycle does (its capture is what bus 1 and the input
+    /// callback see, so a processed capture goes back into `cycle.input`). Returns 0 or an
+    /// `AudioError.Code` raw value; nothing here may allocate, lock or wait.
+    open func processCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+        let status = callInputCallback(cycle)
+        if status != .noError { return status.rawValue }
+        return renderOutput(cycle).rawValue
+    }
+
+    /// Calls the input callback (when capture is enabled and one is set) for this cycle's capture.
+    public final func callInputCallback(_ cycle: UnsafeMutablePointer<IOCycle>) -> AudioError.Code {
+        guard inputEnabled, let inputCallback else { return .noError }
+        var request = RenderRequest(
+            flags: [], timeStamp: cycle.pointee.inputTime, bus: Self.inputElement,
+            frameCount: cycle.pointee.frameCount, buffers: cycle.pointee.input)
+        return withUnsafeMutablePointer(to: &request) { inputCallback.call($0) }
+    }
+
+    /// Renders element 0 (through the driving graph, so its updates apply at the cycle's
+    /// start) into the device's output, fading out when asked; silence when playback is off.
+    public final func renderOutput(_ cycle: UnsafeMutablePointer<IOCycle>) -> AudioError.Code {
+        guard outputEnabled, cycle.pointee.output.channelCount > 0 else { return .noError }
         var flags = RenderActionFlags()
         var stamp = cycle.pointee.outputTime
         stamp.sampleTime = cycle.pointee.inputTime.sampleTime
@@ -260,7 +294,7 @@ public final class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             status = render(flags: &flags, timeStamp: stamp, bus: Self.outputElement, frameCount: cycle.pointee.frameCount, into: cycle.pointee.output)
         }
         applyFade(cycle.pointee.output, frames: cycle.pointee.frameCount)
-        return status.rawValue
+        return status
     }
 
     @inline(__always)

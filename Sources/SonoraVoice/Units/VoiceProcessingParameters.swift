@@ -28,10 +28,10 @@ public enum VoiceProcessingParameter {
         func flag(_ id: AudioUnitParameterID, _ name: String, _ identifier: String, _ value: Bool) -> AudioUnitParameterDefinition {
             AudioUnitParameterDefinition(id, AudioUnitParameterInfo(name: name, identifier: identifier, unit: .boolean, minValue: 0, maxValue: 1, defaultValue: value ? 1 : 0))
         }
-        func meter(_ id: AudioUnitParameterID, _ name: String, _ identifier: String, _ unit: AudioUnitParameterUnit, _ range: ClosedRange<Float>) -> AudioUnitParameterDefinition {
+        func meter(_ id: AudioUnitParameterID, _ name: String, _ identifier: String, _ unit: AudioUnitParameterUnit, _ range: ClosedRange<Float>, _ initial: Float? = nil) -> AudioUnitParameterDefinition {
             AudioUnitParameterDefinition(id, AudioUnitParameterInfo(
                 name: name, identifier: identifier, unit: unit, minValue: range.lowerBound, maxValue: range.upperBound,
-                defaultValue: range.lowerBound, flags: [.isReadable, .meterReadOnly]))
+                defaultValue: initial ?? range.lowerBound, flags: [.isReadable, .meterReadOnly]))
         }
         return [
             flag(bypass, "Bypass Voice Processing", "bypassVoiceProcessing", false),
@@ -45,7 +45,7 @@ public enum VoiceProcessingParameter {
             meter(estimatedDelay, "Estimated Delay", "estimatedDelay", .seconds, -1...2),
             meter(erle, "ERLE (dB)", "erle", .generic, 0...100),
             meter(doubleTalk, "Double Talk", "doubleTalk", .boolean, 0...1),
-            meter(driftPPM, "Drift", "driftPPM", .generic, -20000...20000),
+            meter(driftPPM, "Drift", "driftPPM", .generic, -20000...20000, 0),
             meter(echoPathChanges, "Echo Path Changes", "echoPathChanges", .indexed, 0...1_000_000),
         ]
     }
