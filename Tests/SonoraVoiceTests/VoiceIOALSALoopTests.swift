@@ -17,11 +17,13 @@ import Testing
 @Suite("Voice I/O unit on the sonoraloop ALSA plugin with a room in the loop", .serialized,
        .enabled(if: ALSAConfiguration.loopPluginPath != nil))
 struct VoiceIOALSALoopTests {
-    static let rate = 16000, period = 160, periods = 3
-    /// Direct path 15 ms after the round trip, reflections to 90 ms.
-    static let taps: [(delay: Int, gain: Float)] = [(240, 0.6), (277, -0.3), (341, 0.2), (490, -0.12), (757, 0.08), (1180, 0.05), (1440, -0.03)]
-    static var configuration: String {
-        let room = taps.map { "\($0.delay):\($0.gain)" }.joined(separator: " ")
+    static let periods = 3
+    /// Direct path 15 ms after the round trip, reflections to 90 ms (taps at 16 kHz).
+    static let taps16k: [(delay: Int, gain: Float)] = [(240, 0.6), (277, -0.3), (341, 0.2), (490, -0.12), (757, 0.08), (1180, 0.05), (1440, -0.03)]
+    /// The same room at `rate`.
+    static func taps(rate: Int) -> [(delay: Int, gain: Float)] { taps16k.map { ($0.delay * rate / 16000, $0.gain) } }
+    static func configuration(rate: Int) -> String {
+        let room = taps(rate: rate).map { "\($0.delay):\($0.gain)" }.joined(separator: " ")
         return """
         pcm.voiceroom_capture { type sonoraloop loop "voiceroom" format "FLOAT_LE" room "\(room)" noise_db -70 }
         pcm.voiceroom_playback { type sonoraloop loop "voiceroom" format "FLOAT_LE" }
@@ -29,7 +31,8 @@ struct VoiceIOALSALoopTests {
     }
 
     /// What the room returns of `played` (before the noise), frame for frame of capture.
-    static func echo(of played: [Float], roundTrip: Int, count: Int) -> [Float] {
+    static func echo(of played: [Float], roundTrip: Int, count: Int, rate: Int) -> [Float] {
+        let taps = Self.taps(rate: rate)
         var echo = [Float](repeating: 0, count: count)
         for n in 0..<count {
             var sum: Float = 0
@@ -52,14 +55,15 @@ struct VoiceIOALSALoopTests {
         return true
     }
 
-    @Test("the room's echo is cancelled end to end; the delay is found; bypass, strength and mute change while running")
-    func cancelsThroughALSA() throws {
-        let rate = Self.rate
+    @Test("the room's echo is cancelled end to end; the delay is found; bypass, strength and mute change while running",
+          arguments: [16000, 48000])
+    func cancelsThroughALSA(rate: Int) throws {
+        let period = rate / 100  // 10 ms
         let device = try ALSADevice(
             capture: "voiceroom_capture", playback: "voiceroom_playback",
-            configuration: AudioDeviceConfiguration(sampleRate: rate, periodFrames: Self.period, periods: Self.periods,
+            configuration: AudioDeviceConfiguration(sampleRate: rate, periodFrames: period, periods: Self.periods,
                                                     inputChannels: 1, outputChannels: 1, realtimePriority: 60),
-            alsaConfiguration: Self.configuration)
+            alsaConfiguration: Self.configuration(rate: rate))
         let graph = AudioGraph()
         let unit = VoiceProcessingIOUnit()
         try unit.setStreamFormat(.canonical(sampleRate: Double(rate), channels: 1), scope: .input, element: 0)
@@ -68,7 +72,7 @@ struct VoiceIOALSALoopTests {
         let node = graph.addNode(unit)
         let far = VoiceTestSignals.talker(seconds: 14, rate: Double(rate), seed: 71, level: -22)
         try graph.setRenderCallback(SignalSource(far), node: node, input: 0)
-        let recorder = CaptureRecorder(unit: unit)
+        let recorder = CaptureRecorder(unit: unit, capacity: rate * 20)
         // Heap calls on the I/O thread over seconds 4–6 of the run (whole cycles: ALSA,
         // the canceller, the graph).
         recorder.countFrom = 4 * rate
@@ -76,7 +80,7 @@ struct VoiceIOALSALoopTests {
         try unit.setInputCallback(recorder)
         try graph.initialize()
         // The loop's round trip is exactly its buffer; the unit adds its canceller's latency.
-        let roundTrip = Self.period * Self.periods
+        let roundTrip = period * Self.periods
         try graph.start()
         defer { graph.stop(); graph.uninitialize() }
         #expect(unit.isRunning)
@@ -105,7 +109,7 @@ struct VoiceIOALSALoopTests {
         // The recorder's frame n is capture frame n − (the canceller's latency) — the unit
         // reports both; the echo energy over a window barely depends on a few ms of it.
         let latency = Int((unit.latency * Double(rate)).rounded()) - roundTrip
-        let echo = Self.echo(of: far, roundTrip: roundTrip, count: heard.count)
+        let echo = Self.echo(of: far, roundTrip: roundTrip, count: heard.count, rate: rate)
         func ratio(_ range: Range<Int>) -> Double {
             VoiceTestSignals.decibels(VoiceTestSignals.energy(echo[(range.lowerBound - latency)..<(range.upperBound - latency)])
                                       / max(VoiceTestSignals.energy(heard[range]), 1e-30))
@@ -115,7 +119,7 @@ struct VoiceIOALSALoopTests {
         let resumed = ratio(resumedFrom..<(resumedFrom + rate))
         let muted = VoiceTestSignals.decibels(VoiceTestSignals.energy(heard[mutedFrom..<(mutedFrom + rate / 2)]) / Double(rate / 2))
         let statistics = device.statistics
-        print("voice: VPIO on sonoraloop with a room: ERLE \(cancelled) dB, delay \(delay) s, bypassed \(bypassed) dB, resumed at strength 1 \(resumed) dB, muted \(muted) dBFS, xruns \(statistics.xruns), heap calls on the I/O thread over 2 s \(recorder.allocations.load(ordering: .relaxed))")
+        print("voice: VPIO on sonoraloop with a room at \(rate) Hz: ERLE \(cancelled) dB, delay \(delay) s, bypassed \(bypassed) dB, resumed at strength 1 \(resumed) dB, muted \(muted) dBFS, xruns \(statistics.xruns), heap calls on the I/O thread over 2 s \(recorder.allocations.load(ordering: .relaxed))")
         // The round trip is declared by the driver, so the estimator sees only the room: 15 ms.
         #expect(abs(delay - 0.015) < 0.002, "estimated delay \(delay) s")
         #expect(cancelled > 20, "end-to-end ERLE \(cancelled) dB")

@@ -108,10 +108,11 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     var countFrom: Int?, countUntil: Int?
     private var counting = false
     let buffers: OwnedAudioBufferList
-    init(unit: AudioUnit) {
+    /// Records up to `capacity` frames (reserved here: the I/O thread only appends).
+    init(unit: AudioUnit, capacity: Int = 16000 * 20) {
         self.unit = unit
         buffers = try! OwnedAudioBufferList(channelCount: 1, frameCapacity: 4096)
-        samples.reserveCapacity(16000 * 20)
+        samples.reserveCapacity(capacity)
     }
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let count = request.pointee.frameCount
