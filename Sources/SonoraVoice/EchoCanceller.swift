@@ -18,7 +18,8 @@ import SonoraCore
 ///    uncertainty over (expected residual echo + Ψ), Ψ being the error's share that is not
 ///    coherent with the reference (a near-end talker, noise) — so it learns fast at the
 ///    start and after a path change and stands still in double talk, without a double-talk
-///    detector. Its prior is flat until the delay is found, then a room's decaying envelope.
+///    detector. Its prior is flat until the delay is found, then a room's decaying envelope
+///    holding 8× the echo path gain measured at the lock.
 ///    The foreground, whose output is used, takes the background's coefficients only when
 ///    the background is clearly better and the far end dominates (or the foreground no
 ///    longer cancels at all); a diverged background is put back. A foreground that makes the
@@ -27,7 +28,9 @@ import SonoraCore
 ///    the new one cancels (at most 2 s), the suppressor takes whatever the far end can
 ///    explain as echo.
 /// 3. `ResidualEchoSuppressor` removes the residual echo (from the filter's leak, its own
-///    expected misadjustment and a broadband distortion term), and optionally noise.
+///    expected misadjustment and a broadband distortion term), and optionally noise. The
+///    far end counts as active while the reference *as it reaches the filter* (after the
+///    bulk delay) played within a room's decay; the suppressor learns only while it plays.
 /// 4. `DriftTracker` fits the slope of the delay estimator's sub-sample peak and reads the
 ///    reference through a windowed-sinc fractional delay that follows it (clock drift).
 ///
