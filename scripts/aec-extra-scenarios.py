@@ -20,7 +20,7 @@ speech, rooms, delays and drift it has not seen").  Same generator (imported fro
 
 Usage: python3 aec-extra-scenarios.py --out DIR [--harness ../shared/aec-eval] [--only NAME,...]
 """
-import argparse, json, os, sys
+import argparse, os, sys
 import numpy as np
 from scipy.signal import resample
 
@@ -32,6 +32,7 @@ a = ap.parse_args()
 only = set(filter(None, a.only.split(",")))
 sys.path.insert(0, a.harness)
 import gen_signals as g
+from aec_scenario_files import write_scenario
 
 
 def write(root, name, desc, fs, ref, echo, near, noise, extra):
@@ -39,15 +40,8 @@ def write(root, name, desc, fs, ref, echo, near, noise, extra):
     echo = echo * ge
     mic = near + echo + noise
     assert np.max(np.abs(mic)) < 0.99
-    d = os.path.join(root, name)
-    os.makedirs(d, exist_ok=True)
-    for k, v in dict(ref=ref, mic=mic).items():
-        g.write_raw(os.path.join(d, f"{k}.f32"), v, "f32")
-        g.write_raw(os.path.join(d, f"{k}.s16"), v, "s16")
-    for k, v in dict(near=near, echo=echo, noise=noise).items():
-        g.write_raw(os.path.join(d, f"{k}.f32"), v, "f32")
     meta = dict(name=name, description=desc, fs=fs, n=len(ref), duration_s=len(ref) / fs, echo_gain=ge, **extra)
-    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    write_scenario(os.path.join(root, name), ref, mic, near, echo, noise, meta, g.write_raw)
     print(f"{name}: {desc}")
 
 

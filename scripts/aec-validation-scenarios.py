@@ -17,7 +17,7 @@ sentences) and other voices than aec-eval, and draws:
 
 Usage: python3 aec-validation-scenarios.py --out DIR [--harness ../shared/aec-eval] [--seed N] [--rate 16000]
 """
-import argparse, json, os, sys
+import argparse, os, sys
 import numpy as np
 from scipy.signal import resample
 
@@ -29,6 +29,7 @@ ap.add_argument("--rate", type=int, default=16000, help="sample rate of the set 
 a = ap.parse_args()
 sys.path.insert(0, a.harness)
 import gen_signals as g
+from aec_scenario_files import write_scenario
 
 g.FS = a.rate
 fs = a.rate
@@ -94,16 +95,9 @@ def write(name, desc, ref, echo, near, meta, ser_db=None, snr_range=(28, 40)):
     if peak >= 0.99:  # keep every file in range: scale the whole scene
         scale = 0.9 / peak
         ref, echo, near, noise, mic = ref * scale, echo * scale, near * scale, noise * scale, mic * scale
-    d = os.path.join(a.out, name)
-    os.makedirs(d, exist_ok=True)
-    for key, value in dict(ref=ref, mic=mic).items():
-        g.write_raw(os.path.join(d, f"{key}.f32"), value, "f32")
-        g.write_raw(os.path.join(d, f"{key}.s16"), value, "s16")
-    for key, value in dict(near=near, echo=echo, noise=noise).items():
-        g.write_raw(os.path.join(d, f"{key}.f32"), value, "f32")
     meta = dict(name=name, description=desc, fs=fs, n=n, duration_s=n / fs, echo_level_dbfs=round(echo_db, 1),
                 noise_level_dbfs=round(noise_db, 1), **meta)
-    json.dump(meta, open(os.path.join(d, "meta.json"), "w"), indent=1)
+    write_scenario(os.path.join(a.out, name), ref, mic, near, echo, noise, meta, g.write_raw)
     print(f"{name}: {desc}; echo {echo_db:.1f} dBFS, noise {noise_db:.1f} dBFS")
 
 

@@ -3,10 +3,11 @@
 /// adaptive filter. The bulk delay estimator's fine delay (its correlation over the last
 /// ~0.2 s, interpolated to a small fraction of a sample) is fitted against time by
 /// exponentially weighted least squares (time constant ~12 s); its slope is the drift,
-/// trusted after one second (±100 ppm is then found within ~10 ppm, and every second of
-/// drift left uncompensated is a second the filter spends re-learning a moving room). The reference is then read through a
-/// fractional offset that integrates that slope, so the filter sees a room that stays
-/// put. A jump of the peak (a new echo path or a re-opened device) restarts the fit.
+/// used after one second once the points can tell it from zero (every second of drift left
+/// uncompensated is a second the filter spends re-learning a moving room). The reference is
+/// then read through a fractional offset that integrates that slope, so the filter sees a
+/// room that stays put. A jump of the peak (a new echo path or a re-opened device) restarts
+/// the fit.
 final class DriftTracker {
     /// Largest offset (samples) the tracker may apply, either way.
     static let maximumOffset = 2048

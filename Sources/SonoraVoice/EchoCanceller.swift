@@ -144,7 +144,8 @@ public final class EchoCanceller: @unchecked Sendable {
     /// seconds. Until the delay is found 2 (+3 dB: louder at the microphone than it plays);
     /// at each delay lock `priorGainMargin` × the echo path's gain measured then (the power
     /// of the microphone over the reference's, aligned by the delay), within 0.1…16.
-    private var priorEnergy: Float = 2
+    private var priorEnergy = EchoCanceller.initialPriorEnergy
+    private static let initialPriorEnergy: Float = 2
     /// The prior spreads the energy over a 0.5 s envelope while a room puts most of it into
     /// the direct path and the first reflections: those partitions need several times their
     /// share to learn at once (measured: 8× beats 4× and 16× over ERLs of −6…18 dB).
@@ -257,7 +258,7 @@ public final class EchoCanceller: @unchecked Sendable {
     public func reset() {
         estimator.reset(); reference.reset(); foreground.reset(); background.reset(); suppressor.reset(); drift.reset()
         nearPower.clear(); errorPowerBG.clear()
-        priorEnergy = 2; micBlockEnergy.clear(); refBlockEnergy.clear()
+        priorEnergy = Self.initialPriorEnergy; micBlockEnergy.clear(); refBlockEnergy.clear()
         background.setPrior(energy: priorEnergy, decay: 1); priorShaped = false
         errorReferenceCoherence.reset(); directPathPosition = 0
         micFIFO.clear(); refFIFO.clear(); outFIFO.clear(); refRing.clear()
@@ -424,7 +425,7 @@ public final class EchoCanceller: @unchecked Sendable {
         // echo). Start over from the prior at once instead of waiting for its variances to grow.
         changeForeground += changeRate * (energyForeground - changeForeground)
         changeMic += changeRate * (micEnergy - changeMic)
-        if farEndPlaying && changeForeground > pathChangeRatio * changeMic && changeMic > Float(b) * 1e-8 {
+        if farEndPlaying && changeForeground > pathChangeRatio * changeMic && changeMic > activityThreshold {
             worseCount += 1
             if worseCount >= changeCount {
                 // What the old path gave is the best guess of what the new one gives, wherever
@@ -500,7 +501,7 @@ public final class EchoCanceller: @unchecked Sendable {
             micSum += micBlockEnergy[(blockCount - age) % count]
             refSum += refBlockEnergy[(blockCount - age - lag) % count]
         }
-        guard refSum > Float(span * blockFrames) * 1e-8 else { return }
+        guard refSum > Float(span) * activityThreshold else { return }
         priorEnergy = max(0.1, min(16, priorGainMargin * micSum / refSum))
     }
 
