@@ -3,10 +3,10 @@ import SonoraCore
 /// Checks text a user gave as a URI before it reaches lilv or serd: serd refuses an
 /// invalid URI with a message on stderr and a null node, and several lilv calls
 /// dereference that node (a preset *label* given as a URI crashed `plugins apply`).
-enum LV2URIText {
+public enum LV2URIText {
     /// nil if `text` is an absolute URI (RFC 3986: a scheme, then no spaces, controls or
     /// delimiters serd refuses); otherwise why not.
-    static func problem(_ text: String) -> String? {
+    public static func problem(_ text: String) -> String? {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
             return "'\(excerpt(text))' is not a URI (no scheme such as http: or file:)"
         }
@@ -28,7 +28,7 @@ enum LV2URIText {
     }
 
     /// At most 80 characters of a value, for messages.
-    static func excerpt(_ text: String) -> String {
+    public static func excerpt(_ text: String) -> String {
         text.count <= 80 ? text : String(text.prefix(77)) + "…"
     }
 }
