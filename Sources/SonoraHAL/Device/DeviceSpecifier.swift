@@ -125,8 +125,8 @@ public enum DeviceSpecifier: Hashable, Sendable {
         }
     }
 
-    /// The specifier as a name `init(parsing:)` reads back (capture's name for an ALSA
-    /// pair with different names).
+    /// The specifier as a name `init(parsing:)` reads back (for an ALSA pair with
+    /// different names, playback's).
     public var name: String {
         switch self {
         case .alsa(let capture, let playback):

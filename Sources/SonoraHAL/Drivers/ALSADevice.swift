@@ -173,6 +173,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             capture = nil
             playback = nil
             let (captured, played) = try Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults)
+            let period = captured?.periodFrames ?? played?.periodFrames
+            guard period == format.periodFrames else {
+                throw AudioError(.deviceUnsupportedFormat, "the re-opened device granted period \(period ?? 0) instead of \(format.periodFrames); open the device again")
+            }
             capture = captured
             playback = played
             if linked { linked = Self.link(captured, played) }
