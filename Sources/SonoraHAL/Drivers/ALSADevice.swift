@@ -46,6 +46,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         static let restored = 2
     }
     private var linked: Bool
+    /// Held by control-side code that replaces the PCMs or reads them from another
+    /// thread; never by the I/O thread (it is idle whenever they are replaced).
+    private let pcmSwap = Mutex(())
     /// Present when capture and playback run on independent clocks: capture is resampled
     /// to playback's clock, steering the FIFO fill level.
     private let compensator: DriftCompensator?
@@ -162,7 +165,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     /// What ALSA reports as the delay of each stream right now (`snd_pcm_delay`), frames.
     public var reportedDelay: (capture: Int?, playback: Int?) {
-        (capture?.delay(), playback?.delay())
+        pcmSwap.withLock { _ in (capture?.delay(), playback?.delay()) }
     }
 
     public func start(_ procedure: IOProcedure) throws(AudioError) {
@@ -485,8 +488,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// doubling to 2 s between attempts, until it works (true) or the device is stopped.
     /// Runs on the control thread while the I/O thread idles.
     private func reopenWithBackOff() -> Bool {
-        capture = nil
-        playback = nil
+        pcmSwap.withLock { _ in
+            capture = nil
+            playback = nil
+        }
         var delay: UInt32 = 50_000
         var attempts: Int32 = 0
         while runner.isRunning {
@@ -500,8 +505,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             if let pair = try? Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults),
                pair.0?.periodFrames ?? pair.1?.periodFrames == format.periodFrames
             {
-                capture = pair.0
-                playback = pair.1
+                pcmSwap.withLock { _ in
+                    capture = pair.0
+                    playback = pair.1
+                }
                 if linked { linked = Self.link(pair.0, pair.1) }
                 recoveryAttempts.store(attempts, ordering: .relaxed)
                 return true
