@@ -176,3 +176,19 @@ struct PCMFaultTests {
         #expect(covered == Set(PCMFaults.Operation.allCases))
     }
 }
+
+@Suite("Probing a PCM whose calls fail")
+struct PCMProbeFaultTests {
+    @Test("a probe whose open or configuration space fails says which call on which PCM", arguments: [PCMFaults.Operation.open, .hardwareSpace])
+    func probeFailure(operation: PCMFaults.Operation) {
+        let faults = PCMFaults()
+        faults.inject(operation, errno: ENODEV)
+        #expect {
+            _ = try PCMDirectory.probe("null", capture: false, faults: faults)
+        } throws: { error in
+            let message = (error as? AudioError)?.message ?? ""
+            return message.contains("playback PCM 'null'") && message.contains("\(operation)")
+        }
+        #expect(throws: Never.self) { _ = try PCMDirectory.probe("null", capture: false, faults: faults) }
+    }
+}
