@@ -103,5 +103,7 @@ struct DeviceSpecifierTests {
         // A capture-only ALSA device falls back to a null device that still plays.
         let captureOnly = try AudioDevices.open(.alsa(capture: "sonora_no_such_pcm", playback: nil), configuration: configuration, fallback: .null)
         #expect(captureOnly.format.inputChannels == 1 && captureOnly.format.outputChannels == 1)
+        // A bad setting of Sonora's own device is not hidden by the fallback.
+        #expect(throws: AudioError.self) { try AudioDevices.open(named: "inprocess:100", configuration: configuration, fallback: .null) }
     }
 }

@@ -8,8 +8,8 @@ public enum AudioDevices {
     public enum Fallback: Hashable, Sendable {
         /// Throw the error.
         case none
-        /// Log a warning and run on the timer-paced null device instead (same rate,
-        /// period and channels).
+        /// When an ALSA device cannot be opened, log a warning and run on the
+        /// timer-paced null device instead (same rate, period and channels).
         case null
     }
 
@@ -23,7 +23,9 @@ public enum AudioDevices {
         do {
             return try openExactly(specifier, configuration: configuration, alsaConfiguration: alsaConfiguration)
         } catch {
-            guard fallback == .null, specifier != .null else { throw error }
+            // Only a device that may be absent falls back; a bad setting of Sonora's own
+            // devices is an error either way.
+            guard fallback == .null, case .alsa = specifier else { throw error }
             (logger ?? Self.logger).warning("\(error.message); running on the null device (fallback: null)")
             var settings = configuration
             if case .alsa(let capture, let playback) = specifier {
