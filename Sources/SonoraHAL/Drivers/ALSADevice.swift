@@ -173,15 +173,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         // Stopped during an interruption: the PCMs may be closed; open them here (the
         // caller's thread) or say why not.
         if recovery.load(ordering: .acquiring) != Recovery.none || (capture == nil && playback == nil) {
-            capture = nil
-            playback = nil
+            pcmSwap.withLock { _ in
+                capture = nil
+                playback = nil
+            }
             let (captured, played) = try Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults)
             let period = captured?.periodFrames ?? played?.periodFrames
             guard period == format.periodFrames else {
                 throw AudioError(.deviceUnsupportedFormat, "the re-opened device granted period \(period ?? 0) instead of \(format.periodFrames); open the device again")
             }
-            capture = captured
-            playback = played
+            pcmSwap.withLock { _ in
+                capture = captured
+                playback = played
+            }
             if linked { linked = Self.link(captured, played) }
             recovery.store(Recovery.none, ordering: .releasing)
         }
