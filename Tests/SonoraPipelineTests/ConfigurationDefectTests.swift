@@ -265,3 +265,18 @@ struct PipelineReloadTests {
         #expect(problems.map(\.message) == ["control.socket changed; it takes effect on restart, not on reload (nothing was changed)"])
     }
 }
+
+@Suite("Pipeline configs: device names checked as run opens them")
+struct DeviceNameCheckTests {
+    @Test("a device name the HAL refuses, or one ALSA does not define, is refused by check at its line")
+    func badNames() {
+        let tail = "nodes:\n  - {id: t, kind: tone}\nconnections:\n  - {from: t, to: output}\n"
+        let loopback = ConfigurationDefectTests.write("device-loopback.yaml", "device: {playback: loopback}\n" + tail)
+        let found = ConfigurationDefectTests.check(path: loopback)
+        #expect(found.count == 1 && found[0].hasPrefix("1:20: device.playback: ") && found[0].contains("sonoraloop"), "\(found)")
+        let undefined = ConfigurationDefectTests.write("device-undefined.yaml", "device: {playback: no_such_pcm_here}\n" + tail)
+        #expect(ConfigurationDefectTests.check(path: undefined) == ["1:20: device: no ALSA PCM called 'no_such_pcm_here' (`sonora devices` lists the PCMs ALSA knows)"])
+        let fallback = ConfigurationDefectTests.write("device-fallback.yaml", "device: {playback: no_such_pcm_here, fallback: null}\n" + tail)
+        #expect(ConfigurationDefectTests.check(path: fallback) == [])
+    }
+}

@@ -142,6 +142,7 @@ struct BuildContext {
     /// capture device; status meters must name nodes; the control socket's path must be
     /// one the server can take without removing anything but a stale socket.
     mutating func checkRunOnly() {
+        checkDevice()
         if configuration.device.capture == nil, let connection = configuration.connections.first(where: { $0.from == "input" }) {
             error(connection.fromLocation, "`input` is the device's capture, but device.capture is not set (offline, `sonora render --input FILE` plays a file there)")
         }
@@ -152,6 +153,27 @@ struct BuildContext {
         }
         if let path = configuration.socketPath, let problem = ControlSocketPath.problem(for: path) {
             error(configuration.control.socketLocation ?? configuration.control.location ?? fileLocation, "control.socket: \(problem)")
+        }
+    }
+
+    /// The device names, as the HAL's one parser reads them, and — unless `fallback: null`
+    /// would run on the null device instead — that ALSA's configuration defines them.
+    mutating func checkDevice() {
+        let device = configuration.device
+        let directions = [("capture", device.capture, device.captureLocation), ("playback", device.playback, device.playbackLocation)]
+        var named = true
+        for (direction, name, location) in directions {
+            guard let name else { continue }
+            do { _ = try DeviceSpecifier(parsing: name) } catch {
+                self.error(location ?? device.location ?? fileLocation, "device.\(direction): \(error.message)")
+                named = false
+            }
+        }
+        guard named, !device.fallbackToNull else { return }
+        do {
+            try DeviceSpecifier(capture: device.capture, playback: device.playback).checkDefined()
+        } catch {
+            self.error(device.playbackLocation ?? device.captureLocation ?? device.location ?? fileLocation, "device: \(error.message)")
         }
     }
 

@@ -31,7 +31,8 @@ public struct PipelineConfiguration: Sendable {
     }
 
     public struct Device: Sendable {
-        /// ALSA PCM names, or "null"; nil: that direction is not used.
+        /// Device names as the HAL reads them (`DeviceSpecifier`: an ALSA PCM, `null`, `sonoraloop:NAME`,
+        /// `inprocess:N` …); nil: that direction is not used.
         public var playback: String? = "null"
         public var capture: String?
         /// Run on the null device when the ALSA device cannot be opened.
