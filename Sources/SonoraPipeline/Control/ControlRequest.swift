@@ -1,0 +1,348 @@
+import Foundation
+import SonoraUnits
+
+/// A request on the control socket, typed. Decoding checks every field's JSON type and
+/// range and refuses fields the command does not take, naming the field; encoding
+/// writes the JSON `sonora ctl` sends.
+public enum ControlRequest: Equatable, Sendable {
+    case nodes
+    case parameters(node: String)
+    case get(ParameterSelector)
+    case set(ParameterSelector, value: ControlValue, ramp: Double?)
+    case getProperty(node: String, property: ControlProperty)
+    case setProperty(node: String, PropertySetting)
+    case meters
+    case status
+    case reload
+    case save(path: String)
+    case version
+
+    /// A parameter by node, name or ID, and (optionally) scope and element.
+    public struct ParameterSelector: Equatable, Sendable {
+        public var node: String
+        public var parameter: ParameterName
+        /// nil: the first scope that has the parameter.
+        public var scope: AudioUnitScope?
+        /// nil: element 0.
+        public var element: Int?
+
+        public init(node: String, parameter: ParameterName, scope: AudioUnitScope? = nil, element: Int? = nil) {
+            self.node = node
+            self.parameter = parameter
+            self.scope = scope
+            self.element = element
+        }
+    }
+
+    /// A parameter's name (or identifier) or its numeric ID.
+    public enum ParameterName: Equatable, Sendable {
+        case id(UInt32)
+        case name(String)
+    }
+
+    /// A `set-property` request's property and typed value.
+    public enum PropertySetting: Equatable, Sendable {
+        case bypass(Bool)
+        case preset(String)
+    }
+
+    public var command: ControlCommand {
+        switch self {
+        case .nodes: .nodes
+        case .parameters: .params
+        case .get: .get
+        case .set: .set
+        case .getProperty: .getProperty
+        case .setProperty: .setProperty
+        case .meters: .meters
+        case .status: .status
+        case .reload: .reload
+        case .save: .save
+        case .version: .version
+        }
+    }
+}
+
+/// A value for `set`: a number in the parameter's unit, a text with a unit or a value
+/// name (`"-6 dB"`, `"1.2 kHz"`, `"pink noise"`), or on/off. Numbers are finite: JSON
+/// cannot carry NaN or infinity, and `init(number:)` refuses them before they reach it.
+public enum ControlValue: Equatable, Sendable {
+    case number(Double)
+    case text(String)
+    case flag(Bool)
+
+    /// A number, or nil with why not (NaN and infinities are no parameter's value).
+    public static func number(_ value: Double) -> Result<ControlValue, ControlFailure> {
+        guard value.isFinite else { return .failure(ControlFailure(.badField, field: "value", "value must be a finite number, not \(value)")) }
+        return .success(.number(value))
+    }
+}
+
+// MARK: Decoding
+
+extension ControlRequest: Decodable {
+    /// Decodes one request line. Every problem is a `ControlFailure` naming its field.
+    public static func decode(_ line: some Collection<UInt8>) -> Result<ControlRequest, ControlFailure> {
+        guard line.count <= ControlProtocol.maximumRequestBytes else {
+            return .failure(ControlFailure(.tooLong, "request longer than \(ControlProtocol.maximumRequestBytes) bytes"))
+        }
+        do {
+            return .success(try JSONDecoder().decode(ControlRequest.self, from: Data(line)))
+        } catch let failure as ControlFailure {
+            return .failure(failure)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            return .failure(ControlFailure(.badRequest, #"a request is a JSON object such as {"cmd":"status"}"#))
+        } catch {
+            let text = String(decoding: line.prefix(80), as: UTF8.self)
+            return .failure(ControlFailure(.malformedJSON, "malformed JSON: \(text)"))
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let fields = try RequestFields(decoder.container(keyedBy: FieldKey.self))
+        if let version = try fields.integer("version", in: 0...Int.max) {
+            guard ControlProtocol.supportedVersions.contains(version) else {
+                let spoken = ControlProtocol.supportedVersions.map(String.init).joined(separator: ", ")
+                throw ControlFailure(.unsupportedVersion, field: "version", "protocol version \(version) is not supported; this server speaks version \(spoken)")
+            }
+        }
+        guard let name = try fields.string("cmd") else {
+            let names = ControlCommand.allCases.map(\.name).joined(separator: ", ")
+            throw ControlFailure(.missingField, field: "cmd", "missing \"cmd\" (\(names))")
+        }
+        let command = try ControlCommand.named(name).get()
+        try fields.refuseUnknown(allowed: command.allowedFields, command: command)
+        for field in command.requiredFields where !fields.contains(field) {
+            throw ControlFailure(.missingField, field: field, "\(command.name) needs \"\(field)\"")
+        }
+        switch command {
+        case .nodes: self = .nodes
+        case .meters: self = .meters
+        case .status: self = .status
+        case .reload: self = .reload
+        case .version: self = .version
+        case .params: self = .parameters(node: try fields.requiredString("node"))
+        case .get: self = .get(try fields.selector())
+        case .set:
+            let selector = try fields.selector()
+            let value = try fields.value()
+            let ramp = try fields.number("ramp")
+            if let ramp, !(0...60).contains(ramp) {
+                throw ControlFailure(.outOfRange, field: "ramp", "ramp must be 0…60 seconds, not \(ramp)")
+            }
+            self = .set(selector, value: value, ramp: ramp)
+        case .getProperty:
+            self = .getProperty(node: try fields.requiredString("node"), property: try fields.property(settable: false))
+        case .setProperty:
+            let node = try fields.requiredString("node")
+            switch try fields.property(settable: true) {
+            case .bypass:
+                guard let on = try fields.boolean("value") else { throw ControlFailure(.missingField, field: "value", "bypass needs \"value\": true or false") }
+                self = .setProperty(node: node, .bypass(on))
+            default:
+                self = .setProperty(node: node, .preset(try fields.requiredString("value")))
+            }
+        case .save:
+            let path = try fields.requiredString("path")
+            guard !path.isEmpty else { throw ControlFailure(.badField, field: "path", "\"path\" is empty") }
+            self = .save(path: path)
+        }
+    }
+}
+
+/// Any JSON object key.
+struct FieldKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// Typed, checked access to a request's fields: each reader refuses null, the wrong JSON
+/// type and (for numbers) non-integers and out-of-range values, naming the field.
+struct RequestFields {
+    let container: KeyedDecodingContainer<FieldKey>
+
+    init(_ container: KeyedDecodingContainer<FieldKey>) { self.container = container }
+
+    func contains(_ name: String) -> Bool { container.contains(FieldKey(name)) }
+
+    func refuseUnknown(allowed: [String], command: ControlCommand) throws {
+        for key in container.allKeys where !allowed.contains(key.stringValue) {
+            let name = ControlText.excerpt(key.stringValue)
+            let others = allowed.filter { $0 != "cmd" && $0 != "version" }
+            let takes = others.isEmpty ? "takes no fields" : "takes \(others.joined(separator: ", "))"
+            throw ControlFailure(.unknownField, field: key.stringValue, "\(command.name) has no field '\(name)'\(suggestion(for: String(key.stringValue.prefix(64)), in: others)) (\(command.name) \(takes))")
+        }
+    }
+
+    /// What JSON type a field holds, for messages.
+    func kind(_ name: String) -> String {
+        let key = FieldKey(name)
+        if (try? container.decodeNil(forKey: key)) == true { return "null" }
+        if (try? container.decode(Bool.self, forKey: key)) != nil { return "a boolean" }
+        if let text = try? container.decode(String.self, forKey: key) { return "a string (\"\(ControlText.excerpt(text, limit: 30))\")" }
+        if let number = try? container.decode(Double.self, forKey: key) { return "the number \(number)" }
+        if (try? container.nestedUnkeyedContainer(forKey: key)) != nil { return "an array" }
+        if (try? container.nestedContainer(keyedBy: FieldKey.self, forKey: key)) != nil { return "an object" }
+        return "a number too large for a double"
+    }
+
+    private func refuseNull(_ name: String, _ expected: String) throws {
+        if try container.decodeNil(forKey: FieldKey(name)) {
+            throw ControlFailure(.badField, field: name, "\"\(name)\" must be \(expected), not null")
+        }
+    }
+
+    func string(_ name: String) throws -> String? {
+        guard contains(name) else { return nil }
+        try refuseNull(name, "a string")
+        guard let text = try? container.decode(String.self, forKey: FieldKey(name)) else {
+            throw ControlFailure(.badField, field: name, "\"\(name)\" must be a string, not \(kind(name))")
+        }
+        return text
+    }
+
+    func requiredString(_ name: String) throws -> String {
+        guard let text = try string(name) else { throw ControlFailure(.missingField, field: name, "missing \"\(name)\"") }
+        return text
+    }
+
+    func boolean(_ name: String) throws -> Bool? {
+        guard contains(name) else { return nil }
+        try refuseNull(name, "true or false")
+        guard let flag = try? container.decode(Bool.self, forKey: FieldKey(name)) else {
+            throw ControlFailure(.badField, field: name, "\"\(name)\" must be true or false, not \(kind(name))")
+        }
+        return flag
+    }
+
+    /// A whole number in `range`: "1", 1.5, [1], null and 2^63 are all refused.
+    func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard contains(name) else { return nil }
+        let expected = "a whole number \(range.upperBound == Int.max ? "≥ \(range.lowerBound)" : "in \(range.lowerBound)…\(range.upperBound)")"
+        try refuseNull(name, expected)
+        let key = FieldKey(name)
+        if let value = try? container.decode(Int.self, forKey: key) {
+            guard range.contains(value) else { throw ControlFailure(.outOfRange, field: name, "\"\(name)\" must be \(expected), not \(value)") }
+            return value
+        }
+        if let number = try? container.decode(Double.self, forKey: key) {
+            let problem = number.rounded() == number ? "out of range" : "not a whole number"
+            throw ControlFailure(number.rounded() == number ? .outOfRange : .badField, field: name, "\"\(name)\" must be \(expected); \(number) is \(problem)")
+        }
+        throw ControlFailure(.badField, field: name, "\"\(name)\" must be \(expected), not \(kind(name))")
+    }
+
+    /// A finite number.
+    func number(_ name: String) throws -> Double? {
+        guard contains(name) else { return nil }
+        try refuseNull(name, "a number")
+        guard let value = try? container.decode(Double.self, forKey: FieldKey(name)) else {
+            throw ControlFailure(.badField, field: name, "\"\(name)\" must be a number, not \(kind(name))")
+        }
+        guard value.isFinite else { throw ControlFailure(.badField, field: name, "\"\(name)\" must be a finite number") }
+        return value
+    }
+
+    func selector() throws -> ControlRequest.ParameterSelector {
+        let node = try requiredString("node")
+        let parameter: ControlRequest.ParameterName
+        let key = FieldKey("param")
+        try refuseNull("param", "a name or a numeric ID")
+        if let id = try? container.decode(Int.self, forKey: key) {
+            guard let id = UInt32(exactly: id) else {
+                throw ControlFailure(.outOfRange, field: "param", "\"param\" ID must be in 0…\(UInt32.max), not \(id)")
+            }
+            parameter = .id(id)
+        } else if let name = try? container.decode(String.self, forKey: key) {
+            guard !name.isEmpty else { throw ControlFailure(.badField, field: "param", "\"param\" is empty") }
+            parameter = .name(name)
+        } else {
+            throw ControlFailure(.badField, field: "param", "\"param\" must be a name or a whole-number ID, not \(kind("param"))")
+        }
+        var scope: AudioUnitScope?
+        if let name = try string("scope") {
+            let names = AudioUnitScope.allCases.map(\.description)
+            guard let found = AudioUnitScope.allCases.first(where: { $0.description == name.lowercased() }) else {
+                throw ControlFailure(.badField, field: "scope", "\"scope\" must be one of \(names.joined(separator: ", ")), not '\(ControlText.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names))")
+            }
+            scope = found
+        }
+        let element = try integer("element", in: 0...Int(UInt32.max))
+        return ControlRequest.ParameterSelector(node: node, parameter: parameter, scope: scope, element: element)
+    }
+
+    func value() throws -> ControlValue {
+        let key = FieldKey("value")
+        try refuseNull("value", "a number, a text such as \"-6 dB\", or true/false")
+        if let flag = try? container.decode(Bool.self, forKey: key) { return .flag(flag) }
+        if let text = try? container.decode(String.self, forKey: key) { return .text(text) }
+        if let number = try? container.decode(Double.self, forKey: key) { return try ControlValue.number(number).get() }
+        throw ControlFailure(.badField, field: "value", "\"value\" must be a number, a text such as \"-6 dB\", or true/false, not \(kind("value"))")
+    }
+
+    func property(settable: Bool) throws -> ControlProperty {
+        let name = try requiredString("property")
+        let choices = settable ? ControlProperty.settable : ControlProperty.allCases
+        guard let property = ControlProperty(rawValue: name.lowercased()), choices.contains(property) else {
+            let names = choices.map(\.rawValue)
+            let what = settable ? "settable properties" : "properties"
+            throw ControlFailure(.unknownProperty, field: "property", "no property '\(ControlText.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names)) (\(what): \(names.joined(separator: ", ")))")
+        }
+        return property
+    }
+}
+
+// MARK: Encoding
+
+extension ControlRequest: Encodable {
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: FieldKey.self)
+        try container.encode(command.name, forKey: FieldKey("cmd"))
+        func encode(_ selector: ParameterSelector) throws {
+            try container.encode(selector.node, forKey: FieldKey("node"))
+            switch selector.parameter {
+            case .id(let id): try container.encode(id, forKey: FieldKey("param"))
+            case .name(let name): try container.encode(name, forKey: FieldKey("param"))
+            }
+            try container.encodeIfPresent(selector.scope?.description, forKey: FieldKey("scope"))
+            try container.encodeIfPresent(selector.element, forKey: FieldKey("element"))
+        }
+        switch self {
+        case .nodes, .meters, .status, .reload, .version: break
+        case .parameters(let node): try container.encode(node, forKey: FieldKey("node"))
+        case .get(let selector): try encode(selector)
+        case .set(let selector, let value, let ramp):
+            try encode(selector)
+            switch value {
+            case .number(let number): try container.encode(number, forKey: FieldKey("value"))
+            case .text(let text): try container.encode(text, forKey: FieldKey("value"))
+            case .flag(let flag): try container.encode(flag, forKey: FieldKey("value"))
+            }
+            try container.encodeIfPresent(ramp, forKey: FieldKey("ramp"))
+        case .getProperty(let node, let property):
+            try container.encode(node, forKey: FieldKey("node"))
+            try container.encode(property.rawValue, forKey: FieldKey("property"))
+        case .setProperty(let node, let setting):
+            try container.encode(node, forKey: FieldKey("node"))
+            switch setting {
+            case .bypass(let on):
+                try container.encode(ControlProperty.bypass.rawValue, forKey: FieldKey("property"))
+                try container.encode(on, forKey: FieldKey("value"))
+            case .preset(let name):
+                try container.encode(ControlProperty.preset.rawValue, forKey: FieldKey("property"))
+                try container.encode(name, forKey: FieldKey("value"))
+            }
+        case .save(let path): try container.encode(path, forKey: FieldKey("path"))
+        }
+    }
+
+    /// The request as one JSON line (with its newline), as `sonora ctl` sends it.
+    public func line() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(self)) + [10]
+    }
+}
