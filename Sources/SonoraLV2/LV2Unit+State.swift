@@ -124,6 +124,7 @@ extension LV2Unit {
         } catch {
             throw AudioError(.permissions, "cannot make preset bundle \(directory): \(error.localizedDescription)")
         }
+        if let uri { try LV2URIText.check(uri, what: "preset URI", code: .invalidPropertyValue) }
         let fileName = label.map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce("") { $0 + String($1) } + ".ttl"
         let presetURI = uri ?? URL(fileURLWithPath: directory).appendingPathComponent(fileName).absoluteString
         let state = try newState(directory: directory)
@@ -159,10 +160,28 @@ extension LV2Unit {
         try applyPreset(uri: presets[preset.number].uri)
     }
 
+    /// Applies a preset named by its URI or its label (case-insensitive), as configs and
+    /// the CLI name them; an unknown one is an error listing the plugin's presets.
+    public func applyPreset(named preset: String) throws(AudioError) {
+        let presets = lv2Presets
+        if let match = presets.first(where: { $0.uri == preset })
+            ?? presets.first(where: { $0.label.lowercased() == preset.lowercased() })
+        {
+            return try applyPreset(uri: match.uri)
+        }
+        if LV2URIText.problem(preset) == nil {
+            // A preset of another bundle (loaded with `LV2World.loadBundle`) is named by URI.
+            return try applyPreset(uri: preset)
+        }
+        let list = presets.isEmpty ? "it has no presets" : "its presets: " + presets.map(\.label).joined(separator: ", ")
+        throw AudioError(.invalidPropertyValue, "\(name) has no preset '\(LV2URIText.excerpt(preset))' (\(list))")
+    }
+
     /// Applies a preset by URI (a factory preset, or one loaded with `LV2World.loadBundle`).
     public func applyPreset(uri: String) throws(AudioError) {
+        try LV2URIText.check(uri, what: "preset")
         let state = world.withLock { () -> OpaquePointer? in
-            let node = lilv_new_uri(world.world, uri)
+            guard let node = lilv_new_uri(world.world, uri) else { return nil }
             defer { lilv_node_free(node) }
             lilv_world_load_resource(world.world, node)
             return lilv_state_new_from_world(world.world, world.urids.mapFeature, node)

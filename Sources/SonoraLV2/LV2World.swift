@@ -99,7 +99,8 @@ public final class LV2World: @unchecked Sendable {
 
     /// The lilv plugin for `uri`, or a `-66751` error naming the URI.
     func lilvPlugin(_ uri: String) throws(AudioError) -> OpaquePointer {
-        try withLock { () throws(AudioError) -> OpaquePointer in
+        try LV2URIText.check(uri, what: "plugin", code: .componentUnsupportedType)
+        return try withLock { () throws(AudioError) -> OpaquePointer in
             let node = lilv_new_uri(world, uri)
             defer { lilv_node_free(node) }
             guard let node, let plugin = lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), node) else {

@@ -62,36 +62,52 @@ struct CheckCommand: ParsableCommand {
         discussion: """
             Reports every problem in one pass as file:line:column: message (unknown keys,
             wrong types, unknown kinds and parameters with the closest name, out-of-range
-            values, dangling or cyclic connections, missing files) and exits 2; prints
-            "ok" and exits 0 for a valid file. Nothing is created or opened.
+            values, dangling or cyclic connections, missing files, an `input` without a
+            capture device, a control socket path the server could not take, status meters
+            naming no node) and exits 2 — everything `sonora run` refuses before it opens
+            the device; prints "ok" and exits 0 for a valid file. Nothing is created or
+            opened. --offline checks the file as `sonora render` uses it.
 
             Examples:
               sonora check Configs/default.yaml
               sonora check --json my-pipeline.yaml
+              sonora check --offline Configs/intercom.yaml
             """
     )
 
     @Argument(help: "The pipeline config (YAML).")
     var config: String
 
-    @Flag(help: "Print JSON: {\"ok\": Bool, \"diagnostics\": [...]}.")
+    @Flag(help: "Print JSON: {\"ok\": Bool, \"diagnostics\": [{\"file\", \"line\", \"column\", \"message\"}]}.")
     var json = false
 
+    @Flag(help: "Check the config as `sonora render` uses it (`input` is a file, no device, no control socket).")
+    var offline = false
+
     struct Report: Codable {
+        struct Problem: Codable {
+            var file: String
+            var line: Int
+            var column: Int
+            var message: String
+        }
         var ok: Bool
-        var diagnostics: [String]
+        var diagnostics: [Problem]
     }
 
     func run() throws {
         var diagnostics: [Diagnostic]
         do {
             let configuration = try ConfigurationParser.parse(contentsOf: config)
-            diagnostics = PipelineBuilder.check(configuration)
+            diagnostics = PipelineBuilder.check(configuration, offline: offline)
         } catch {
             diagnostics = error.diagnostics
         }
         if json {
-            try printJSON(Report(ok: diagnostics.isEmpty, diagnostics: diagnostics.map(\.description)))
+            let problems = diagnostics.map {
+                Report.Problem(file: $0.location.file, line: $0.location.line, column: $0.location.column, message: $0.message)
+            }
+            try printJSON(Report(ok: diagnostics.isEmpty, diagnostics: problems))
         } else if diagnostics.isEmpty {
             print("\(config): ok")
         }
@@ -125,7 +141,7 @@ struct RenderCommand: ParsableCommand {
             same config and input give the same bytes. Length: --seconds, else the input's.
 
             Examples:
-              sonora render Configs/effects.yaml --input voice.wav --output processed.wav
+              sonora render Configs/effects-lv2.yaml --input voice.wav --output processed.wav
               sonora render Configs/default.yaml --output melody.wav --seconds 4 --json
             """
     )
@@ -159,7 +175,11 @@ struct RenderCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
-        if let input { configuration.device.inputFile = URL(fileURLWithPath: input).standardizedFileURL.path }
+        if let input {
+            // A bad --input is the command line's problem, not the config's: say so, naming the file.
+            do { try AudioFile.open(input).close() } catch { throw CLIError("--input \(input): \(error.message)") }
+            configuration.device.inputFile = URL(fileURLWithPath: input).standardizedFileURL.path
+        }
         let pipeline: BuiltPipeline
         do { pipeline = try PipelineBuilder.build(configuration, target: .offline) } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))

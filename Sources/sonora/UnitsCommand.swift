@@ -17,11 +17,12 @@ struct UnitsCommand: ParsableCommand {
             Examples:
               sonora units
               sonora units MultiChannelMixer
+              sonora units tone            # the short names configs use work too
               sonora units auou/genr/appl --json
             """
     )
 
-    @Argument(help: "A unit's name or type/subtype/manufacturer.")
+    @Argument(help: "A unit's name, a config's kind (tone, player, mixer …) or type/subtype/manufacturer.")
     var name: String?
 
     @Flag(help: "Print JSON.")
@@ -31,6 +32,8 @@ struct UnitsCommand: ParsableCommand {
         var component: String
         var name: String
         var summary: String
+        /// The names a pipeline config may give as `kind` (none for I/O units).
+        var kinds: [String]
     }
 
     struct Detail: Codable {
@@ -53,20 +56,32 @@ struct UnitsCommand: ParsableCommand {
     }
 
     func run() throws {
-        _ = PipelineBuilder.nodeKinds  // registers the units of the layers above SonoraUnits (VoiceProcessor)
+        // The catalog registers the units of the layers above SonoraUnits and knows the short names configs use.
+        let catalog = NodeKindCatalog.standard
         let registry = AudioComponentRegistry.shared
         guard let name else {
-            let rows = registry.components.map { Listing(component: $0.description.description, name: $0.name, summary: $0.summary) }
+            let rows = registry.components.map { component in
+                Listing(
+                    component: component.description.description, name: component.name, summary: component.summary,
+                    kinds: catalog.kinds.first { $0.names.contains(component.name) }?.names ?? [])
+            }
             if json { return try printJSON(rows) }
             let width = rows.map(\.name.count).max() ?? 0
             for row in rows {
-                print("\(row.component)  \(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.summary)")
+                let short = row.kinds.filter { $0 != row.name }
+                let kinds = short.isEmpty ? "" : " (kind: \(short.joined(separator: ", ")))"
+                print("\(row.component)  \(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.summary)\(kinds)")
             }
             return
         }
         let unit: AudioUnit
         do {
-            unit = try registry.instantiate(named: name)
+            // A config's kind (`tone`, `player`, `mixer` …) names the same unit as its component name.
+            if let kind = catalog.kind(named: name), let component = registry.components.first(where: { kind.names.contains($0.name) }) {
+                unit = try registry.instantiate(component.description)
+            } else {
+                unit = try registry.instantiate(named: name)
+            }
         } catch {
             throw CLIError("\(error)")
         }

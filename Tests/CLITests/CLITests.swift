@@ -62,8 +62,8 @@ struct CLITests {
     @Test func unitsListsTheBuiltInsAsJSON() throws {
         let outcome = try sonora("units", "--json")
         #expect(outcome.status == 0)
-        let rows = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: String]]
-        let components = Set(rows?.compactMap { $0["component"] } ?? [])
+        let rows = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: Any]]
+        let components = Set(rows?.compactMap { $0["component"] as? String } ?? [])
         #expect(components.isSuperset(of: ["auou/genr/appl", "aufc/conv/appl", "aumx/mcmx/appl", "aufx/ipeq/appl"]))
         let detail = try sonora("units", "MultiChannelMixer", "--json")
         #expect(detail.status == 0 && detail.stdout.contains("\"identifier\" : \"volume\""))

@@ -60,14 +60,14 @@ struct ConfigurationTests {
               - {from: "a:x", to: output}
             """
         #expect(problems(text) == [
-            "1:1: unknown key 'engin' in the pipeline; did you mean 'engine'? (allowed: engine, device, nodes, connections, control, status)",
+            "1:1: unknown key 'engin' in the pipeline; did you mean 'engine'? (allowed: version, engine, device, nodes, connections, control, status)",
             "2:23: engine.sample_rate 12 is out of range 8000…384000",
             "2:35: engine.period must be a whole number, not '64x'",
-            "4:34: unknown key 'colour' in a node (allowed: id, kind, parameters, preset, file, loop, inputs, outputs, uri, bypass, channels, comment)",
+            "4:34: node 'a': `colour` does not apply to ToneGenerator (it takes no options of its own; every node takes id, kind, parameters, preset, bypass, comment)",
             "5:5: a node needs an `id`",
             "6:5: node id 'a' is used twice (first at 4:5)",
             "8:5: a connection needs both `from` and `to`",
-            "9:12: element in 'a:x' must be a whole number ≥ 0",
+            "9:12: element in 'a:x' must be a whole number in 0…1023",
         ])
     }
 
@@ -172,7 +172,7 @@ struct ConfigurationTests {
     func schema() throws {
         let object = try JSONSerialization.jsonObject(with: Data(ConfigurationSchema.json.utf8)) as? [String: Any]
         let properties = object?["properties"] as? [String: Any] ?? [:]
-        #expect(Set(properties.keys) == ["engine", "device", "nodes", "connections", "control", "status"])
+        #expect(Set(properties.keys) == ["version", "engine", "device", "nodes", "connections", "control", "status"])
     }
 }
 
@@ -234,7 +234,7 @@ struct LV2NodeTests {
             """
         let found = problems(text)
         #expect(found.contains { $0.hasPrefix("3:29: node 'a': ") && $0.contains("urn:nope:nothing") })
-        #expect(found.contains("4:5: node 'b' (lv2) needs `uri` (`sonora plugins` lists them)"))
+        #expect(found.contains("4:5: node 'b' (lv2) needs `uri`: the plugin's URI (`sonora plugins` lists them)"))
         #expect(found.contains { $0.hasPrefix("5:29: node 'c': ") && $0.contains("has 1 channel on input 0") && $0.contains("the engine runs 2") })
         #expect(found.count == 3)  // no follow-on "no node" errors for the nodes that failed
     }

@@ -2,57 +2,30 @@ import Foundation
 import SonoraCore
 import SonoraFile
 import SonoraHAL
-import SonoraLV2
 import SonoraUnits
-import SonoraVoice
 
 /// Turns a parsed config into a graph of units, checking everything that needs the units
-/// themselves — node kinds, options, presets, parameter names, scopes, elements, ranges,
-/// files, connections, cycles, formats, nodes that never reach `output` — and reporting
-/// every problem with its position in one pass.
+/// themselves — options, presets, parameter names, scopes, elements, ranges, files,
+/// connections, cycles, formats, nodes that never reach `output`, the device and the
+/// control socket — and reporting every problem with its position in one pass.
 public enum PipelineBuilder {
-    /// Short names for the built-in units a config may use as `kind`.
-    public static let aliases: [String: String] = [
-        "player": "FilePlayer", "recorder": "FileRecorder", "mixer": "MultiChannelMixer", "tone": "ToneGenerator",
-        "eq": "GraphicEQ", "peq": "ParametricEQ", "delay": "SampleDelay", "voice": "VoiceProcessor",
-    ]
-
-    /// Units of layers above SonoraUnits, registered once so configs can name them.
-    static let registerHigherUnits: Void = {
-        AudioComponentRegistry.shared.register(
-            VoiceProcessorUnit.componentDescription, "VoiceProcessor",
-            "echo cancellation and suppression: microphone on input 0, loudspeaker reference on input 1") { VoiceProcessorUnit() }
-        AudioComponentRegistry.shared.register(
-            VoiceProcessingIOUnit.voiceProcessingDescription, "VoiceProcessingIO",
-            "I/O unit with echo cancellation: plays element 0, captures element 1 cancelled against what it played") { VoiceProcessingIOUnit() }
-    }()
-
-    /// Kind-specific options (besides id, kind, parameters, preset, bypass, comment).
-    static let kindOptions: [String: [String]] = [
-        "FilePlayer": ["file", "loop"], "FileRecorder": ["file"], "MultiChannelMixer": ["inputs"], "lv2": ["uri"],
-    ]
-
-    /// Components a node may be (not output units, not the capture source).
-    public static var nodeKinds: [String] {
-        registerHigherUnits
-        return AudioComponentRegistry.shared.components
-            .filter { $0.description.type != .outputUnit }
-            .map(\.name) + aliases.keys.sorted() + ["lv2"]
-    }
-
     public enum Target {
         /// Ends in an I/O unit on this device.
         case live(any AudioDevice)
         /// Ends in a generic output unit; `input` plays `device.input` (or silence).
         case offline
-        /// Validation only: nothing is created on disk, nothing is opened.
-        case check
+        /// Validation only, of everything `run` (or, `offline: true`, `render`) would
+        /// refuse before touching a device: nothing is created on disk, nothing is opened.
+        case check(offline: Bool)
+
+        public static var check: Target { .check(offline: false) }
     }
 
-    /// Checks a config without building anything lasting (`sonora check`).
-    public static func check(_ configuration: PipelineConfiguration) -> [Diagnostic] {
+    /// Checks a config as `sonora run` would use it, without building anything lasting
+    /// (`sonora check`; `offline: true` checks it as `sonora render` would).
+    public static func check(_ configuration: PipelineConfiguration, offline: Bool = false) -> [Diagnostic] {
         do {
-            let pipeline = try build(configuration, target: .check)
+            let pipeline = try build(configuration, target: .check(offline: offline))
             pipeline.graph.uninitialize()
             return []
         } catch {
@@ -61,7 +34,6 @@ public enum PipelineBuilder {
     }
 
     public static func build(_ configuration: PipelineConfiguration, target: Target) throws(ConfigurationErrors) -> BuiltPipeline {
-        registerHigherUnits
         var context = BuildContext(configuration: configuration, target: target, graph: AudioGraph())
         return try context.build()
     }
@@ -80,24 +52,24 @@ struct BuildContext {
         self.configuration = configuration
         self.target = target
         self.graph = graph
+        diagnostics = configuration.nodeProblems
         format = .canonical(sampleRate: Double(configuration.engine.sampleRate), channels: configuration.engine.channels)
     }
 
     var fileLocation: SourceLocation { SourceLocation(file: configuration.file, line: 1, column: 1) }
 
-    mutating func error(_ location: SourceLocation, _ message: String) { diagnostics.append(Diagnostic(location, message)) }
-
-    /// A path relative to the config file's folder (absolute, `..` resolved).
-    func resolvePath(_ path: String) -> String {
-        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
-        var config = configuration.file
-        if !config.hasPrefix("/") { config = FileManager.default.currentDirectoryPath + "/" + config }
-        let folder = (config as NSString).deletingLastPathComponent
-        return ((folder as NSString).appendingPathComponent(path) as NSString).standardizingPath
+    var isOffline: Bool {
+        switch target {
+        case .offline, .check(offline: true): true
+        case .live, .check(offline: false): false
+        }
     }
+
+    mutating func error(_ location: SourceLocation, _ message: String) { diagnostics.append(Diagnostic(location, message)) }
 
     mutating func build() throws(ConfigurationErrors) -> BuiltPipeline {
         for spec in configuration.nodes { addNode(spec) }
+        if !isOffline { checkRunOnly() }
 
         // The head: the I/O unit on the device, or a generic output offline.
         let usesInput = configuration.connections.contains { $0.from == "input" }
@@ -110,12 +82,9 @@ struct BuildContext {
             try? unit.setStreamFormat(format, scope: .output, element: 1)
             do {
                 try unit.setDevice(device)
-                if usesInput { try unit.setIOEnabled(true, scope: .input, element: IOUnit.inputElement) }
+                if usesInput && device.format.inputChannels > 0 { try unit.setIOEnabled(true, scope: .input, element: IOUnit.inputElement) }
             } catch {
                 self.error(configuration.device.location ?? fileLocation, error.message)
-            }
-            if usesInput && device.format.inputChannels == 0, let connection = configuration.connections.first(where: { $0.from == "input" }) {
-                self.error(connection.fromLocation, "`input` is the device's capture, but device.capture is not set")
             }
             io = unit
             head = unit
@@ -134,12 +103,12 @@ struct BuildContext {
             } else {
                 let player = FilePlayerUnit()
                 try? player.setStreamFormat(format, scope: .output, element: 0)
-                if let file = configuration.device.inputFile {
-                    let path = resolvePath(file)
+                if isOffline, let file = configuration.device.inputFile {
+                    let path = configuration.resolvedPath(file)
                     if !FileManager.default.isReadableFile(atPath: path) {
-                        self.error(configuration.device.location ?? fileLocation, "device.input '\(file)' does not exist or is not readable")
+                        self.error(configuration.device.location ?? fileLocation, "device.input '\(Diagnostic.excerpt(file))' does not exist or is not readable")
                     } else {
-                        do { try player.setFile(path) } catch { self.error(configuration.device.location ?? fileLocation, error.message) }
+                        do { try player.setFile(path) } catch { self.error(configuration.device.location ?? fileLocation, "device.input: \(error.message)") }
                     }
                 }
                 unit = player
@@ -169,98 +138,62 @@ struct BuildContext {
             input: inputUnit, parameters: parameters)
     }
 
-    /// An LV2 plugin by URI, its buses at the engine's channel count.
-    mutating func makePlugin(_ spec: NodeSpec) -> AudioUnit? {
-        guard let uri = spec.options["uri"] else {
-            error(spec.location, "node '\(spec.id)' (lv2) needs `uri` (`sonora plugins` lists them)")
-            return nil
+    /// What only a live run needs, checked before any device is touched: `input` needs a
+    /// capture device; status meters must name nodes; the control socket's path must be
+    /// one the server can take without removing anything but a stale socket.
+    mutating func checkRunOnly() {
+        if configuration.device.capture == nil, let connection = configuration.connections.first(where: { $0.from == "input" }) {
+            error(connection.fromLocation, "`input` is the device's capture, but device.capture is not set (offline, `sonora render --input FILE` plays a file there)")
         }
-        let mode: LV2Worker.Mode
-        switch target {
-        case .live: mode = .thread
-        case .offline, .check: mode = .inline  // deterministic renders
+        let ids = configuration.nodes.map(\.id)
+        for (index, name) in configuration.status.meters.enumerated() where !ids.contains(name) {
+            let location = index < configuration.status.meterLocations.count ? configuration.status.meterLocations[index] : fileLocation
+            error(location, "status.meters: no node '\(Diagnostic.excerpt(name))'\(suggestion(for: name, in: ids))")
         }
-        let options = LV2Unit.Options(
-            sampleRate: format.sampleRate, maximumFrames: max(4096, configuration.engine.periodFrames), workerMode: mode)
-        let plugin: LV2Unit
-        do {
-            plugin = try LV2Unit(uri: uri.value, options: options)
-        } catch {
-            self.error(uri.location, "node '\(spec.id)': \(error.message)")
-            return nil
+        if let path = configuration.socketPath, let problem = ControlSocketPath.problem(for: path) {
+            error(configuration.control.socketLocation ?? configuration.control.location ?? fileLocation, "control.socket: \(problem)")
         }
-        let channels = configuration.engine.channels
-        // The main buses must run at the engine's channel count; others (sidechains, CV)
-        // keep the plugin's and are silent unless connected from a node of that width.
-        for (scope, buses) in [("input", plugin.layout.inputs), ("output", plugin.layout.outputs)] {
-            for (element, bus) in buses.prefix(1).enumerated() where bus.ports.count != channels {
-                error(uri.location, "node '\(spec.id)': \(plugin.plugin.name) has \(bus.ports.count) channel\(bus.ports.count == 1 ? "" : "s") on \(scope) \(element) (\(bus.name)); the engine runs \(channels) — use a \(channels)-channel plugin or set engine.channels")
-                return nil
-            }
-        }
-        return plugin
     }
 
     mutating func addNode(_ spec: NodeSpec) {
-        if spec.kind.lowercased() == "lv2" {
-            guard let unit = makePlugin(spec) else { return }
-            addConfigured(unit, kind: "lv2", spec)
+        // The parser reported unknown kinds and options already (`nodeProblems`).
+        guard let kind = spec.nodeKind else { return }
+        let missing = kind.options.filter { $0.isRequired && spec.options[$0.key] == nil }
+        guard missing.isEmpty else {
+            for option in missing where !spec.invalidOptions.contains(option.key) {
+                error(spec.location, "node '\(spec.id)' (\(kind.name)) needs `\(option.key)`: \(option.documentation)")
+            }
             return
         }
-        let kindName = PipelineBuilder.aliases[spec.kind.lowercased()] ?? spec.kind
-        guard let component = AudioComponentRegistry.shared.components.first(where: {
-            $0.name.lowercased() == kindName.lowercased() && $0.description.type != .outputUnit
-        }) else {
-            error(spec.kindLocation, "node '\(spec.id)': unknown kind '\(spec.kind)'\(suggestion(for: spec.kind, in: PipelineBuilder.nodeKinds)) (`sonora units` lists them)")
-            return
-        }
-        let unit: AudioUnit
-        do { unit = try AudioComponentRegistry.shared.instantiate(component.description) } catch {
-            self.error(spec.kindLocation, "node '\(spec.id)': \(error.message)")
-            return
-        }
-        addConfigured(unit, kind: component.name, spec)
+        var build = NodeBuild(spec: spec, configuration: configuration, target: target, format: format)
+        let unit = kind.make(&build)
+        diagnostics += build.diagnostics
+        guard let unit else { return }
+        configure(unit, kind: kind, spec)
+        nodes.append(PipelineNode(id: spec.id, kind: kind.name, node: graph.addNode(unit, name: spec.id), unit: unit, inputFiles: build.inputFiles))
     }
 
-    /// Options, formats, files, bypass, preset and parameters of a node's unit; adds it.
-    mutating func addConfigured(_ unit: AudioUnit, kind: String, _ spec: NodeSpec) {
-        // Options.
-        let allowed = (PipelineBuilder.kindOptions[kind] ?? []) + ["bypass"]
-        for (key, option) in spec.options.sorted(by: { $0.key < $1.key }) where !allowed.contains(key) {
-            error(option.location, "node '\(spec.id)': `\(key)` does not apply to \(kind)\(allowed.count > 1 ? " (it takes \(allowed.joined(separator: ", ")))" : "")")
-        }
-        if let inputs = spec.options["inputs"], kind == "MultiChannelMixer" {
-            if let count = Int(inputs.value), (1...64).contains(count) {
-                do { try unit.setElementCount(count, scope: .input) } catch { self.error(inputs.location, error.message) }
-            } else {
-                error(inputs.location, "node '\(spec.id)': inputs must be a whole number in 1…64, not '\(inputs.value)'")
-            }
-        }
-        // Formats: the engine's on every element (an LV2 plugin keeps its buses' own).
-        for scope in kind == "lv2" ? [] : [AudioUnitScope.input, .output] {
+    /// What every node takes: formats, bypass, preset and parameters.
+    mutating func configure(_ unit: AudioUnit, kind: NodeKind, _ spec: NodeSpec) {
+        // Formats: the engine's on every element (unless the kind keeps its own).
+        for scope in kind.usesEngineFormat ? [AudioUnitScope.input, .output] : [] {
             for element in 0..<unit.elementCount(scope) {
                 do { try unit.setStreamFormat(format, scope: scope, element: element) } catch {
-                    self.error(spec.location, "node '\(spec.id)' (\(kind)) does not take \(format) on \(scope) \(element): \(error.message)")
+                    self.error(spec.location, "node '\(spec.id)' (\(kind.name)) does not take \(format) on \(scope) \(element): \(error.message)")
                 }
             }
         }
-        if kind == "FilePlayer" { configurePlayer(unit as! FilePlayerUnit, spec) }
-        if kind == "FileRecorder" { configureRecorder(unit as! FileRecorderUnit, spec) }
-        if let bypass = spec.options["bypass"] {
-            switch bypass.value.lowercased() {
-            case "true", "on", "yes": do { try unit.setBypass(true) } catch { self.error(bypass.location, error.message) }
-            case "false", "off", "no": break
-            default: error(bypass.location, "node '\(spec.id)': bypass must be true or false")
-            }
+        if let bypass = spec.bypass, bypass.value.boolean == true {
+            do { try unit.setBypass(true) } catch { self.error(bypass.location, "node '\(spec.id)': \(error.message)") }
         }
         if let preset = spec.preset {
             let presets = unit.factoryPresets
             if let match = presets.first(where: { $0.name.lowercased() == preset.value.lowercased() || "\($0.number)" == preset.value }) {
                 do { try unit.setPresentPreset(match) } catch { self.error(preset.location, error.message) }
             } else if presets.isEmpty {
-                error(preset.location, "node '\(spec.id)': \(kind) has no presets")
+                error(preset.location, "node '\(spec.id)': \(kind.name) has no presets")
             } else {
-                error(preset.location, "node '\(spec.id)': no preset '\(preset.value)'\(suggestion(for: preset.value, in: presets.map(\.name))) (presets: \(presets.map(\.name).joined(separator: ", ")))")
+                error(preset.location, "node '\(spec.id)': no preset '\(Diagnostic.excerpt(preset.value))'\(suggestion(for: preset.value, in: presets.map(\.name))) (presets: \(presets.map(\.name).joined(separator: ", ")))")
             }
         }
         var resolved: [ResolvedParameter] = []
@@ -268,46 +201,6 @@ struct BuildContext {
             if let parameter = resolve(setting, unit: unit, node: spec.id) { resolved.append(parameter) }
         }
         parameters[spec.id] = resolved
-        nodes.append(PipelineNode(id: spec.id, kind: kind, node: graph.addNode(unit, name: spec.id), unit: unit))
-    }
-
-    mutating func configurePlayer(_ player: FilePlayerUnit, _ spec: NodeSpec) {
-        guard let file = spec.options["file"] else { error(spec.location, "node '\(spec.id)' (player) needs `file`"); return }
-        let path = resolvePath(file.value)
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            error(file.location, "node '\(spec.id)': file '\(file.value)' does not exist or is not readable")
-            return
-        }
-        if let loop = spec.options["loop"] {
-            switch loop.value.lowercased() {
-            case "true", "yes", "on": player.loops = true
-            case "false", "no", "off": player.loops = false
-            default: error(loop.location, "node '\(spec.id)': loop must be true or false")
-            }
-        }
-        do { try player.setFile(path) } catch { self.error(file.location, "node '\(spec.id)': \(error.message)") }
-    }
-
-    mutating func configureRecorder(_ recorder: FileRecorderUnit, _ spec: NodeSpec) {
-        guard let file = spec.options["file"] else { error(spec.location, "node '\(spec.id)' (recorder) needs `file`"); return }
-        let path = resolvePath(file.value)
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-            error(file.location, "node '\(spec.id)': folder '\(folder)' for '\(file.value)' does not exist")
-            return
-        }
-        guard FileManager.default.isWritableFile(atPath: folder) else {
-            error(file.location, "node '\(spec.id)': cannot write into '\(folder)'")
-            return
-        }
-        if case .check = target {
-            if AudioFileType(pathExtension: URL(fileURLWithPath: path).pathExtension) == nil {
-                error(file.location, "node '\(spec.id)': cannot tell the file type of '\(file.value)' (use .wav, .aif, .caf, .flac)")
-            }
-            return
-        }
-        do { try recorder.setFile(path) } catch { self.error(file.location, "node '\(spec.id)': \(error.message)") }
     }
 
     /// Finds the parameter a setting names and converts its value.
@@ -318,7 +211,7 @@ struct BuildContext {
         let label: String
         switch setting.address {
         case .name(let name):
-            label = "'\(name)'"
+            label = "'\(Diagnostic.excerpt(name))'"
             matches = definitions.filter { normalized($0.info.name) == normalized(name) || normalized($0.info.identifier) == normalized(name) }
             if matches.isEmpty {
                 let names = Array(Set(definitions.map(\.info.name))).sorted()
@@ -378,7 +271,7 @@ struct BuildContext {
             } else if let node = byID[connection.from] {
                 source = node
             } else if !failed.contains(connection.from) {
-                error(connection.fromLocation, "no node '\(connection.from)'\(suggestion(for: connection.from, in: ids))")
+                error(connection.fromLocation, "no node '\(Diagnostic.excerpt(connection.from))'\(suggestion(for: connection.from, in: ids))")
             }
             if connection.to == "input" {
                 error(connection.toLocation, "`input` is the device's capture: it can only be connected from")
@@ -388,7 +281,7 @@ struct BuildContext {
             } else if let node = byID[connection.to] {
                 destination = node
             } else if !failed.contains(connection.to) {
-                error(connection.toLocation, "no node '\(connection.to)'\(suggestion(for: connection.to, in: ids))")
+                error(connection.toLocation, "no node '\(Diagnostic.excerpt(connection.to))'\(suggestion(for: connection.to, in: ids))")
             }
             guard let source, let destination else { continue }
             let key = "\(connection.to):\(connection.toInput)"

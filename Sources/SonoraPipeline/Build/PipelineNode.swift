@@ -1,12 +1,14 @@
 import SonoraCore
 import SonoraUnits
 
-/// A node of a built pipeline: its id from the config, its graph node and unit.
+/// A node of a built pipeline: its id from the config, its kind's name, its graph node
+/// and unit, and the files it read (so a reload can tell when they changed).
 public struct PipelineNode: @unchecked Sendable {
     public var id: String
     public var kind: String
     public var node: AudioGraph.Node
     public var unit: AudioUnit
+    public var inputFiles: [FileStamp] = []
 }
 
 /// A parameter address resolved against a unit.

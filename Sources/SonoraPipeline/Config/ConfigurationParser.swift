@@ -1,50 +1,63 @@
 import Foundation
+import SonoraLV2
 import Yams
 
 /// Reads a pipeline config (YAML) into a `PipelineConfiguration`, collecting every
-/// problem of form — unknown keys, wrong types, missing keys, bad connection syntax — with
-/// its position. Checks that need the units (parameter names, ranges, elements, files)
-/// are the `PipelineValidator`'s.
+/// problem of form — unknown keys, wrong types, missing keys, unknown node kinds and
+/// options, bad connection syntax — with its position. Checks that need the units
+/// (parameter names, ranges, elements, files) are the builder's.
 public enum ConfigurationParser {
-    static let topKeys = ["engine", "device", "nodes", "connections", "control", "status"]
+    static let topKeys = ["version", "engine", "device", "nodes", "connections", "control", "status"]
     static let engineKeys = ["sample_rate", "period", "periods", "channels"]
     static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output"]
-    static let nodeKeys = ["id", "kind", "parameters", "preset", "file", "loop", "inputs", "outputs", "uri", "bypass", "channels", "comment"]
     static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
     static let controlKeys = ["socket", "timeout"]
     static let statusKeys = ["interval", "meters"]
+    /// Node ids are names, not data: long ones are refused before any work is done on them.
+    static let maximumIDLength = 64
 
     public static func parse(contentsOf path: String) throws(ConfigurationErrors) -> PipelineConfiguration {
+        let start = SourceLocation(file: path, line: 1, column: 1)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw ConfigurationErrors([Diagnostic(start, "no such file")])
+        }
+        guard !isFolder.boolValue else { throw ConfigurationErrors([Diagnostic(start, "is a folder, not a config file")]) }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationErrors([Diagnostic(SourceLocation(file: path, line: 1, column: 1), "cannot read the file (missing or not readable)")])
+            throw ConfigurationErrors([Diagnostic(start, "cannot read the file (not readable)")])
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationErrors([Diagnostic(SourceLocation(file: path, line: 1, column: 1), "the file is not UTF-8 text")])
+        if let problem = TextProblem.find(in: data) {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: path, line: problem.line, column: problem.column), problem.message)])
         }
-        return try parse(text, file: path)
+        return try parse(String(decoding: data, as: UTF8.self), file: path)
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigurationErrors) -> PipelineConfiguration {
         var parser = Walker(file: file)
+        if let problem = TextProblem.find(in: Data(text.utf8)) {
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: problem.line, column: problem.column), problem.message)])
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
         } catch let error as YamlError {
             throw ConfigurationErrors([parser.diagnostic(for: error)])
         } catch {
-            throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(error)")])
+            throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(Diagnostic.excerpt("\(error)"))")])
         }
         guard let root else {
             throw ConfigurationErrors([Diagnostic(SourceLocation(file: file, line: 1, column: 1), "the file is empty; a pipeline needs at least `nodes` and `connections`")])
         }
-        let configuration = parser.pipeline(root)
-        guard parser.diagnostics.isEmpty else { throw ConfigurationErrors(parser.diagnostics) }
+        var configuration = parser.pipeline(root)
+        guard parser.diagnostics.isEmpty else { throw ConfigurationErrors(parser.diagnostics + parser.nodeProblems) }
+        configuration.nodeProblems = parser.nodeProblems
         return configuration
     }
 
     struct Walker {
         let file: String
         var diagnostics: [Diagnostic] = []
+        let catalog = NodeKindCatalog.standard
 
         init(file: String) { self.file = file }
 
@@ -52,19 +65,49 @@ public enum ConfigurationParser {
             SourceLocation(file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
         }
 
+        func location(_ mark: Mark) -> SourceLocation { SourceLocation(file: file, line: mark.line, column: mark.column) }
+
         mutating func error(_ node: Node, _ message: String) { diagnostics.append(Diagnostic(location(node), message)) }
 
+        /// libyaml notices an unclosed `{`, `[` or quote, or a missing `:`, where the text
+        /// stops making sense — often lines later; its context mark is where the construct
+        /// opened, which is where the mistake is.
         func diagnostic(for error: YamlError) -> Diagnostic {
             switch error {
-            case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-                return Diagnostic(SourceLocation(file: file, line: mark.line, column: mark.column), "YAML syntax: \(problem)")
+            case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _), .composer(let context, let problem, let mark, _):
+                guard let context else { return Diagnostic(location(mark), "YAML syntax: \(problem)") }
+                let opened = location(context.mark)
+                let what: String
+                switch context.text {
+                case "while parsing a flow mapping": what = "this '{' is not closed with '}' (or a ',' is missing between its entries)"
+                case "while parsing a flow sequence": what = "this '[' is not closed with ']' (or a ',' is missing between its entries)"
+                case "while scanning a quoted scalar": what = "this quote is not closed"
+                case "while scanning a simple key": what = "this key has no ':' after it"
+                default:
+                    // In a block the problem mark is the better place (a line indented wrong).
+                    return Diagnostic(location(mark), "YAML syntax: \(problem) (\(context.text) that starts at \(context.mark.line):\(context.mark.column))")
+                }
+                return Diagnostic(opened, "YAML syntax: \(what); noticed at \(mark.line):\(mark.column): \(problem)")
+            case .reader(let problem, _, let value, _):
+                return Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(problem) (character \(value))")
+            case .duplicatedKeysInMapping(let duplicates, let context):
+                let keys = duplicates.map { "'\(Diagnostic.excerpt($0))'" }.joined(separator: ", ")
+                return Diagnostic(location(context.mark), "\(keys) appear\(duplicates.count == 1 ? "s" : "") more than once in the same mapping; keep one")
             default:
-                return Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(error)")
+                return Diagnostic(SourceLocation(file: file, line: 1, column: 1), "YAML: \(Diagnostic.excerpt("\(error)"))")
             }
         }
 
         /// The pairs of a mapping with string keys; reports unknown keys and duplicates.
         mutating func pairs(_ node: Node, what: String, allowed: [String]) -> [(key: String, keyNode: Node, value: Node)] {
+            pairs(node, what: what, allowed: allowed) { name in
+                "unknown key '\(Diagnostic.excerpt(name))' in \(what)\(suggestion(for: name, in: allowed)) (allowed: \(allowed.joined(separator: ", ")))"
+            }
+        }
+
+        mutating func pairs(
+            _ node: Node, what: String, allowed: [String], unknown: (String) -> String
+        ) -> [(key: String, keyNode: Node, value: Node)] {
             guard let mapping = node.mapping else {
                 error(node, "\(what) must be a mapping (key: value lines)")
                 return []
@@ -74,7 +117,7 @@ public enum ConfigurationParser {
             for (key, value) in mapping {
                 guard let name = key.scalar?.string else { error(key, "\(what): keys must be plain words"); continue }
                 guard allowed.contains(name) else {
-                    error(key, "unknown key '\(name)' in \(what)\(suggestion(for: name, in: allowed)) (allowed: \(allowed.joined(separator: ", ")))")
+                    error(key, unknown(name))
                     continue
                 }
                 guard seen.insert(name).inserted else { error(key, "'\(name)' appears twice in \(what)"); continue }
@@ -90,14 +133,20 @@ public enum ConfigurationParser {
 
         mutating func integer(_ node: Node, _ what: String, in range: ClosedRange<Int>) -> Int? {
             guard let text = string(node, what) else { return nil }
-            guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { error(node, "\(what) must be a whole number, not '\(text)'"); return nil }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                error(node, "\(what) must be a whole number, not '\(Diagnostic.excerpt(text))'")
+                return nil
+            }
             guard range.contains(value) else { error(node, "\(what) \(value) is out of range \(range.lowerBound)…\(range.upperBound)"); return nil }
             return value
         }
 
         mutating func number(_ node: Node, _ what: String, in range: ClosedRange<Double>) -> Double? {
             guard let text = string(node, what) else { return nil }
-            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { error(node, "\(what) must be a number, not '\(text)'"); return nil }
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+                error(node, "\(what) must be a number, not '\(Diagnostic.excerpt(text))'")
+                return nil
+            }
             guard range.contains(value) else { error(node, "\(what) \(value) is out of range \(range.lowerBound)…\(range.upperBound)"); return nil }
             return value
         }
@@ -107,7 +156,7 @@ public enum ConfigurationParser {
             switch text {
             case "true", "yes", "on", "1": return true
             case "false", "no", "off", "0": return false
-            default: error(node, "\(what) must be true or false, not '\(text)'"); return nil
+            default: error(node, "\(what) must be true or false, not '\(Diagnostic.excerpt(text))'"); return nil
             }
         }
 
@@ -116,6 +165,12 @@ public enum ConfigurationParser {
             var sawNodes = false, sawConnections = false
             for (key, keyNode, value) in pairs(root, what: "the pipeline", allowed: ConfigurationParser.topKeys) {
                 switch key {
+                case "version":
+                    let supported = PipelineConfiguration.formatVersion
+                    if let version = integer(value, "version", in: 1...Int(Int32.max)) {
+                        if version == supported { configuration.version = version }
+                        else { error(value, "config format version \(version) is not supported by this Sonora (it reads version \(supported))") }
+                    }
                 case "engine": configuration.engine = engine(value)
                 case "device": configuration.device = device(value)
                 case "nodes":
@@ -154,13 +209,17 @@ public enum ConfigurationParser {
             device.location = location(node)
             for (key, _, value) in pairs(node, what: "device", allowed: ConfigurationParser.deviceKeys) {
                 switch key {
-                case "playback": device.playback = deviceName(value, "device.playback")
-                case "capture": device.capture = deviceName(value, "device.capture")
+                case "playback":
+                    device.playback = deviceName(value, "device.playback")
+                    device.playbackLocation = location(value)
+                case "capture":
+                    device.capture = deviceName(value, "device.capture")
+                    device.captureLocation = location(value)
                 case "fallback":
                     if let text = string(value, "device.fallback") {
                         if text == "null" || text.isEmpty { device.fallbackToNull = true }
                         else if text == "none" { device.fallbackToNull = false }
-                        else { error(value, "device.fallback must be `null` (run on the timer-paced null device) or `none`, not '\(text)'") }
+                        else { error(value, "device.fallback must be `null` (run on the timer-paced null device) or `none`, not '\(Diagnostic.excerpt(text))'") }
                     }
                 case "priority": device.priority = Int32(integer(value, "device.priority", in: 1...99) ?? 70)
                 case "input": device.inputFile = string(value, "device.input")
@@ -200,32 +259,81 @@ public enum ConfigurationParser {
             return result
         }
 
+        /// Kind and option problems of nodes: reported, but the builder still checks the rest.
+        var nodeProblems: [Diagnostic] = []
+
         mutating func nodeSpec(_ node: Node) -> NodeSpec? {
-            let fields = pairs(node, what: "a node", allowed: ConfigurationParser.nodeKeys)
-            guard !fields.isEmpty || node.mapping != nil else { return nil }
-            guard let idField = fields.first(where: { $0.key == "id" }), let id = string(idField.value, "node id") else {
+            guard let mapping = node.mapping else {
+                error(node, "a node must be a mapping such as {id: tone, kind: tone}")
+                return nil
+            }
+            func field(_ key: String) -> Node? { mapping.first { $0.key.scalar?.string == key }?.value }
+            guard let idNode = field("id"), let id = string(idNode, "node id") else {
                 error(node, "a node needs an `id`")
                 return nil
             }
+            guard id.count <= ConfigurationParser.maximumIDLength else {
+                error(idNode, "node id '\(Diagnostic.excerpt(id))' is longer than \(ConfigurationParser.maximumIDLength) characters")
+                return nil
+            }
             guard id.range(of: "^[A-Za-z_][A-Za-z0-9_.-]*$", options: .regularExpression) != nil else {
-                error(idField.value, "node id '\(id)' must start with a letter and hold only letters, digits, '_', '-', '.'")
+                error(idNode, "node id '\(Diagnostic.excerpt(id))' must start with a letter and hold only letters, digits, '_', '-', '.'")
                 return nil
             }
-            guard let kindField = fields.first(where: { $0.key == "kind" }), let kind = string(kindField.value, "node kind") else {
-                error(node, "node '\(id)' needs a `kind` (a unit name such as GraphicEQ, or player, recorder, lv2)")
+            guard let kindNode = field("kind"), let kindName = string(kindNode, "node kind") else {
+                error(node, "node '\(id)' needs a `kind` (a unit name such as GraphicEQ, or player, recorder, lv2; `sonora units` lists them)")
                 return nil
             }
-            var spec = NodeSpec(id: id, kind: kind, location: location(node), kindLocation: location(kindField.value))
+            let kind = catalog.kind(named: kindName)
+            if kind == nil {
+                nodeProblems.append(Diagnostic(location(kindNode), "node '\(id)': unknown kind '\(Diagnostic.excerpt(kindName))'\(suggestion(for: kindName, in: catalog.names)) (`sonora units` lists them)"))
+            }
+            // Problems from here on are the node's own; they are reported with the builder's.
+            let formProblems = diagnostics
+            diagnostics = []
+            defer {
+                nodeProblems += diagnostics
+                diagnostics = formProblems
+            }
+            var spec = NodeSpec(id: id, kind: kindName, location: location(node), kindLocation: location(kindNode))
+            let optionKeys = kind?.options.map(\.key) ?? []
+            let allowed = NodeKind.commonKeys + optionKeys
+            let fields = pairs(node, what: "node '\(id)'", allowed: kind == nil ? allowed + mapping.compactMap { $0.key.scalar?.string } : allowed) { name in
+                let takes = optionKeys.isEmpty ? "it takes no options of its own" : "it takes \(optionKeys.joined(separator: ", "))"
+                return "node '\(id)': `\(Diagnostic.excerpt(name))` does not apply to \(kind?.name ?? kindName)\(suggestion(for: name, in: allowed)) (\(takes); every node takes \(NodeKind.commonKeys.joined(separator: ", ")))"
+            }
             for (key, _, value) in fields {
                 switch key {
                 case "id", "kind", "comment": break
                 case "parameters": spec.parameters = parameters(value, node: id)
                 case "preset": if let text = string(value, "preset") { spec.preset = (text, location(value)) }
+                case "bypass": if let flag = boolean(value, "bypass of node '\(id)'") { spec.bypass = LocatedOption(value: .boolean(flag), location: location(value)) }
                 default:
-                    if let text = string(value, "\(key) of node '\(id)'") { spec.options[key] = (text, location(value)) }
+                    guard let option = kind?.option(key) else { continue }
+                    guard let typed = optionValue(value, option, node: id) else { spec.invalidOptions.insert(key); continue }
+                    spec.options[key] = LocatedOption(value: typed, location: location(value))
                 }
             }
             return spec
+        }
+
+        /// An option's value, read as its type says.
+        mutating func optionValue(_ node: Node, _ option: NodeOption, node id: String) -> OptionValue? {
+            let what = "\(option.key) of node '\(id)'"
+            switch option.type {
+            case .boolean:
+                return boolean(node, what).map(OptionValue.boolean)
+            case .integer(let range):
+                return integer(node, what, in: range).map(OptionValue.integer)
+            case .uri:
+                guard let text = string(node, what) else { return nil }
+                if let problem = LV2URIText.problem(text) { error(node, "\(what): \(problem)"); return nil }
+                return .text(text)
+            case .inputFile, .outputFile:
+                guard let text = string(node, what) else { return nil }
+                guard !text.isEmpty else { error(node, "\(what) is empty; give a file name"); return nil }
+                return .text(text)
+            }
         }
 
         mutating func parameters(_ node: Node, node id: String) -> [ParameterSetting] {
@@ -234,7 +342,7 @@ public enum ConfigurationParser {
                 // Short form: `name: value` for the parameter's global (or only) address.
                 for (key, value) in mapping {
                     guard let name = key.scalar?.string else { error(key, "parameter names must be plain words"); continue }
-                    guard let text = string(value, "parameter '\(name)' of node '\(id)'") else { continue }
+                    guard let text = string(value, "parameter '\(Diagnostic.excerpt(name))' of node '\(id)'") else { continue }
                     result.append(ParameterSetting(address: .name(name), value: text, location: location(key), valueLocation: location(value)))
                 }
             } else if let sequence = node.sequence {
@@ -252,7 +360,7 @@ public enum ConfigurationParser {
                         case "scope":
                             if let text = string(value, "scope") {
                                 if ["global", "input", "output"].contains(text) { setting.scope = text }
-                                else { error(value, "scope must be global, input or output, not '\(text)'") }
+                                else { error(value, "scope must be global, input or output, not '\(Diagnostic.excerpt(text))'") }
                             }
                         case "element": setting.element = integer(value, "element", in: 0...1023)
                         case "value":
@@ -293,10 +401,16 @@ public enum ConfigurationParser {
         mutating func endpoint(_ node: Node, _ what: String) -> (String, Int)? {
             guard let text = string(node, "connection \(what)") else { return nil }
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, !parts[0].isEmpty else { error(node, "connection \(what) must be `node` or `node:element`, not '\(text)'"); return nil }
+            guard parts.count <= 2, !parts[0].isEmpty else {
+                error(node, "connection \(what) must be `node` or `node:element`, not '\(Diagnostic.excerpt(text))'")
+                return nil
+            }
             var element = 0
             if parts.count == 2 {
-                guard let number = Int(parts[1]), number >= 0 else { error(node, "element in '\(text)' must be a whole number ≥ 0"); return nil }
+                guard let number = Int(parts[1]), (0...1023).contains(number) else {
+                    error(node, "element in '\(Diagnostic.excerpt(text))' must be a whole number in 0…1023")
+                    return nil
+                }
                 element = number
             }
             return (String(parts[0]), element)
@@ -306,7 +420,11 @@ public enum ConfigurationParser {
             var control = PipelineConfiguration.Control()
             control.location = location(node)
             for (key, _, value) in pairs(node, what: "control", allowed: ConfigurationParser.controlKeys) {
-                if key == "socket" { control.socketPath = string(value, "control.socket") }
+                if key == "socket" {
+                    control.socketPath = string(value, "control.socket")
+                    control.socketLocation = location(value)
+                    if control.socketPath?.isEmpty == true { error(value, "control.socket is empty; give a path"); control.socketPath = nil }
+                }
                 if key == "timeout" { control.idleTimeout = number(value, "control.timeout (seconds)", in: 0.1...3600) ?? control.idleTimeout }
             }
             return control
@@ -318,10 +436,10 @@ public enum ConfigurationParser {
                 switch key {
                 case "interval": status.interval = number(value, "status.interval", in: 0...3600) ?? 1
                 case "meters":
-                    if let sequence = value.sequence {
-                        status.meters = sequence.compactMap { string($0, "status.meters entry") }
-                    } else if let one = string(value, "status.meters") {
-                        status.meters = [one]
+                    for item in value.sequence ?? [value] {
+                        guard let name = string(item, "status.meters entry") else { continue }
+                        status.meters.append(name)
+                        status.meterLocations.append(location(item))
                     }
                 default: break
                 }

@@ -1,29 +1,59 @@
 import Foundation
 
 /// A JSON Schema (draft 2020-12) of the pipeline config format, for editors to validate
-/// against (`sonora schema`). Kept beside the parser's key lists so they agree.
+/// against (`sonora schema`). Node items are derived from the node kinds' descriptions:
+/// one alternative per kind, each with exactly the options that kind takes.
 public enum ConfigurationSchema {
     public static var json: String {
+        let data = try! JSONSerialization.data(withJSONObject: object(), options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func object(catalog: NodeKindCatalog = .standard) -> [String: Any] {
         let parameterEntry: [String: Any] = [
             "type": "object", "additionalProperties": false,
             "properties": [
                 "name": ["type": "string", "description": "parameter name (as ParameterInfo says; case and spaces ignored)"],
                 "id": ["type": "integer", "minimum": 0],
                 "scope": ["enum": ["global", "input", "output"]],
-                "element": ["type": "integer", "minimum": 0],
+                "element": ["type": "integer", "minimum": 0, "maximum": 1023],
                 "value": ["type": ["number", "string", "boolean"], "description": "raw, or with a unit: -6 dB, 1.2 kHz, 250 ms, 50 %, on"],
                 "ramp": ["type": "number", "minimum": 0, "maximum": 60, "description": "seconds, when applied to a running pipeline"],
             ],
             "required": ["value"],
         ]
         let value: [String: Any] = ["type": ["number", "string", "boolean"]]
-        let schema: [String: Any] = [
+        let common: [String: Any] = [
+            "id": ["type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]*$", "maxLength": ConfigurationParser.maximumIDLength, "not": ["enum": ["input", "output"]]],
+            "parameters": [
+                "oneOf": [
+                    ["type": "object", "additionalProperties": value],
+                    ["type": "array", "items": parameterEntry],
+                ],
+            ],
+            "preset": ["type": ["string", "integer"], "description": "a factory preset's name or number"],
+            "bypass": ["type": "boolean"],
+            "comment": ["type": "string"],
+        ]
+        let nodeAlternatives: [[String: Any]] = catalog.kinds.map { kind in
+            var properties = common
+            // JSON Schema's enum is case-sensitive; configs may write any case of these names.
+            properties["kind"] = ["enum": kind.names, "description": kind.summary]
+            for option in kind.options { properties[option.key] = optionSchema(option) }
+            return [
+                "type": "object", "additionalProperties": false, "title": kind.name,
+                "required": ["id", "kind"] + kind.options.filter(\.isRequired).map(\.key),
+                "properties": properties,
+            ]
+        }
+        return [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "https://sonora.example/pipeline.schema.json",
-            "title": "Sonora pipeline",
+            "title": "Sonora pipeline (config format version \(PipelineConfiguration.formatVersion))",
             "type": "object", "additionalProperties": false,
             "required": ["nodes", "connections"],
             "properties": [
+                "version": ["const": PipelineConfiguration.formatVersion, "description": "the config format's version (optional)"],
                 "engine": [
                     "type": "object", "additionalProperties": false,
                     "properties": [
@@ -44,26 +74,7 @@ public enum ConfigurationSchema {
                         "output": ["type": "string", "description": "offline: the file `output` writes"],
                     ],
                 ],
-                "nodes": [
-                    "type": "array",
-                    "items": [
-                        "type": "object", "additionalProperties": false, "required": ["id", "kind"],
-                        "properties": [
-                            "id": ["type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]*$", "not": ["enum": ["input", "output"]]],
-                            "kind": ["type": "string", "description": "a unit name (sonora units) or: \(PipelineBuilder.aliases.keys.sorted().joined(separator: ", "))"],
-                            "parameters": [
-                                "oneOf": [
-                                    ["type": "object", "additionalProperties": value],
-                                    ["type": "array", "items": parameterEntry],
-                                ],
-                            ],
-                            "preset": ["type": ["string", "integer"]],
-                            "file": ["type": "string"], "loop": ["type": "boolean"], "inputs": ["type": "integer", "minimum": 1, "maximum": 64],
-                            "outputs": ["type": "integer"], "uri": ["type": "string"], "bypass": ["type": "boolean"],
-                            "channels": ["type": "integer"], "comment": ["type": "string"],
-                        ],
-                    ],
-                ],
+                "nodes": ["type": "array", "items": ["oneOf": nodeAlternatives]],
                 "connections": [
                     "type": "array",
                     "items": [
@@ -74,7 +85,13 @@ public enum ConfigurationSchema {
                         ],
                     ],
                 ],
-                "control": ["type": "object", "additionalProperties": false, "properties": ["socket": ["type": "string"], "timeout": ["type": "number", "minimum": 0.1]]],
+                "control": [
+                    "type": "object", "additionalProperties": false,
+                    "properties": [
+                        "socket": ["type": "string", "maxLength": ControlSocketPath.maximumBytes - 1, "description": "relative to the config's folder"],
+                        "timeout": ["type": "number", "minimum": 0.1, "maximum": 3600],
+                    ],
+                ],
                 "status": [
                     "type": "object", "additionalProperties": false,
                     "properties": [
@@ -84,7 +101,16 @@ public enum ConfigurationSchema {
                 ],
             ],
         ]
-        let data = try! JSONSerialization.data(withJSONObject: schema, options: [.prettyPrinted, .sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func optionSchema(_ option: NodeOption) -> [String: Any] {
+        var schema: [String: Any] = ["description": option.documentation]
+        switch option.type {
+        case .boolean: schema["type"] = "boolean"
+        case .integer(let range): schema.merge(["type": "integer", "minimum": range.lowerBound, "maximum": range.upperBound]) { a, _ in a }
+        case .uri: schema.merge(["type": "string", "format": "uri"]) { a, _ in a }
+        case .inputFile, .outputFile: schema.merge(["type": "string", "minLength": 1]) { a, _ in a }
+        }
+        return schema
     }
 }

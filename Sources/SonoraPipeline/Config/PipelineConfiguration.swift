@@ -1,16 +1,26 @@
+import Foundation
 import SonoraCore
 
 /// A pipeline as its config file describes it: the engine format, the device, the nodes
 /// and their settings, the connections, control and status. Every value keeps where it
 /// was written so later checks can point at it.
 public struct PipelineConfiguration: Sendable {
+    /// The config format's version this build reads and writes (`version:` at the top; optional).
+    public static let formatVersion = 1
+
     public var file: String
+    public var version = PipelineConfiguration.formatVersion
     public var engine = Engine()
     public var device = Device()
     public var nodes: [NodeSpec] = []
     public var connections: [ConnectionSpec] = []
     public var control = Control()
     public var status = Status()
+    /// Problems the parser found in nodes' kinds and options. They do not stop the parse,
+    /// so the builder still checks the rest and every problem is reported in one pass.
+    public var nodeProblems: [Diagnostic] = []
+
+    public init(file: String) { self.file = file }
 
     public struct Engine: Sendable {
         public var sampleRate = 48000
@@ -31,21 +41,44 @@ public struct PipelineConfiguration: Sendable {
         public var inputFile: String?
         public var outputFile: String?
         public var location: SourceLocation?
+        public var playbackLocation: SourceLocation?
+        public var captureLocation: SourceLocation?
     }
 
     public struct Control: Sendable {
+        /// As written; `PipelineConfiguration.socketPath` is the resolved one.
         public var socketPath: String?
-        /// A client that sends nothing for this long gets an error and is closed.
+        /// A request must arrive whole within this many seconds of its first byte (or of
+        /// connecting); otherwise the client gets an error and is closed.
         public var idleTimeout = 10.0
         public var location: SourceLocation?
+        public var socketLocation: SourceLocation?
     }
 
     public struct Status: Sendable {
         /// Seconds between status lines; 0 turns them off.
         public var interval = 1.0
-        /// Nodes whose meters the status line shows.
+        /// Nodes whose meters the status line shows, and where each was named.
         public var meters: [String] = []
+        public var meterLocations: [SourceLocation] = []
     }
+
+    /// The config's folder: every relative path in a config — files, the control socket —
+    /// is relative to it, never to the working directory.
+    public var folder: String {
+        var config = file
+        if !config.hasPrefix("/") { config = FileManager.default.currentDirectoryPath + "/" + config }
+        return ((config as NSString).deletingLastPathComponent as NSString).standardizingPath
+    }
+
+    /// `path` as written in this config, made absolute against the config's folder.
+    public func resolvedPath(_ path: String) -> String {
+        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
+        return ((folder as NSString).appendingPathComponent(path) as NSString).standardizingPath
+    }
+
+    /// The control socket's path, resolved (nil: no control socket).
+    public var socketPath: String? { control.socketPath.map(resolvedPath) }
 }
 
 /// One node of the graph.
@@ -57,8 +90,21 @@ public struct NodeSpec: Sendable {
     public var kindLocation: SourceLocation
     public var parameters: [ParameterSetting] = []
     public var preset: (value: String, location: SourceLocation)?
-    /// Kind-specific settings: `file`, `loop`, `inputs`, `uri`, `bypass` …
-    public var options: [String: (value: String, location: SourceLocation)] = [:]
+    public var bypass: LocatedOption?
+    /// The kind's own options (`file`, `loop`, `inputs`, `uri` …), typed as the kind says.
+    public var options: [String: LocatedOption] = [:]
+    /// Options given but refused by the parser (reported in `nodeProblems`).
+    public var invalidOptions: Set<String> = []
+
+    public init(id: String, kind: String, location: SourceLocation, kindLocation: SourceLocation) {
+        self.id = id
+        self.kind = kind
+        self.location = location
+        self.kindLocation = kindLocation
+    }
+
+    /// The kind's description (nil only for a kind the parser already reported).
+    public var nodeKind: NodeKind? { NodeKindCatalog.standard.kind(named: kind) }
 }
 
 /// A parameter value for a node: by name or by ID, at a scope and element.

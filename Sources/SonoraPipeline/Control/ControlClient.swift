@@ -32,8 +32,8 @@ public struct ControlClient: Sendable {
 
     /// Sends one raw line (it must end in a newline) and returns the answer line.
     public func exchange(line: [UInt8]) throws -> Data {
-        guard path.utf8.count <= ControlSocketPath.maximumBytes else {
-            throw Failure("socket path too long (\(path.utf8.count) bytes; at most \(ControlSocketPath.maximumBytes)): \(path)")
+        guard path.utf8.count <= ControlSocketPath.maximumPathBytes else {
+            throw Failure("socket path too long (\(path.utf8.count) bytes; at most \(ControlSocketPath.maximumPathBytes)): \(path)")
         }
         let deadline = Self.now() + timeout
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

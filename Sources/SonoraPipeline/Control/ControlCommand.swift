@@ -80,7 +80,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         if let command = ControlCommand(rawValue: name) { return .success(command) }
         let names = allCases.map(\.name)
         let hint = suggestion(for: String(name.prefix(64)), in: names)
-        return .failure(ControlFailure(.unknownCommand, field: "cmd", "unknown command '\(ControlText.excerpt(name))'\(hint) (commands: \(names.joined(separator: ", ")))"))
+        return .failure(ControlFailure(.unknownCommand, field: "cmd", "unknown command '\(Diagnostic.excerpt(name))'\(hint) (commands: \(names.joined(separator: ", ")))"))
     }
 }
 
@@ -90,11 +90,4 @@ public enum ControlProperty: String, CaseIterable, Codable, Sendable {
 
     /// The ones `set-property` may change.
     public static let settable: [ControlProperty] = [.bypass, .preset]
-}
-
-/// Short excerpts of user text for messages (a 1 MB field must not come back whole).
-enum ControlText {
-    static func excerpt(_ text: String, limit: Int = 60) -> String {
-        text.count <= limit ? text : String(text.prefix(limit)) + "…"
-    }
 }

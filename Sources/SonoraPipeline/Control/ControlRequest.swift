@@ -170,7 +170,7 @@ struct RequestFields {
 
     func refuseUnknown(allowed: [String], command: ControlCommand) throws {
         for key in container.allKeys where !allowed.contains(key.stringValue) {
-            let name = ControlText.excerpt(key.stringValue)
+            let name = Diagnostic.excerpt(key.stringValue)
             let others = allowed.filter { $0 != "cmd" && $0 != "version" }
             let takes = others.isEmpty ? "takes no fields" : "takes \(others.joined(separator: ", "))"
             throw ControlFailure(.unknownField, field: key.stringValue, "\(command.name) has no field '\(name)'\(suggestion(for: String(key.stringValue.prefix(64)), in: others)) (\(command.name) \(takes))")
@@ -182,7 +182,7 @@ struct RequestFields {
         let key = FieldKey(name)
         if (try? container.decodeNil(forKey: key)) == true { return "null" }
         if (try? container.decode(Bool.self, forKey: key)) != nil { return "a boolean" }
-        if let text = try? container.decode(String.self, forKey: key) { return "a string (\"\(ControlText.excerpt(text, limit: 30))\")" }
+        if let text = try? container.decode(String.self, forKey: key) { return "a string (\"\(Diagnostic.excerpt(text))\")" }
         if let number = try? container.decode(Double.self, forKey: key) { return "the number \(number)" }
         if (try? container.nestedUnkeyedContainer(forKey: key)) != nil { return "an array" }
         if (try? container.nestedContainer(keyedBy: FieldKey.self, forKey: key)) != nil { return "an object" }
@@ -266,7 +266,7 @@ struct RequestFields {
         if let name = try string("scope") {
             let names = AudioUnitScope.allCases.map(\.description)
             guard let found = AudioUnitScope.allCases.first(where: { $0.description == name.lowercased() }) else {
-                throw ControlFailure(.badField, field: "scope", "\"scope\" must be one of \(names.joined(separator: ", ")), not '\(ControlText.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names))")
+                throw ControlFailure(.badField, field: "scope", "\"scope\" must be one of \(names.joined(separator: ", ")), not '\(Diagnostic.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names))")
             }
             scope = found
         }
@@ -289,7 +289,7 @@ struct RequestFields {
         guard let property = ControlProperty(rawValue: name.lowercased()), choices.contains(property) else {
             let names = choices.map(\.rawValue)
             let what = settable ? "settable properties" : "properties"
-            throw ControlFailure(.unknownProperty, field: "property", "no property '\(ControlText.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names)) (\(what): \(names.joined(separator: ", ")))")
+            throw ControlFailure(.unknownProperty, field: "property", "no property '\(Diagnostic.excerpt(name))'\(suggestion(for: String(name.prefix(64)), in: names)) (\(what): \(names.joined(separator: ", ")))")
         }
         return property
     }

@@ -4,13 +4,15 @@ import Foundation
 import Glibc
 #endif
 
-/// What may stand at a control socket's path. Only a stale socket (one nothing answers
-/// on) is ever replaced; a file, folder, link or live server there is refused, so a
-/// mistyped `control.socket` can never delete a user's file.
+/// What may stand at a control socket's path, found without changing anything. Only a
+/// stale socket (one nothing answers on) is ever replaced; a regular file (even the config
+/// itself), a folder, a symbolic link, a FIFO or a device is refused, so a mistyped
+/// `control.socket` can never delete a user's file.
 public enum ControlSocketPath {
-    /// The longest path `bind` takes: `sun_path` holds it with its terminating NUL
-    /// (108 bytes on Linux, so 107).
-    public static let maximumBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+    /// `sun_path`'s size on Linux (108), the terminating NUL included.
+    public static let maximumBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+    /// The longest path `bind` takes (107 bytes).
+    public static let maximumPathBytes = maximumBytes - 1
 
     /// What stands at the path now.
     public enum State: Equatable, Sendable {
@@ -20,64 +22,64 @@ public enum ControlSocketPath {
         case staleSocket
     }
 
-    /// Why a server cannot use `path`, or nil when it can (nothing there, or a stale
-    /// socket it will replace). Touches nothing: it only looks (lstat, access) and, for
-    /// an existing socket, tries to connect to tell a live server from a stale one.
-    public static func problem(for path: String) -> String? {
-        switch check(path) {
-        case .success: nil
-        case .failure(let problem): problem.message
-        }
+    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        public var message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
     }
 
-    /// The path's state, or what is wrong with it.
+    /// Why `path` cannot be the control socket, or nil if a server could bind it. It only
+    /// looks (lstat, access). A socket already there is fine here, live or stale: the
+    /// config being checked may be the one whose running pipeline serves it (a reload);
+    /// `check` and the server itself refuse a live one at start.
+    public static func problem(for path: String) -> String? {
+        staticProblem(path)?.message
+    }
+
+    /// The path's state for a server about to bind it, or what is wrong with it: every
+    /// problem `problem(for:)` finds, and a live server already there. To tell live from
+    /// stale it connects once (non-blocking) to an existing socket.
     public static func check(_ path: String) -> Result<State, Problem> {
-        guard !path.isEmpty else { return .failure(Problem("the socket path is empty")) }
+        if let problem = staticProblem(path) { return .failure(problem) }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .success(.free) }
+        if isLive(path) { return .failure(Problem("another process is serving \(path); stop it or choose another control.socket")) }
+        return .success(.staleSocket)
+    }
+
+    private static func staticProblem(_ path: String) -> Problem? {
+        guard !path.isEmpty else { return Problem("the socket path is empty") }
         let length = path.utf8.count
-        guard length <= maximumBytes else {
-            return .failure(Problem("socket path '\(ControlText.excerpt(path, limit: 80))' is \(length) bytes; a Unix socket path holds at most \(maximumBytes) (choose a shorter path)"))
+        guard length <= maximumPathBytes else {
+            return Problem("'\(Diagnostic.excerpt(path))' is \(length) bytes; a Unix socket path holds at most \(maximumPathBytes) (choose a shorter path)")
         }
-        guard !path.utf8.contains(0) else { return .failure(Problem("socket path contains a NUL byte")) }
+        guard !path.utf8.contains(0) else { return Problem("the socket path contains a NUL byte") }
         var info = stat()
         if lstat(path, &info) == 0 {
             switch info.st_mode & S_IFMT {
             case S_IFSOCK:
-                if isLive(path) { return .failure(Problem("another process is serving \(path); stop it or choose another control.socket")) }
-                return .success(.staleSocket)
+                return nil
             case S_IFLNK:
                 let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (to \($0))" } ?? ""
-                return .failure(Problem("\(path) is a symbolic link\(target), not a socket; only a stale socket is replaced — remove it or choose another control.socket"))
+                return Problem("\(path) is a symbolic link\(target), not a socket; it is never replaced — give the socket's own path")
             case S_IFDIR:
-                return .failure(Problem("\(path) is a folder, not a socket; choose a file path such as \(path.hasSuffix("/") ? path : path + "/")sonora.sock"))
+                return Problem("\(path) is a folder, not a socket; give the socket's file name (such as \(path.hasSuffix("/") ? path : path + "/")sonora.sock)")
             case S_IFREG:
-                return .failure(Problem("\(path) is a regular file (\(info.st_size) bytes), not a socket; only a stale socket is replaced — remove the file yourself or choose another control.socket"))
+                return Problem("\(path) is a regular file (\(info.st_size) bytes), not a socket; it is never replaced — choose another path")
             default:
-                return .failure(Problem("\(path) exists and is not a socket (a FIFO or a device); only a stale socket is replaced"))
+                return Problem("\(path) exists and is not a socket (a FIFO or a device); it is never replaced — choose another path")
             }
         }
         let reason = errno
-        guard reason == ENOENT else {
-            return .failure(Problem("cannot use \(path): \(String(cString: strerror(reason)))"))
+        guard reason == ENOENT else { return Problem("cannot use \(path): \(String(cString: strerror(reason)))") }
+        let folder = parentFolder(of: path)
+        var parent = stat()
+        guard stat(folder, &parent) == 0 else {
+            return Problem("folder \(folder) \(errno == ENOENT ? "does not exist" : String(cString: strerror(errno)))")
         }
-        let parent = parentFolder(of: path)
-        var folder = stat()
-        guard stat(parent, &folder) == 0 else {
-            let why = errno == ENOENT ? "does not exist" : String(cString: strerror(errno))
-            return .failure(Problem("cannot create \(path): the folder \(parent) \(why)"))
-        }
-        guard folder.st_mode & S_IFMT == S_IFDIR else {
-            return .failure(Problem("cannot create \(path): \(parent) is not a folder"))
-        }
-        guard access(parent, W_OK | X_OK) == 0 else {
-            return .failure(Problem("cannot create \(path): the folder \(parent) is not writable"))
-        }
-        return .success(.free)
-    }
-
-    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
-        public var message: String
-        init(_ message: String) { self.message = message }
-        public var description: String { message }
+        guard parent.st_mode & S_IFMT == S_IFDIR else { return Problem("\(folder) is not a folder") }
+        guard access(folder, W_OK | X_OK) == 0 else { return Problem("cannot create a socket in \(folder) (not writable)") }
+        return nil
     }
 
     static func parentFolder(of path: String) -> String {
@@ -91,15 +93,14 @@ public enum ControlSocketPath {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            let bytes = Array(path.utf8.prefix(buffer.count - 1))
-            buffer.copyBytes(from: bytes + [0])
+            buffer.copyBytes(from: Array(path.utf8.prefix(buffer.count - 1)) + [0])
         }
         return address
     }
 
     /// True if something accepts (or queues) connections at `path`. Non-blocking, so a
     /// hung server with a full backlog counts as live instead of stalling the caller.
-    static func isLive(_ path: String) -> Bool {
+    public static func isLive(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -83,7 +83,7 @@ public final class PipelineController: @unchecked Sendable {
                 let presets = node.unit.factoryPresets
                 guard let preset = presets.first(where: { $0.name.lowercased() == name.lowercased() }) else {
                     let list = presets.isEmpty ? "\(node.id) has no presets" : "presets: \(presets.map(\.name).joined(separator: ", "))"
-                    throw ControlFailure(.unknownPreset, field: "value", "no preset '\(ControlText.excerpt(name))' on \(node.id)\(suggestion(for: String(name.prefix(64)), in: presets.map(\.name))) (\(list))")
+                    throw ControlFailure(.unknownPreset, field: "value", "no preset '\(Diagnostic.excerpt(name))' on \(node.id)\(suggestion(for: String(name.prefix(64)), in: presets.map(\.name))) (\(list))")
                 }
                 do { try node.unit.setPresentPreset(preset) } catch { throw ControlFailure(.failed, field: "value", "\(node.id): \(error)") }
                 return .property(reading(node, .preset))
@@ -109,7 +109,7 @@ public final class PipelineController: @unchecked Sendable {
 
     func node(_ id: String) throws(ControlFailure) -> PipelineNode {
         guard let node = pipeline.node(id) else {
-            throw ControlFailure(.unknownNode, field: "node", "no node '\(ControlText.excerpt(id))'\(suggestion(for: String(id.prefix(64)), in: pipeline.nodes.map(\.id)))")
+            throw ControlFailure(.unknownNode, field: "node", "no node '\(Diagnostic.excerpt(id))'\(suggestion(for: String(id.prefix(64)), in: pipeline.nodes.map(\.id)))")
         }
         return node
     }
@@ -134,7 +134,7 @@ public final class PipelineController: @unchecked Sendable {
             func normalized(_ s: String) -> String { s.lowercased().filter { $0.isLetter || $0.isNumber } }
             let wanted = normalized(text)
             matches = definitions.filter { normalized($0.info.name) == wanted || normalized($0.info.identifier) == wanted || "\($0.id)" == text }
-            label = "'\(ControlText.excerpt(text))'"
+            label = "'\(Diagnostic.excerpt(text))'"
         }
         guard !matches.isEmpty else {
             var hint = ""
@@ -173,7 +173,10 @@ public final class PipelineController: @unchecked Sendable {
             if ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"].contains(word) {
                 throw ControlFailure(.badField, field: "value", "value must be a finite number, not \(word)")
             }
-            text = ControlText.excerpt(string, limit: 200)
+            guard string.utf8.count <= 200 else {
+                throw ControlFailure(.badField, field: "value", "value '\(Diagnostic.excerpt(string))' is \(string.utf8.count) bytes; no parameter value is that long")
+            }
+            text = string
         }
         switch ParameterValue.parse(text, for: definition.info, sampleRate: Double(pipeline.configuration.engine.sampleRate)) {
         case .success(let value) where value.isFinite: return value

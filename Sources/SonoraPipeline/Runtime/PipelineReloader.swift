@@ -21,11 +21,16 @@ struct PipelineReloader {
         if old.device.playback != new.device.playback || old.device.capture != new.device.capture {
             throw ConfigurationErrors([Diagnostic(new.device.location ?? top, "device changed; it takes effect on restart, not on reload (nothing was changed)")])
         }
+        if old.socketPath != new.socketPath {
+            throw ConfigurationErrors([Diagnostic(new.control.socketLocation ?? new.control.location ?? top, "control.socket changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
         let oldNodes = Dictionary(old.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let newNodes = Dictionary(new.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        // A node whose file changed on disk is rebuilt, so its new audio is heard (and said).
+        let changedFiles = Dictionary(pipeline.nodes.map { node in (node.id, node.inputFiles.filter { !$0.isCurrent }) }, uniquingKeysWith: { a, _ in a })
         func sameShape(_ a: NodeSpec, _ b: NodeSpec) -> Bool {
-            a.kind.lowercased() == b.kind.lowercased()
-                && a.options.mapValues(\.value).filter { $0.key != "bypass" } == b.options.mapValues(\.value).filter { $0.key != "bypass" }
+            a.nodeKind?.name == b.nodeKind?.name && a.options.mapValues(\.value) == b.options.mapValues(\.value)
+                && changedFiles[a.id]?.isEmpty != false
         }
         let kept = new.nodes.filter { spec in oldNodes[spec.id].map { sameShape($0, spec) } ?? false }.map(\.id)
         let removed = old.nodes.filter { spec in newNodes[spec.id].map { !sameShape(spec, $0) } ?? true }.map(\.id)
@@ -38,7 +43,10 @@ struct PipelineReloader {
         var retiredRecorders: [FileRecorderUnit] = []
         if !removed.isEmpty || !added.isEmpty || rewired {
             // Build the new nodes into the live graph, then wire everything as the new file says.
-            var context = BuildContext(configuration: new, target: .offline, graph: graph)
+            for (id, files) in changedFiles where !files.isEmpty && newNodes[id] != nil {
+                controller.logger.notice("node '\(id)': \(files.map(\.path).joined(separator: ", ")) changed on disk; reloading it")
+            }
+            var context = BuildContext(configuration: new, target: .live(controller.device), graph: graph)
             for spec in added { context.addNode(spec) }
             if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
             for id in removed {
@@ -71,7 +79,7 @@ struct PipelineReloader {
             }
         }
         // Kept nodes: parameters that changed ramp to their new values; presets; bypass.
-        var context = BuildContext(configuration: new, target: .check, graph: AudioGraph())
+        var context = BuildContext(configuration: new, target: .check(offline: false), graph: AudioGraph())
         for id in kept {
             guard let spec = newNodes[id], let node = nodes.first(where: { $0.id == id }) else { continue }
             if let preset = spec.preset, preset.value != oldNodes[id]?.preset?.value,
@@ -79,8 +87,8 @@ struct PipelineReloader {
             {
                 try node.unit.setPresentPreset(match)
             }
-            if let bypass = spec.options["bypass"]?.value.lowercased() { try node.unit.setBypass(["true", "on", "yes"].contains(bypass)) }
-            else if node.unit.isBypassed { try node.unit.setBypass(false) }
+            let bypass = spec.bypass?.value.boolean ?? false
+            if bypass != node.unit.isBypassed { try node.unit.setBypass(bypass) }
             for setting in spec.parameters {
                 guard let parameter = context.resolve(setting, unit: node.unit, node: id) else { continue }
                 let current = try node.unit.parameter(parameter.id, scope: parameter.scope, element: parameter.element)

@@ -77,7 +77,7 @@ public final class PipelineRuntime {
         do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
         var server: ControlServer?
-        if let path = configuration.control.socketPath {
+        if let path = configuration.socketPath {
             do {
                 server = try ControlServer(path: path, timeout: configuration.control.idleTimeout, logger: logger) { request in controller.handle(request) }
             } catch {

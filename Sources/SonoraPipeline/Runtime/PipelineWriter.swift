@@ -7,7 +7,7 @@ import SonoraUnits
 enum PipelineWriter {
     static func yaml(for pipeline: BuiltPipeline) -> String {
         let configuration = pipeline.configuration
-        var lines: [String] = ["# Saved by sonora from a running pipeline (\(configuration.file))."]
+        var lines: [String] = ["# Saved by sonora from a running pipeline (\(configuration.file)).", "version: \(PipelineConfiguration.formatVersion)"]
         let engine = configuration.engine
         lines += ["engine:", "  sample_rate: \(engine.sampleRate)", "  period: \(engine.periodFrames)", "  periods: \(engine.periods)", "  channels: \(engine.channels)"]
         let device = configuration.device
@@ -22,8 +22,13 @@ enum PipelineWriter {
         for spec in configuration.nodes {
             lines.append("  - id: \(quote(spec.id))")
             lines.append("    kind: \(quote(spec.kind))")
-            for (key, option) in spec.options.sorted(by: { $0.key < $1.key }) where key != "bypass" {
-                lines.append("    \(key): \(quote(option.value))")
+            // Options in the kind's order, each as its type writes it.
+            for option in spec.nodeKind?.options ?? [] {
+                guard let value = spec.options[option.key]?.value else { continue }
+                switch value {
+                case .boolean, .integer: lines.append("    \(option.key): \(value)")
+                case .text(let text): lines.append("    \(option.key): \(quote(text))")
+                }
             }
             guard let node = pipeline.node(spec.id) else { continue }
             if node.unit.isBypassed { lines.append("    bypass: true") }

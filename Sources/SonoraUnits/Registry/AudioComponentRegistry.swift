@@ -30,7 +30,7 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         register(GainUnit.componentDescription, "Gain", "gain in dB and mute, rampable", GainUnit.init)
         register(ToneGeneratorUnit.componentDescription, "ToneGenerator", "sine, sweep, white/pink noise, impulses", ToneGeneratorUnit.init)
         register(ConverterUnit.componentDescription, "Converter", "sample rate (libsoxr) and channel count / map", ConverterUnit.init)
-        register(MeterUnit.componentDescription, "Meter", "passes audio through, meters RMS and peak per channel", MeterUnit.init)
+        register(MeterUnit.componentDescription, "Meter", "passes audio through, meters RMS and peak per channel") { MeterUnit() }
         register(GraphicEQUnit.componentDescription, "GraphicEQ", "ten-band graphic EQ with the iPod EQ presets", GraphicEQUnit.init)
         register(ParametricEQUnit.componentDescription, "ParametricEQ", "N-band parametric EQ: type, frequency, gain, Q, bypass per band") { ParametricEQUnit() }
     }

@@ -12,15 +12,19 @@ public final class MeterUnit: AudioUnit, @unchecked Sendable {
         public static let peakPower: AudioUnitParameterID = 100
     }
 
-    /// Channels metered (the first eight).
-    public static let meteredChannels = 8
+    /// Channels metered: one average and one peak meter each, for as many channels as the
+    /// unit is made for (a 2-channel pipeline's meter shows 2, not a fixed 8).
+    public let meteredChannels: Int
+    public static let maximumChannels = 100
 
     @exclusivity(unchecked) private var meters: UnsafeMutablePointer<LevelMeter>?
     @exclusivity(unchecked) private var averageSlot = 0
     @exclusivity(unchecked) private var peakSlot = 0
 
-    public init() {
-        let channels = (0..<Self.meteredChannels).map { AudioUnitParameterID($0) }
+    /// A meter for `channels` channels (1…100; the parameter IDs of peak meters start at 100).
+    public init(channels: Int = 2) {
+        meteredChannels = max(1, min(channels, Self.maximumChannels))
+        let channels = (0..<meteredChannels).map { AudioUnitParameterID($0) }
         func meter(_ id: AudioUnitParameterID, _ name: String, _ identifier: String) -> AudioUnitParameterDefinition {
             AudioUnitParameterDefinition(
                 id,
@@ -40,8 +44,8 @@ public final class MeterUnit: AudioUnit, @unchecked Sendable {
         averageSlot = try parameterSlot(ParameterAddress(Parameter.averagePower))
         peakSlot = try parameterSlot(ParameterAddress(Parameter.peakPower))
         let rate = try streamFormat(scope: .output, element: 0).sampleRate
-        meters = .allocate(capacity: Self.meteredChannels)
-        meters!.initialize(repeating: LevelMeter(sampleRate: rate), count: Self.meteredChannels)
+        meters = .allocate(capacity: meteredChannels)
+        meters!.initialize(repeating: LevelMeter(sampleRate: rate), count: meteredChannels)
     }
 
     public override func deallocateRenderResources() {
@@ -51,13 +55,13 @@ public final class MeterUnit: AudioUnit, @unchecked Sendable {
 
     public override func resetRenderState() {
         guard let meters else { return }
-        for channel in 0..<Self.meteredChannels { meters[channel].reset() }
+        for channel in 0..<meteredChannels { meters[channel].reset() }
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
         guard let meters else { return .uninitialized }
         context.output.copy(from: context.input(0))
-        for channel in 0..<min(context.output.channelCount, Self.meteredChannels) {
+        for channel in 0..<min(context.output.channelCount, meteredChannels) {
             meters[channel].measure(context.output.samples(channel), count: context.frameCount)
             context.publish(Float(meters[channel].meanSquare.squareRoot()), slot: averageSlot + channel)
             context.publish(Float(meters[channel].peak), slot: peakSlot + channel)

@@ -13,7 +13,7 @@ struct PluginApplyCommand: ParsableCommand {
         abstract: "Apply an LV2 plugin to an audio file (lv2apply's interface, with Sonora's host).",
         discussion: """
             Controls are set with -c SYMBOL VALUE (or -c SYMBOL=VALUE) before the run; a
-            preset (--preset URI) is applied first, then the -c values. A mono input
+            preset (--preset LABEL or URI) is applied first, then the -c values. A mono input
             feeds every audio input, as lv2apply does; otherwise the file's channels
             feed the input buses in order (main bus, then sidechain). The output has
             every output bus's channels in order, as 32-bit float. At the end the
@@ -23,7 +23,7 @@ struct PluginApplyCommand: ParsableCommand {
             Examples:
               sonora plugins apply http://lv2plug.in/plugins/eg-amp -c gain -6 in.wav out.wav
               sonora plugins apply URI -c SYMBOL=0.3 --block-size 64 in.wav out.wav
-              sonora plugins apply URI --preset PRESET_URI --json in.wav out.wav
+              sonora plugins apply URI --preset Disco --json in.wav out.wav
             """
     )
 
@@ -33,7 +33,7 @@ struct PluginApplyCommand: ParsableCommand {
     @Option(name: .customShort("c"), parsing: .unconditionalSingleValue, help: "A control: -c SYMBOL VALUE or -c SYMBOL=VALUE (repeatable).")
     var controls: [String] = []
 
-    @Option(help: "A preset URI to apply before the -c values.")
+    @Option(help: "A preset (its label or URI; sonora plugins info lists them) to apply before the -c values.")
     var preset: String?
 
     @Option(help: "Frames per run() call (1…65536).")
@@ -98,7 +98,7 @@ struct PluginApplyCommand: ParsableCommand {
         let input = try PluginAudioFile.read(inputPath)
         let unit = try LV2Unit(
             uri: uri, options: .init(sampleRate: input.sampleRate, maximumFrames: blockSize, workerMode: .inline))
-        if let preset { try unit.applyPreset(uri: preset) }
+        if let preset { try unit.applyPreset(named: preset) }
         for (symbol, value) in controlValues {
             guard let port = unit.plugin.port(symbol: symbol), port.kind == .control, port.direction == .input else {
                 throw CLIError("\(unit.plugin.uri) has no control input '\(symbol)' (see: sonora plugins info \(unit.plugin.uri))")

@@ -29,7 +29,7 @@ struct PluginSavePresetCommand: ParsableCommand {
     @Option(name: .customShort("c"), help: "A control as SYMBOL=VALUE (repeatable).")
     var controls: [String] = []
 
-    @Option(help: "A preset URI to start from.")
+    @Option(help: "A preset to start from (its label or URI).")
     var preset: String?
 
     @Option(help: "The preset's label.")
@@ -41,7 +41,7 @@ struct PluginSavePresetCommand: ParsableCommand {
     func run() throws {
         do {
             let unit = try LV2Unit(uri: uri, options: .init(workerMode: .inline))
-            if let preset { try unit.applyPreset(uri: preset) }
+            if let preset { try unit.applyPreset(named: preset) }
             for control in controls {
                 let parts = control.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let value = Float(parts[1]), value.isFinite else {
