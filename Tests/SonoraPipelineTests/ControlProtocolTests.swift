@@ -70,6 +70,12 @@ struct ControlProtocolTests {
         #expect(refusal(#"{"cmd":"set-property","node":"g","property":"latency","value":1}"#)?.code == .unknownProperty)
         #expect(refusal(#"{"cmd":"get-property","node":"g","property":"bypas"}"#)?.message.contains("did you mean 'bypass'?") == true)
         #expect(refusal(#"{"cmd":"save","path":""}"#)?.field == "path")
+        // Two values for one field: neither is used.
+        let twice = refusal(#"{"cmd":"get","node":"m","param":"volume","scope":"input","element":1,"element":0}"#)
+        #expect(twice?.code == .badRequest && twice?.field == "element")
+        #expect(refusal(#"{"cmd":"get","node":"m","param":"volume","\u0065lement":1,"element":0}"#)?.field == "element")
+        // Keys of nested values, and strings holding quotes and commas, are no fields.
+        #expect(request(#"{"cmd":"set","node":"m","param":"pan","value":"a\",\"value\":1"}"#) != nil)
     }
 
     @Test("commands: unknown ones get a suggestion from the one list; malformed lines a code")

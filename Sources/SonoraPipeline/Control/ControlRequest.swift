@@ -87,7 +87,13 @@ extension ControlRequest: Decodable {
             return .failure(ControlFailure(.tooLong, "request longer than \(ControlProtocol.maximumRequestBytes) bytes"))
         }
         do {
-            return .success(try JSONDecoder().decode(ControlRequest.self, from: Data(line)))
+            let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line))
+            // JSON decoders keep one of two equal keys silently; {"element":1,"element":0}
+            // must not address either.
+            if let duplicate = duplicateKey(in: Array(line)) {
+                return .failure(ControlFailure(.badRequest, field: duplicate, "field '\(Diagnostic.excerpt(duplicate))' appears twice; give each field once"))
+            }
+            return .success(request)
         } catch let failure as ControlFailure {
             return .failure(failure)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
@@ -96,6 +102,41 @@ extension ControlRequest: Decodable {
             let text = String(decoding: line.prefix(80), as: UTF8.self)
             return .failure(ControlFailure(.malformedJSON, "malformed JSON: \(text)"))
         }
+    }
+
+    /// The first key that appears twice in the top-level object of a valid JSON line.
+    static func duplicateKey(in bytes: [UInt8]) -> String? {
+        var keys = Set<String>()
+        var depth = 0
+        var index = 0
+        var expectingKey = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                expectingKey = depth == 1 && byte == UInt8(ascii: "{")
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                expectingKey = depth == 1
+            case UInt8(ascii: "\""):
+                // Find the closing quote, skipping escaped characters.
+                var end = index + 1
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+                if expectingKey {
+                    let raw = Array(bytes[index...min(end, bytes.count - 1)])
+                    let key = (try? JSONDecoder().decode(String.self, from: Data(raw))) ?? String(decoding: raw, as: UTF8.self)
+                    if !keys.insert(key).inserted { return key }
+                    expectingKey = false
+                }
+                index = end
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 
     public init(from decoder: Decoder) throws {
