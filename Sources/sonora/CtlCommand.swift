@@ -13,12 +13,9 @@ struct CtlCommand: ParsableCommand {
         abstract: "Control a running `sonora run` over its control socket.",
         discussion: """
             Commands:
-            \(ControlVerb.allCases.map { "  \($0.usage.padding(toLength: 30, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
-            PARAM is a name or an ID; VALUE may carry a unit (-6dB, 1.2 kHz, 250 ms, on) and may
-            start with '-' (no `--` needed). Options go anywhere. The socket is --socket, else
-            $SONORA_SOCKET, else /tmp/sonora.sock. Human output by default, the daemon's JSON
-            answer with --json; exits 1 with the reason on stderr when the request fails or no
-            answer comes within --timeout seconds.
+            \(ControlVerb.helpLines)
+
+            PARAM is a name or an ID; VALUE may carry a unit (-6dB, 1.2 kHz, 250 ms, on) and may start with '-' (no `--` needed). Options go anywhere. The socket is --socket, else $SONORA_SOCKET, else /tmp/sonora.sock. Human output by default, the daemon's JSON answer with --json. Exits 1 with the reason on stderr when the request fails or no answer comes within --timeout seconds.
 
             Examples:
               sonora ctl --socket /tmp/sonora.sock status
@@ -242,8 +239,15 @@ enum ControlVerb: String, CaseIterable {
         }
     }
 
-    var summary: String {
-        let commands = ControlCommand.allCases.filter { ControlVerb($0) == self }
-        return commands.map(\.summary).joined(separator: "; ")
+    /// One line per protocol command, under its CLI usage.
+    static var helpLines: String {
+        var lines: [String] = []
+        for verb in allCases {
+            for (index, command) in ControlCommand.allCases.filter({ ControlVerb($0) == verb }).enumerated() {
+                let usage = index == 0 ? verb.usage : ""
+                lines.append("  " + usage.padding(toLength: 28, withPad: " ", startingAt: 0) + command.summary)
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }

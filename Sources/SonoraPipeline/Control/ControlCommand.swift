@@ -41,20 +41,20 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     /// Every field a request for this command may carry.
     public var allowedFields: [String] { ["cmd", "version"] + requiredFields + optionalFields }
 
-    /// What it does, for help texts.
+    /// What it does, for help texts (short: it shares a line with its usage).
     public var summary: String {
         switch self {
         case .nodes: "the pipeline's nodes (id, kind, unit)"
-        case .params: "a node's parameters with their values, ranges and units"
+        case .params: "a node's parameters: values, ranges, units"
         case .get: "one parameter's value"
-        case .set: "sets a parameter (a value with a unit such as \"-6 dB\"), optionally ramped over seconds"
+        case .set: "sets a parameter (\"-6 dB\"), --ramp seconds"
         case .getProperty: "a node's latency, bypass, preset or tail"
-        case .setProperty: "sets a node's bypass (true/false) or preset (a name)"
+        case .setProperty: "sets bypass (on/off) or preset (a name)"
         case .meters: "every meter of every node"
         case .status: "device, cycles, xruns, load, latency"
-        case .reload: "re-reads the config file; refused with its errors if it is invalid"
-        case .save: "writes the running pipeline as a config file"
-        case .version: "the protocol version and Sonora's version"
+        case .reload: "re-reads the config file (refused if invalid)"
+        case .save: "writes the running pipeline as a config"
+        case .version: "the protocol's and Sonora's versions"
         }
     }
 
