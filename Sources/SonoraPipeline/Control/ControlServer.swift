@@ -67,7 +67,9 @@ public final class ControlServer: @unchecked Sendable {
     /// Binds `path`. Refuses anything but a free path or a stale socket (see
     /// `ControlSocketPath.check`); a stale socket is replaced.
     public init(path: String, timeout: Double = 10, maximumClients: Int = 64, logger: Logger, handler: @escaping Handler) throws {
-        precondition(maximumClients > 0 && timeout > 0)
+        guard maximumClients > 0, timeout > 0, timeout.isFinite else {
+            throw ControlServerError("the control server needs at least one client and a positive timeout (got \(maximumClients), \(timeout) s)")
+        }
         self.path = path
         self.timeout = timeout
         self.maximumClients = maximumClients
