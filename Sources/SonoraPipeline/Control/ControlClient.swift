@@ -10,9 +10,10 @@ public struct ControlClient: Sendable {
     public var path: String
     public var timeout: Double
 
+    /// `timeout` is clamped to 1 µs…1 day (a timeval and poll's milliseconds must hold it).
     public init(path: String, timeout: Double = 5) {
         self.path = path
-        self.timeout = timeout
+        self.timeout = timeout.isFinite ? min(max(timeout, 1e-6), 86_400) : 86_400
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -83,7 +84,5 @@ public struct ControlClient: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 
-    static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
-    }
+    static func seconds(_ value: Double) -> String { String(format: "%g s", value) }
 }

@@ -250,9 +250,7 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
-    private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
-    }
+    private static func seconds(_ value: Double) -> String { String(format: "%g s", value) }
 
     private func acceptClients() {
         while true {
