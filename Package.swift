@@ -144,7 +144,10 @@ let package = Package(
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
         .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "CAllocationCounter"]),
-        .testTarget(name: "SonoraPipelineTests", dependencies: ["SonoraPipeline", "SonoraUnits", "SonoraFile"]),
+        .testTarget(
+            name: "SonoraPipelineTests",
+            dependencies: ["SonoraPipeline", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
         .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
         .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "CAllocationCounter"]),

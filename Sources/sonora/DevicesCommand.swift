@@ -11,10 +11,14 @@ struct DevicesCommand: ParsableCommand {
             Sonora's devices need no sound card: `null` (timer-paced), `offline`
             (unpaced), `inprocess:FRAMES` (in-process loopback) and `sonoraloop:NAME`
             (Sonora's ALSA loopback plugin, a real ALSA PCM). Then every PCM that ALSA's
-            `snd_device_name_hint` lists, with capture/playback capability. With --probe
-            each is opened (non-blocking) in each direction it supports and its formats,
-            access types, rates, channels, period sizes and counts are printed; a PCM that
-            cannot be opened says why.
+            `snd_device_name_hint` lists, with capture/playback capability, each under the
+            name a config or `--device` takes (an ALSA PCM whose bare name means one of
+            Sonora's devices is listed as `alsa:NAME`, e.g. `alsa:null`). With --probe
+            each ALSA PCM is opened (non-blocking) in each direction it supports and its
+            formats, access types, rates, channels, period sizes and counts are printed;
+            a PCM that cannot be opened says why. The libraries' own chatter while
+            probing (alsa-lib, libjack's "jack server is not running") is shown only with
+            --verbose.
 
             Examples:
               sonora devices
@@ -23,11 +27,14 @@ struct DevicesCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Probe only these PCM names (implies --probe).")
+    @Argument(help: "Probe only these device names (implies --probe).")
     var names: [String] = []
 
     @Flag(help: "Open each PCM and print what it grants.")
     var probe = false
+
+    @Flag(help: "Show alsa-lib's and libjack's own messages while probing.")
+    var verbose = false
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -42,36 +49,75 @@ struct DevicesCommand: ParsableCommand {
         var errors: [String]?
     }
 
+    /// An entry and the ALSA PCMs behind it (none for Sonora's timer devices).
+    struct Row {
+        var entry: Entry
+        var capturePCM: String?
+        var playbackPCM: String?
+    }
+
+    func validate() throws {
+        for name in names {
+            do {
+                _ = try DeviceSpecifier(parsing: name)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
     func run() throws {
-        var entries: [Entry]
+        ALSAConfiguration.showLibraryMessages(verbose)
+        let sonora = PCMDirectory.sonoraDevices.map { hint in
+            Row(
+                entry: Entry(name: hint.name, description: hint.description, capture: hint.canCapture, playback: hint.canPlay, source: hint.source),
+                capturePCM: hint.name.hasPrefix("sonoraloop") ? "sonoraloop" : nil,
+                playbackPCM: hint.name.hasPrefix("sonoraloop") ? "sonoraloop" : nil)
+        }
+        let hints = PCMDirectory.alsaHints()
+        var rows: [Row]
         if names.isEmpty {
-            entries = (PCMDirectory.sonoraDevices + PCMDirectory.alsaHints()).map {
-                Entry(name: $0.name, description: $0.description, capture: $0.canCapture, playback: $0.canPlay, source: $0.source)
+            rows = sonora + hints.map { hint in
+                // Listed under the name that reaches it: `null` is Sonora's device.
+                let name = DeviceSpecifier.isReserved(hint.name) ? "alsa:\(hint.name)" : hint.name
+                return Row(
+                    entry: Entry(name: name, description: hint.description, capture: hint.canCapture, playback: hint.canPlay, source: hint.source),
+                    capturePCM: hint.canCapture ? hint.name : nil, playbackPCM: hint.canPlay ? hint.name : nil)
             }
         } else {
-            entries = names.map { Entry(name: $0, description: "", capture: true, playback: true, source: "alsa") }
+            rows = try names.map { name in
+                switch try DeviceSpecifier(parsing: name) {
+                case .alsa(let capture, let playback):
+                    return Row(entry: Entry(name: name, description: "", capture: capture != nil, playback: playback != nil, source: "alsa"), capturePCM: capture, playbackPCM: playback)
+                case let specifier:
+                    let hint = PCMDirectory.sonoraDevices.first { $0.name.hasPrefix(specifier.driver) }
+                    return Row(entry: Entry(name: name, description: hint?.description ?? "", capture: true, playback: true, source: "sonora"), capturePCM: nil, playbackPCM: nil)
+                }
+            }
         }
         if probe || !names.isEmpty {
-            for index in entries.indices where entries[index].source == "alsa" || entries[index].name.hasPrefix("sonoraloop") {
-                let name = entries[index].name.replacingOccurrences(of: ":NAME", with: "")
+            for index in rows.indices where rows[index].capturePCM != nil || rows[index].playbackPCM != nil {
                 var probes: [PCMCapabilities] = []
                 var errors: [String] = []
-                for capture in [true, false] where capture ? entries[index].capture : entries[index].playback {
+                for (pcm, capture) in [(rows[index].capturePCM, true), (rows[index].playbackPCM, false)] {
+                    guard let pcm else { continue }
                     do {
-                        probes.append(try PCMDirectory.probe(name, capture: capture))
+                        probes.append(try PCMDirectory.probe(pcm, capture: capture))
                     } catch {
                         errors.append(error.message)
                     }
                 }
-                entries[index].probes = probes
-                entries[index].errors = errors.isEmpty ? nil : errors
+                rows[index].entry.probes = probes
+                rows[index].entry.errors = errors.isEmpty ? nil : errors
             }
-            if !names.isEmpty && entries.allSatisfy({ ($0.probes ?? []).isEmpty }) {
-                throw CLIError(entries.flatMap { $0.errors ?? [] }.joined(separator: "\n"))
+            let asked = rows.filter { $0.entry.source == "alsa" }
+            if !names.isEmpty && !asked.isEmpty && asked.allSatisfy({ ($0.entry.probes ?? []).isEmpty }) {
+                throw CLIError(asked.flatMap { $0.entry.errors ?? [] }.joined(separator: "\n"))
             }
         }
+        let entries = rows.map(\.entry)
         if json { return try printJSON(entries) }
-        if PCMDirectory.alsaHints().isEmpty && names.isEmpty {
+        if hints.isEmpty && names.isEmpty {
             print("ALSA lists no PCMs (no sound card here); Sonora's own devices work without one.\n")
         }
         for entry in entries {

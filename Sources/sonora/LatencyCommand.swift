@@ -15,9 +15,11 @@ struct LatencyCommand: ParsableCommand {
             and when there is no signal at all (exit status 1). For a real card, connect
             an output to an input with a cable.
 
-            `--device loopback` uses Sonora's own timer-paced ALSA loopback plugin (PCM
-            `sonoraloop:NAME`), which needs no set-up and returns exactly periods × period.
-            `--device inprocess:FRAMES` uses the in-process loopback device.
+            `--device sonoraloop` (or `sonoraloop:NAME`) uses Sonora's own timer-paced
+            ALSA loopback plugin, which needs no set-up and returns exactly periods ×
+            period. `--device inprocess:FRAMES` uses the in-process loopback device.
+            (The old `--device loopback` is refused: it named the plugin here and the
+            in-process device elsewhere.)
             `--device jackloop` goes through a running JACK server (libasound2-plugins'
             jack PCM), its capture client's inputs connected to its playback client's
             outputs; with jackd's dummy backend this needs no sound card either.
@@ -26,13 +28,13 @@ struct LatencyCommand: ParsableCommand {
             reports the smallest buffer that ran --seconds without an xrun.
 
             Examples:
-              sonora latency --device loopback --period 128 --periods 2
+              sonora latency --device sonoraloop --period 128 --periods 2
               sonora latency --capture hw:1 --playback hw:1 --rate 48000 --period 64 --json
-              sonora latency --device loopback --find-minimum --seconds 3
+              sonora latency --device sonoraloop --find-minimum --seconds 3
             """
     )
 
-    @Option(help: "PCM for both directions (`loopback` = Sonora's loopback plugin).")
+    @Option(help: "Device for both directions (`sonoraloop[:NAME]`, `inprocess[:FRAMES]`, `jackloop`, `null`, an ALSA PCM …).")
     var device: String?
     @Option(help: "Capture PCM.")
     var capture: String?
@@ -65,17 +67,19 @@ struct LatencyCommand: ParsableCommand {
         if let format, DeviceSampleFormat(name: format) == nil {
             throw ValidationError("unknown format '\(format)'; use one of \(DeviceSampleFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        do {
+            _ = try parsedSpecifier()
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
-    private var specifier: DeviceSpecifier {
-        if let device {
-            if device == "loopback" { return .alsa(capture: "sonoraloop:sonora-latency", playback: "sonoraloop:sonora-latency") }
-            if device == "jackloop" { return .alsa(capture: "sonora_jackloop_capture", playback: "sonora_jackloop_playback") }
-            if device.hasPrefix("inprocess") || device == "null" || device == "offline" { return DeviceSpecifier(parsing: device) }
-            return .alsa(capture: device, playback: device)
-        }
-        return .alsa(capture: capture, playback: playback)
+    private func parsedSpecifier() throws(AudioError) -> DeviceSpecifier {
+        if let device { return try DeviceSpecifier(parsing: device) }
+        return try DeviceSpecifier(capture: capture, playback: playback)
     }
+
+    private var specifier: DeviceSpecifier { (try? parsedSpecifier()) ?? .null }
 
     private func configuration(period: Int, periods: Int) -> AudioDeviceConfiguration {
         AudioDeviceConfiguration(

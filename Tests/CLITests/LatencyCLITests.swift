@@ -22,7 +22,7 @@ struct LatencyCLITests {
 
     @Test("on Sonora's loopback plugin the measured round trip is periods × period", arguments: [(128, 2), (256, 3)])
     func loopbackPlugin(period: Int, periods: Int) throws {
-        let outcome = try sonora("latency", "--device", "loopback", "--period", "\(period)", "--periods", "\(periods)", "--seconds", "0.8", "--json")
+        let outcome = try sonora("latency", "--device", "sonoraloop", "--period", "\(period)", "--periods", "\(periods)", "--seconds", "0.8", "--json")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let result = try JSONDecoder().decode(Result.self, from: Data(outcome.stdout.utf8))
         #expect(result.theoreticalFrames == period * periods)

@@ -24,7 +24,7 @@ struct TimerDeviceTests {
         let pattern = quantizedPattern(count: 300, bits: 24)
         let device = try TimerDevice(
             configuration: AudioDeviceConfiguration(periodFrames: 64, inputChannels: 1, outputChannels: 1),
-            mode: .loopback(latencyFrames: latency, paced: false))
+            mode: .inProcess(latencyFrames: latency, paced: false))
         let probe = Probe(capacity: 64 * 100, pattern: pattern, patternStart: 70)
         try device.run(cycles: 100, IOProcedure(probe))
         #expect(probe.measuredRoundTrip() == latency)
@@ -34,7 +34,7 @@ struct TimerDeviceTests {
     @Test("in-process loopback refuses a latency shorter than one period")
     func inProcessRefusesShortLatency() {
         #expect(throws: AudioError.self) {
-            try TimerDevice(configuration: AudioDeviceConfiguration(periodFrames: 256), mode: .loopback(latencyFrames: 100, paced: false))
+            try TimerDevice(configuration: AudioDeviceConfiguration(periodFrames: 256), mode: .inProcess(latencyFrames: 100, paced: false))
         }
     }
 

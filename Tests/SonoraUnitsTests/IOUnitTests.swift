@@ -27,7 +27,7 @@ struct IOUnitTests {
         let latency = 512
         let device = try TimerDevice(
             configuration: AudioDeviceConfiguration(periodFrames: 128, inputChannels: 2, outputChannels: 2, realtimePriority: nil),
-            mode: .loopback(latencyFrames: latency, paced: true))
+            mode: .inProcess(latencyFrames: latency, paced: true))
         let graph = AudioGraph()
         let io = IOUnit()
         try io.setDevice(device)

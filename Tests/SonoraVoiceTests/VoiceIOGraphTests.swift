@@ -17,7 +17,7 @@ struct VoiceIOGraphTests {
     func graphOnPacedLoopback() throws {
         let device = try TimerDevice(
             configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: 160, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
-            mode: .loopback(latencyFrames: 480, paced: true))
+            mode: .inProcess(latencyFrames: 480, paced: true))
         let graph = AudioGraph()
         let unit = VoiceProcessingIOUnit()
         try unit.setStreamFormat(.canonical(sampleRate: 16000, channels: 1), scope: .input, element: 0)

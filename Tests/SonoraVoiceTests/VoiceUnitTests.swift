@@ -46,7 +46,7 @@ final class RoomLoopDevice: AudioDevice, @unchecked Sendable {
     init(period: Int, roundTrip: Int, taps: [(Int, Float)]) throws {
         inner = try TimerDevice(
             configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: period, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
-            mode: .loopback(latencyFrames: roundTrip, paced: false))
+            mode: .inProcess(latencyFrames: roundTrip, paced: false))
         self.taps = taps.map { (delay: $0.0, gain: $0.1) }
         history = [Float](repeating: 0, count: 4096)
         microphone.reserveCapacity(16000 * 20)

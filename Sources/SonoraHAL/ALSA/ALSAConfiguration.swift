@@ -2,6 +2,7 @@ import CALSA
 import CSonoraALSA
 import Logging
 import SonoraCore
+import Synchronization
 
 /// The ALSA configuration tree Sonora opens PCMs with: the system's (alsa.conf and what
 /// it includes), plus Sonora's own definitions — the `sonoraloop` loopback plugin — so
@@ -61,16 +62,64 @@ public enum ALSAConfiguration {
         """
     }
 
-    /// alsa-lib's own error lines ("cannot find card '0'" …) go to Sonora's log at debug
-    /// level instead of stderr: Sonora reports the failure itself, in one line.
+    /// alsa-lib's own error lines ("cannot find card '0'" …) and libjack's (loaded by
+    /// the ALSA `jack` plugin: "Cannot connect to server socket…", "jack server is not
+    /// running…") go to Sonora's log at debug level instead of stderr: Sonora reports
+    /// the failure itself, in one line. `showLibraryMessages(true)` prints them again.
     static let routeErrors: Void = {
         sonora_alsa_route_errors { message in
             guard let message else { return }
-            alsaLogger.debug("alsa-lib: \(String(cString: message))")
+            libraryMessage("alsa-lib", String(cString: message))
         }
+        routeJackMessages()
     }()
 
     static let alsaLogger = Logger(label: "sonora.alsa-lib")
+    private static let showsLibraryMessages = Atomic<Bool>(false)
+
+    /// Shows alsa-lib's and libjack's own messages on stderr (`--verbose`) instead of
+    /// logging them at debug level.
+    public static func showLibraryMessages(_ shown: Bool) {
+        showsLibraryMessages.store(shown, ordering: .relaxed)
+    }
+
+    private static func libraryMessage(_ library: String, _ text: String) {
+        if showsLibraryMessages.load(ordering: .relaxed) {
+            let line = "\(library): \(text)\n"
+            _ = line.withCString { write(2, $0, strlen($0)) }
+        } else {
+            alsaLogger.debug("\(library): \(text)")
+        }
+    }
+
+    /// libjack prints through two handlers that are plain C function pointers
+    /// (`jack_set_error_function`, `jack_set_info_function`). Sonora does not link JACK:
+    /// it loads the library the plugin would load (same soname, so the same instance)
+    /// and sets them, when JACK is installed at all.
+    private static func routeJackMessages() {
+        guard let library = dlopen("libjack.so.0", RTLD_LAZY | RTLD_LOCAL) else { return }
+        typealias Handler = @convention(c) (UnsafePointer<CChar>?) -> Void
+        typealias Setter = @convention(c) (Handler) -> Void
+        let handler: Handler = { message in
+            guard let message else { return }
+            ALSAConfiguration.libraryMessage("libjack", String(cString: message))
+        }
+        for name in ["jack_set_error_function", "jack_set_info_function"] {
+            if let symbol = dlsym(library, name) { unsafeBitCast(symbol, to: Setter.self)(handler) }
+        }
+    }
+
+    /// True when ALSA's configuration (with Sonora's definitions and `extra`) defines a
+    /// PCM called `name` — its part before the first ':' — without opening anything.
+    public static func definesPCM(_ name: String, extra: String = "") throws(AudioError) -> Bool {
+        let tree = try tree(extra: extra)
+        defer { snd_config_delete(tree) }
+        let base = name.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
+        var pcms: OpaquePointer?
+        guard snd_config_search(tree, "pcm", &pcms) >= 0, let pcms else { return false }
+        var node: OpaquePointer?
+        return snd_config_search(pcms, base, &node) >= 0
+    }
 
     /// A private copy of the global configuration with Sonora's definitions and
     /// `extra` (ALSA configuration text, e.g. a test's PCMs) merged in. The caller owns it

@@ -6,8 +6,9 @@ import SonoraDSP
 import Glibc
 #endif
 
-/// One open ALSA PCM (one direction) and what it granted. Every `snd_pcm_*` call the I/O
-/// thread makes goes through here — one chokepoint, where `PCMFaults` can inject errors.
+/// One open ALSA PCM (one direction) and what it granted. Every `snd_pcm_*` call that can
+/// fail goes through here (and `PCMNegotiation`) — one chokepoint, where `PCMFaults` can
+/// inject errors.
 final class ALSAPCM: @unchecked Sendable {
     enum Direction: Sendable {
         case capture, playback
@@ -57,13 +58,13 @@ final class ALSAPCM: @unchecked Sendable {
                 throw AudioError(.badDevice, "cannot open \(direction.word) PCM '\(name)': Sonora's loopback plugin (\(ALSAConfiguration.loopPluginFileName)) is not beside the binary; build it (swift build --product asound_module_pcm_sonoraloop) or point SONORA_LOOP_PLUGIN at it")
             }
             let code: AudioError.Code = status == -EBUSY ? .devicePermissions : .badDevice
-            throw alsaError(code, status, "cannot open \(direction.word) PCM '\(name)'")
+            throw alsaError(code, status, "cannot open \(direction.word) PCM '\(name)' (snd_pcm_open)")
         }
         var negotiated: PCMNegotiation.Result
         do {
-            negotiated = try PCMNegotiation.negotiate(pcm, name: name, direction: direction, channels: channels, configuration: configuration)
+            negotiated = try PCMNegotiation.negotiate(pcm, name: name, direction: direction, channels: channels, configuration: configuration, faults: faults)
         } catch {
-            snd_pcm_close(pcm)
+            Self.close(pcm, name: name, direction: direction, faults: faults)
             throw error
         }
         self.name = name
@@ -106,7 +107,7 @@ final class ALSAPCM: @unchecked Sendable {
     }
 
     deinit {
-        snd_pcm_close(handle)
+        Self.close(handle, name: name, direction: direction, faults: faults)
         pollDescriptors.deallocate()
         channelByteBuffers.deallocate()
         directChannels.deallocate()
@@ -120,22 +121,40 @@ final class ALSAPCM: @unchecked Sendable {
             periodFrames: periodFrames, periods: periods, bufferFrames: bufferFrames)
     }
 
+    /// Closes a PCM; a failure is logged (the descriptor is gone either way).
+    private static func close(_ pcm: OpaquePointer, name: String, direction: Direction, faults: PCMFaults) {
+        var status = snd_pcm_close(pcm)
+        let injected = faults.failure(.close)
+        if injected != 0 { status = injected }
+        if status < 0 {
+            ALSAConfiguration.alsaLogger.warning("closing \(direction.word) PCM '\(name)' failed (snd_pcm_close): \(String(cString: snd_strerror(status)))")
+        }
+    }
+
     // MARK: The calls the I/O thread makes
 
-    @inline(__always) func prepare() -> Int32 { snd_pcm_prepare(handle) }
-    @inline(__always) func start() -> Int32 { snd_pcm_start(handle) }
-    @inline(__always) func drop() -> Int32 { snd_pcm_drop(handle) }
-    @inline(__always) func resume() -> Int32 { snd_pcm_resume(handle) }
-    @inline(__always) func state() -> snd_pcm_state_t { snd_pcm_state(handle) }
-    @inline(__always) func link(to other: ALSAPCM) -> Int32 { snd_pcm_link(handle, other.handle) }
-    @inline(__always) func unlink() { snd_pcm_unlink(handle) }
+    /// Calls `body` unless a failure of `operation` is injected.
+    @inline(__always)
+    private func call(_ operation: PCMFaults.Operation, _ body: () -> Int32) -> Int32 {
+        let injected = faults.failure(operation)
+        return injected != 0 ? injected : body()
+    }
 
     @inline(__always)
-    func availUpdate() -> Int {
-        let injected = faults.failure(.availUpdate)
-        if injected != 0 { return Int(injected) }
-        return snd_pcm_avail_update(handle)
+    private func callFrames(_ operation: PCMFaults.Operation, _ body: () -> Int) -> Int {
+        let injected = faults.failure(operation)
+        return injected != 0 ? Int(injected) : body()
     }
+
+    @inline(__always) func prepare() -> Int32 { call(.prepare) { snd_pcm_prepare(handle) } }
+    @inline(__always) func start() -> Int32 { call(.start) { snd_pcm_start(handle) } }
+    @inline(__always) func drop() -> Int32 { call(.drop) { snd_pcm_drop(handle) } }
+    @inline(__always) func resume() -> Int32 { call(.resume) { snd_pcm_resume(handle) } }
+    @inline(__always) func state() -> snd_pcm_state_t { snd_pcm_state(handle) }
+    @inline(__always) func link(to other: ALSAPCM) -> Int32 { call(.link) { snd_pcm_link(handle, other.handle) } }
+
+    @inline(__always)
+    func availUpdate() -> Int { callFrames(.availUpdate) { snd_pcm_avail_update(handle) } }
 
     /// The sound card the PCM sits on (−1 for plugins with no card).
     var card: Int32 {
@@ -150,20 +169,20 @@ final class ALSAPCM: @unchecked Sendable {
     /// The frames ALSA says sit between the application and the converter (`snd_pcm_delay`).
     func delay() -> Int? {
         var frames: snd_pcm_sframes_t = 0
-        return snd_pcm_delay(handle, &frames) >= 0 ? frames : nil
+        return call(.delay) { snd_pcm_delay(handle, &frames) } >= 0 ? frames : nil
     }
 
     /// Refreshes and returns the poll descriptors (count), or a negative status.
     @inline(__always)
     func refreshPollDescriptors() -> Int32 {
-        snd_pcm_poll_descriptors(handle, pollDescriptors, UInt32(pollCapacity))
+        call(.pollDescriptors) { snd_pcm_poll_descriptors(handle, pollDescriptors, UInt32(pollCapacity)) }
     }
 
     /// Translates `poll` results for this PCM's descriptors into events.
     @inline(__always)
     func revents(count: Int32) -> UInt16 {
         var events: UInt16 = 0
-        guard snd_pcm_poll_descriptors_revents(handle, pollDescriptors, UInt32(count), &events) >= 0 else { return UInt16(POLLERR) }
+        guard call(.pollRevents, { snd_pcm_poll_descriptors_revents(handle, pollDescriptors, UInt32(count), &events) }) >= 0 else { return UInt16(POLLERR) }
         return events
     }
 
@@ -199,7 +218,7 @@ final class ALSAPCM: @unchecked Sendable {
         var areas: UnsafePointer<snd_pcm_channel_area_t>?
         var offset: snd_pcm_uframes_t = 0
         var count = snd_pcm_uframes_t(frames)
-        let status = snd_pcm_mmap_begin(handle, &areas, &offset, &count)
+        let status = call(.mmapBegin) { snd_pcm_mmap_begin(handle, &areas, &offset, &count) }
         if status < 0 { return (nil, status) }
         guard let areas, Int(count) == frames else {
             // Wraps around the buffer end: give it back untouched, copy this period instead.
@@ -217,7 +236,7 @@ final class ALSAPCM: @unchecked Sendable {
 
     @inline(__always)
     func commitDirectPeriod(frames: Int) -> Int32 {
-        let committed = snd_pcm_mmap_commit(handle, directOffset, snd_pcm_uframes_t(frames))
+        let committed = callFrames(.mmapCommit) { snd_pcm_mmap_commit(handle, directOffset, snd_pcm_uframes_t(frames)) }
         if committed < 0 { return Int32(committed) }
         return committed == frames ? 0 : -EPIPE
     }
@@ -256,7 +275,7 @@ final class ALSAPCM: @unchecked Sendable {
             var areas: UnsafePointer<snd_pcm_channel_area_t>?
             var areaOffset: snd_pcm_uframes_t = 0
             var count = snd_pcm_uframes_t(frames - done)
-            let status = snd_pcm_mmap_begin(handle, &areas, &areaOffset, &count)
+            let status = call(.mmapBegin) { snd_pcm_mmap_begin(handle, &areas, &areaOffset, &count) }
             if status < 0 { return Int(status) }
             guard let areas, count > 0 else { break }
             for channel in 0..<channels {
@@ -278,7 +297,7 @@ final class ALSAPCM: @unchecked Sendable {
                     }
                 }
             }
-            let committed = snd_pcm_mmap_commit(handle, areaOffset, count)
+            let committed = callFrames(.mmapCommit) { snd_pcm_mmap_commit(handle, areaOffset, count) }
             if committed < 0 { return committed }
             if committed != count { return -Int(EPIPE) }
             done += Int(count)
@@ -299,16 +318,20 @@ final class ALSAPCM: @unchecked Sendable {
                     let stride = interleaved ? channels * sampleBytes : sampleBytes
                     SampleConversion.encode(buffers.samples(channel) + offset + done, count: count, into: start, sample: format.sample, bigEndian: format.isBigEndian, stride: stride)
                 }
-                let written = interleaved
-                    ? snd_pcm_writei(handle, bytes, snd_pcm_uframes_t(count))
-                    : snd_pcm_writen(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                let written = callFrames(.write) {
+                    interleaved
+                        ? snd_pcm_writei(handle, bytes, snd_pcm_uframes_t(count))
+                        : snd_pcm_writen(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                }
                 if written < 0 { return written }
                 if written == 0 { break }
                 done += written
             } else {
-                let read = interleaved
-                    ? snd_pcm_readi(handle, bytes, snd_pcm_uframes_t(count))
-                    : snd_pcm_readn(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                let read = callFrames(.read) {
+                    interleaved
+                        ? snd_pcm_readi(handle, bytes, snd_pcm_uframes_t(count))
+                        : snd_pcm_readn(handle, channelByteBuffers, snd_pcm_uframes_t(count))
+                }
                 if read < 0 { return read }
                 if read == 0 { break }
                 for channel in 0..<channels {

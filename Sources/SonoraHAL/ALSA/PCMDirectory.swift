@@ -64,20 +64,25 @@ public enum PCMDirectory {
         return result
     }
 
-    /// Opens `name` for `direction` (non-blocking) and reads what it grants.
-    public static func probe(_ name: String, capture: Bool) throws(AudioError) -> PCMCapabilities {
+    /// Opens `name` for `direction` (non-blocking) and reads what it grants; `faults`
+    /// lets a test make the open or the configuration space fail.
+    public static func probe(_ name: String, capture: Bool, faults: PCMFaults = PCMFaults()) throws(AudioError) -> PCMCapabilities {
         let tree = try ALSAConfiguration.tree()
         defer { snd_config_delete(tree) }
         var pcm: OpaquePointer?
         let direction = capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-        let status = snd_pcm_open_lconf(&pcm, name, direction, SND_PCM_NONBLOCK, tree)
-        guard status >= 0, let pcm else { throw alsaError(.badDevice, status, "cannot open \(capture ? "capture" : "playback") PCM '\(name)'") }
+        let on = "\(capture ? "capture" : "playback") PCM '\(name)'"
+        var status = faults.failure(.open)
+        if status == 0 { status = snd_pcm_open_lconf(&pcm, name, direction, SND_PCM_NONBLOCK, tree) }
+        guard status >= 0, let pcm else { throw alsaError(.badDevice, status, "cannot open \(on) (snd_pcm_open)") }
         defer { snd_pcm_close(pcm) }
         var params: OpaquePointer?
         snd_pcm_hw_params_malloc(&params)
         guard let params else { throw AudioError(.memoryFull, "cannot allocate hardware parameters") }
         defer { snd_pcm_hw_params_free(params) }
-        guard snd_pcm_hw_params_any(pcm, params) >= 0 else { throw AudioError(.badDevice, "\(name): no hardware configuration") }
+        status = faults.failure(.hardwareSpace)
+        if status == 0 { status = snd_pcm_hw_params_any(pcm, params) }
+        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on): no hardware configuration (snd_pcm_hw_params_any)") }
         var low: UInt32 = 0, high: UInt32 = 0
         var lowFrames: snd_pcm_uframes_t = 0, highFrames: snd_pcm_uframes_t = 0
         snd_pcm_hw_params_get_rate_min(params, &low, nil)

@@ -19,15 +19,16 @@ enum PCMNegotiation {
 
     static func negotiate(
         _ pcm: OpaquePointer, name: String, direction: ALSAPCM.Direction, channels: Int,
-        configuration: AudioDeviceConfiguration
+        configuration: AudioDeviceConfiguration, faults: PCMFaults
     ) throws(AudioError) -> Result {
         var params: OpaquePointer?
         snd_pcm_hw_params_malloc(&params)
         guard let params else { throw AudioError(.memoryFull, "cannot allocate hardware parameters") }
         defer { snd_pcm_hw_params_free(params) }
-        var status = snd_pcm_hw_params_any(pcm, params)
-        guard status >= 0 else { throw alsaError(.badDevice, status, "\(name): no hardware configuration") }
         let on = "\(direction.word) PCM '\(name)'"
+        var status = faults.failure(.hardwareSpace)
+        if status == 0 { status = snd_pcm_hw_params_any(pcm, params) }
+        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on): no hardware configuration (snd_pcm_hw_params_any)") }
         var notes: [String] = []
 
         // Access: mmap preferred; read/write is a logged fallback.
@@ -95,8 +96,9 @@ enum PCMNegotiation {
                 notes.append("\(configuration.periods) periods not available on \(on); took nearest \(periods)")
             }
         }
-        status = snd_pcm_hw_params(pcm, params)
-        guard status >= 0 else { throw alsaError(.deviceUnsupportedFormat, status, "\(on) refused the configuration") }
+        status = faults.failure(.hardwareParameters)
+        if status == 0 { status = snd_pcm_hw_params(pcm, params) }
+        guard status >= 0 else { throw alsaError(.deviceUnsupportedFormat, status, "\(on) refused the configuration (snd_pcm_hw_params)") }
         var granted: snd_pcm_uframes_t = 0
         snd_pcm_hw_params_get_period_size(params, &granted, nil)
         period = granted
@@ -104,7 +106,7 @@ enum PCMNegotiation {
         snd_pcm_hw_params_get_buffer_size(params, &buffer)
         snd_pcm_hw_params_get_periods(params, &periods, nil)
 
-        try software(pcm, on: on, period: period, buffer: buffer)
+        try software(pcm, on: on, period: period, buffer: buffer, faults: faults)
         return Result(
             access: access, format: format, periodFrames: Int(period), periods: Int(periods),
             bufferFrames: Int(buffer), notes: notes)
@@ -113,13 +115,14 @@ enum PCMNegotiation {
     /// Wake at one period; never start on a threshold (the I/O thread starts both
     /// streams itself, together); stop on xrun (so xruns are seen and counted); monotonic
     /// time stamps.
-    private static func software(_ pcm: OpaquePointer, on: String, period: snd_pcm_uframes_t, buffer: snd_pcm_uframes_t) throws(AudioError) {
+    private static func software(_ pcm: OpaquePointer, on: String, period: snd_pcm_uframes_t, buffer: snd_pcm_uframes_t, faults: PCMFaults) throws(AudioError) {
         var sw: OpaquePointer?
         snd_pcm_sw_params_malloc(&sw)
         guard let sw else { throw AudioError(.memoryFull, "cannot allocate software parameters") }
         defer { snd_pcm_sw_params_free(sw) }
-        var status = snd_pcm_sw_params_current(pcm, sw)
-        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on): no software parameters") }
+        var status = faults.failure(.softwareSpace)
+        if status == 0 { status = snd_pcm_sw_params_current(pcm, sw) }
+        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on): no software parameters (snd_pcm_sw_params_current)") }
         var boundary: snd_pcm_uframes_t = 0
         snd_pcm_sw_params_get_boundary(sw, &boundary)
         snd_pcm_sw_params_set_avail_min(pcm, sw, period)
@@ -127,8 +130,9 @@ enum PCMNegotiation {
         snd_pcm_sw_params_set_stop_threshold(pcm, sw, buffer)
         snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE)
         snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC)
-        status = snd_pcm_sw_params(pcm, sw)
-        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on) refused the software parameters") }
+        status = faults.failure(.softwareParameters)
+        if status == 0 { status = snd_pcm_sw_params(pcm, sw) }
+        guard status >= 0 else { throw alsaError(.badDevice, status, "\(on) refused the software parameters (snd_pcm_sw_params)") }
     }
 
     /// Runs `setNear` on a copy of `params` (so the original stays unrestricted).

@@ -14,7 +14,8 @@ public enum DeviceEvent: BitwiseCopyable, Hashable, Sendable {
     /// The device was suspended (-ESTRPIPE) and resumed.
     case resumed(Stream)
     /// The device failed or vanished (-ENODEV, -EBADFD, …): an interruption began; the
-    /// driver keeps trying to re-open it with back-off. `errno` is positive.
+    /// driver's control thread keeps trying to re-open it with back-off while the I/O
+    /// thread idles. `errno` is positive.
     case interruptionBegan(Stream, errno: Int32)
     /// The device is back and running again after `attempts` re-opens.
     case interruptionEnded(attempts: Int32)

@@ -16,7 +16,9 @@ import Glibc
 /// back to back) with the playback buffer prefilled, so the round trip is exactly
 /// `periods × period`. Xruns are counted, timed and recovered (drop, prepare, prefill,
 /// restart) with the procedure untouched; a suspended PCM is resumed; a failed or
-/// vanished one becomes an interruption and is re-opened with back-off.
+/// vanished one becomes an interruption: the I/O thread reports it and idles, and a
+/// normal-priority control thread re-opens the PCMs with back-off and hands them back
+/// (opening allocates; the I/O thread never does).
 public final class ALSADevice: AudioDevice, @unchecked Sendable {
     public let driver = "alsa"
     public let captureName: String?
@@ -24,17 +26,29 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     public let configuration: AudioDeviceConfiguration
     public private(set) var format: DeviceFormat
     /// Failure injection for tests (the ALSA chokepoint consults it).
-    public let faults = PCMFaults()
+    public let faults: PCMFaults
 
     private let alsaConfiguration: String
     private let tree: OpaquePointer
     private var capture: ALSAPCM?
     private var playback: ALSAPCM?
-    private let monitor = DeviceMonitor()
+    private let runner = DeviceRunner()
+    private var monitor: DeviceMonitor { runner.monitor }
     private let engine: IOEngine
-    private var thread: RealtimeThread?
-    private let running = Atomic<Bool>(false)
-    private let linked: Bool
+    /// The hand-over of a vanished device between the I/O thread and the control thread.
+    private let recovery = Atomic<Int>(Recovery.none)
+    private let recoveryAttempts = Atomic<Int32>(0)
+    private enum Recovery {
+        static let none = 0
+        /// The I/O thread lost the device and waits; the control thread re-opens it.
+        static let lost = 1
+        /// The control thread installed new PCMs; the I/O thread takes over.
+        static let restored = 2
+    }
+    private var linked: Bool
+    /// Held by control-side code that replaces the PCMs or reads them from another
+    /// thread; never by the I/O thread (it is idle whenever they are replaced).
+    private let pcmSwap = Mutex(())
     /// Present when capture and playback run on independent clocks: capture is resampled
     /// to playback's clock, steering the FIFO fill level.
     private let compensator: DriftCompensator?
@@ -44,8 +58,14 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// (after the read and after the write) into the statistics.
     public var samplesReportedDelay = false
 
-    public init(capture: String?, playback: String?, configuration: AudioDeviceConfiguration, alsaConfiguration: String = "") throws(AudioError) {
+    /// Opens `capture` and `playback` (either may be nil) and negotiates; `faults` lets a
+    /// test make any ALSA call fail, opening included.
+    public init(
+        capture: String?, playback: String?, configuration: AudioDeviceConfiguration, alsaConfiguration: String = "",
+        faults: PCMFaults = PCMFaults()
+    ) throws(AudioError) {
         try configuration.validate()
+        self.faults = faults
         guard capture != nil || playback != nil else { throw AudioError(.badDevice, "an ALSA device needs a capture or a playback PCM") }
         captureName = capture
         playbackName = playback
@@ -87,14 +107,14 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             linked = false
         } else {
             compensator = nil
-            if let c = self.capture, let p = self.playback { linked = c.link(to: p) >= 0 } else { linked = false }
+            linked = Self.link(self.capture, self.playback)
         }
         fifoChannels = .allocate(capacity: max(1, self.capture?.channels ?? 1))
         fifoChannels.initialize(repeating: UnsafeMutablePointer<Float>(bitPattern: 16)!, count: max(1, self.capture?.channels ?? 1))
         engine = try IOEngine(
             periodFrames: period, sampleRate: configuration.sampleRate,
             inputChannels: self.capture?.channels ?? 0, outputChannels: self.playback?.channels ?? 0,
-            outputOffsetFrames: buffer - period, monitor: monitor)
+            outputOffsetFrames: buffer - period, monitor: runner.monitor)
         for note in format.notes { Self.logger.notice("\(note)") }
     }
 
@@ -108,6 +128,13 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     /// True when capture is resampled to playback's clock (independent clocks).
     public var correctsDrift: Bool { compensator != nil }
+
+    /// Links a duplex pair so both start as one; false when the PCMs cannot be linked
+    /// (they then start back to back).
+    private static func link(_ capture: ALSAPCM?, _ playback: ALSAPCM?) -> Bool {
+        guard let capture, let playback else { return false }
+        return capture.link(to: playback) >= 0
+    }
 
     /// Capture first: some plugins (jack) need it.
     private static func openPair(
@@ -131,38 +158,56 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// otherwise they start back to back, within one period.
     public var isLinked: Bool { linked }
 
-    public var isRunning: Bool { running.load(ordering: .relaxed) }
+    public var isRunning: Bool { runner.isRunning }
     public var statistics: DeviceStatistics { monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
 
     /// What ALSA reports as the delay of each stream right now (`snd_pcm_delay`), frames.
     public var reportedDelay: (capture: Int?, playback: Int?) {
-        (capture?.delay(), playback?.delay())
+        pcmSwap.withLock { _ in (capture?.delay(), playback?.delay()) }
     }
 
     public func start(_ procedure: IOProcedure) throws(AudioError) {
         guard !isRunning else { throw AudioError(.illegalOperation, "device is already running") }
-        engine.procedure = procedure
-        if configuration.locksMemory { RealtimeThread.lockMemory() }
-        running.store(true, ordering: .releasing)
-        let name = "sonora-io"
-        do {
-            thread = try RealtimeThread(
-                RealtimeThreadOptions(name: name, priority: configuration.realtimePriority, cpu: configuration.cpu)
-            ) { [unowned self] in self.ioLoop() }
-        } catch {
-            running.store(false, ordering: .relaxed)
-            throw error
+        // Stopped during an interruption: the PCMs may be closed; open them here (the
+        // caller's thread) or say why not.
+        if recovery.load(ordering: .acquiring) != Recovery.none || (capture == nil && playback == nil) {
+            pcmSwap.withLock { _ in
+                capture = nil
+                playback = nil
+            }
+            let (captured, played) = try Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults)
+            let period = captured?.periodFrames ?? played?.periodFrames
+            guard period == format.periodFrames else {
+                throw AudioError(.deviceUnsupportedFormat, "the re-opened device granted period \(period ?? 0) instead of \(format.periodFrames); open the device again")
+            }
+            pcmSwap.withLock { _ in
+                capture = captured
+                playback = played
+            }
+            if linked { linked = Self.link(captured, played) }
+            recovery.store(Recovery.none, ordering: .releasing)
         }
+        engine.procedure = procedure
+        try runner.start(
+            name: "sonora-io", configuration: configuration,
+            ioLoop: { [unowned self] in self.ioLoop() },
+            control: { [unowned self] in self.controlLoop() })
     }
 
     public func stop() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        thread?.join()
-        thread = nil
+        guard runner.stop() else { return }
         _ = capture?.drop()
         _ = playback?.drop()
+    }
+
+    /// The configuration with the period and buffer the device granted (for re-opening).
+    private var grantedConfiguration: AudioDeviceConfiguration {
+        var exact = configuration
+        exact.periodFrames = format.periodFrames
+        exact.periods = format.periods
+        return exact
     }
 
     // MARK: The I/O thread
@@ -172,7 +217,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private func ioLoop() {
         var needsStart = true
         var lastCycleEnd = HostTime.now.nanoseconds
-        while running.load(ordering: .relaxed) {
+        while runner.isRunning {
             if needsStart {
                 let status = startStreams()
                 if status.code < 0 {
@@ -205,7 +250,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             if count < 0 { return failure(count, driving) }
             let timeout = Int32(max(10.0, engine.periodSeconds * 4000))
             let ready = poll(driving.pollDescriptors, nfds_t(count), timeout)
-            guard running.load(ordering: .relaxed) else { return .none }
+            guard runner.isRunning else { return .none }
             if ready < 0 { if errno == EINTR { continue }; return .failed(driving.direction.event, errno) }
             if ready == 0 {
                 timeouts += 1
@@ -268,7 +313,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let count = playback.refreshPollDescriptors()
             if count < 0 { return failure(count, playback) }
             let ready = poll(playback.pollDescriptors, nfds_t(count), Int32(max(10.0, engine.periodSeconds * 4000)))
-            guard running.load(ordering: .relaxed) else { return .none }
+            guard runner.isRunning else { return .none }
             if ready < 0 { if errno == EINTR { continue }; return .failed(.playback, errno) }
             if ready == 0 {
                 timeouts += 1
@@ -368,11 +413,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             return
         case .xrun(let stream):
             if stream == .capture { monitor.add(monitor.captureXruns) } else { monitor.add(monitor.playbackXruns) }
-            // When the xrun happened: ALSA's trigger time stamp where the driver sets it
-            // at the xrun (kernel drivers), else the end of the last good cycle.
-            let pcm = stream == .capture ? capture : playback
-            var began = lastCycleEnd
-            if let stamp = pcm?.xrunTime(), stamp > lastCycleEnd && stamp < HostTime.now.nanoseconds { began = stamp }
+            let began = xrunBegan(stream, lastCycleEnd: lastCycleEnd)
             let status = startStreams()
             let now = HostTime.now.nanoseconds
             // Sample time follows the device: add the periods the xrun skipped.
@@ -387,54 +428,97 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                 engine.restartClock(at: HostTime.now.seconds)
             }
         case .suspended(let stream):
-            for pcm in [capture, playback].compactMap({ $0 }) {
-                var status = pcm.resume()
-                var tries = 0
-                while status == -EAGAIN && tries < 100 && running.load(ordering: .relaxed) {
-                    usleep(10_000)
-                    status = pcm.resume()
-                    tries += 1
-                }
-            }
+            // (No array of the two: the I/O thread allocates nothing.)
+            if let capture { resume(capture) }
+            if let playback { resume(playback) }
             monitor.post(.resumed(stream))
             lastCycleEnd = HostTime.now.nanoseconds
         case .failed(let stream, let code):
             monitor.add(monitor.interruptions)
             monitor.post(.interruptionBegan(stream, errno: code))
-            reopenWithBackOff()
+            guard awaitRecovery() else { return }
+            monitor.post(.interruptionEnded(attempts: recoveryAttempts.load(ordering: .relaxed)))
             lastCycleEnd = HostTime.now.nanoseconds
         }
     }
 
+    /// When the xrun on `stream` happened: ALSA's trigger time stamp where the driver
+    /// sets it at the xrun (kernel drivers), else the end of the last good cycle. (Its
+    /// own function: the PCM reference it takes is released before anything else runs.)
+    @inline(never)
+    private func xrunBegan(_ stream: DeviceEvent.Stream, lastCycleEnd: UInt64) -> UInt64 {
+        let pcm = stream == .capture ? capture : playback
+        if let stamp = pcm?.xrunTime(), stamp > lastCycleEnd && stamp < HostTime.now.nanoseconds { return stamp }
+        return lastCycleEnd
+    }
+
+    private func resume(_ pcm: ALSAPCM) {
+        var status = pcm.resume()
+        var tries = 0
+        while status == -EAGAIN && tries < 100 && runner.isRunning {
+            usleep(10_000)
+            status = pcm.resume()
+            tries += 1
+        }
+    }
+
+    /// On the I/O thread: reports the loss to the control thread and idles until it has
+    /// installed re-opened PCMs (true) or the device stops (false). Nothing here
+    /// allocates or releases: the old PCMs are closed on the control thread.
+    private func awaitRecovery() -> Bool {
+        recovery.store(Recovery.lost, ordering: .releasing)
+        runner.requestControl()
+        while runner.isRunning {
+            if recovery.load(ordering: .acquiring) == Recovery.restored {
+                recovery.store(Recovery.none, ordering: .relaxed)
+                return true
+            }
+            usleep(5_000)
+        }
+        return false
+    }
+
+    // MARK: The control thread
+
+    /// Waits for the I/O thread to report a lost device, then re-opens it.
+    private func controlLoop() {
+        while runner.waitForControlRequest() {
+            guard recovery.load(ordering: .acquiring) == Recovery.lost else { continue }
+            if reopenWithBackOff() { recovery.store(Recovery.restored, ordering: .releasing) }
+        }
+    }
+
     /// Closes both PCMs and re-opens them with the granted configuration, waiting 50 ms,
-    /// doubling to 2 s between attempts, until it works or the device is stopped.
-    /// (Runs on the I/O thread while no audio flows: opening allocates, rendering does not.)
-    private func reopenWithBackOff() {
-        capture = nil
-        playback = nil
+    /// doubling to 2 s between attempts, until it works (true) or the device is stopped.
+    /// Runs on the control thread while the I/O thread idles.
+    private func reopenWithBackOff() -> Bool {
+        pcmSwap.withLock { _ in
+            capture = nil
+            playback = nil
+        }
         var delay: UInt32 = 50_000
         var attempts: Int32 = 0
-        while running.load(ordering: .relaxed) {
+        while runner.isRunning {
             var slept: UInt32 = 0
-            while slept < delay && running.load(ordering: .relaxed) {
+            while slept < delay && runner.isRunning {
                 usleep(10_000)
                 slept += 10_000
             }
-            guard running.load(ordering: .relaxed) else { return }
+            guard runner.isRunning else { return false }
             attempts += 1
-            var exact = configuration
-            exact.periodFrames = format.periodFrames
-            exact.periods = format.periods
-            if let pair = try? Self.openPair(capture: captureName, playback: playbackName, configuration: exact, tree: tree, faults: faults),
+            if let pair = try? Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults),
                pair.0?.periodFrames ?? pair.1?.periodFrames == format.periodFrames
             {
-                capture = pair.0
-                playback = pair.1
-                if let c = capture, let p = playback, linked { _ = c.link(to: p) }
-                monitor.post(.interruptionEnded(attempts: attempts))
-                return
+                pcmSwap.withLock { _ in
+                    capture = pair.0
+                    playback = pair.1
+                }
+                if linked { linked = Self.link(pair.0, pair.1) }
+                recoveryAttempts.store(attempts, ordering: .relaxed)
+                return true
             }
             delay = min(delay * 2, 2_000_000)
         }
+        return false
     }
 }

@@ -11,22 +11,25 @@ import Glibc
 ///   embedded default on a headless box.
 /// - **offline**: as fast as the procedure runs — for files and tests; `run(cycles:)`
 ///   also drives it from the caller's thread, deterministically.
-/// - **loopback** (in process): capture hears playback exactly `latencyFrames` later, for
-///   deterministic round-trip tests; paced like null or unpaced.
+/// - **inprocess** (the in-process loopback): capture hears playback exactly
+///   `latencyFrames` later, for deterministic round-trip tests; paced like null or
+///   unpaced. (Not Sonora's ALSA loopback plugin, `sonoraloop`, which is an ALSA PCM.)
 public final class TimerDevice: AudioDevice, @unchecked Sendable {
     public enum Mode: Hashable, Sendable {
         case null
         case offline
-        case loopback(latencyFrames: Int, paced: Bool)
+        case inProcess(latencyFrames: Int, paced: Bool)
+
+        @available(*, deprecated, renamed: "inProcess(latencyFrames:paced:)", message: "the in-process loopback is `inprocess`; `sonoraloop` is the ALSA loopback plugin")
+        public static func loopback(latencyFrames: Int, paced: Bool) -> Mode { .inProcess(latencyFrames: latencyFrames, paced: paced) }
     }
 
     public let mode: Mode
     public let configuration: AudioDeviceConfiguration
     public let format: DeviceFormat
-    private let monitor = DeviceMonitor()
+    private let runner = DeviceRunner()
+    private var monitor: DeviceMonitor { runner.monitor }
     private let engine: IOEngine
-    private var thread: RealtimeThread?
-    private let running = Atomic<Bool>(false)
     /// The in-process loopback's delay line (output → input), per channel.
     private let wire: OwnedAudioBufferList?
     private let wireFrames: Int
@@ -37,7 +40,7 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         switch mode {
         case .null: "null"
         case .offline: "offline"
-        case .loopback: "loopback"
+        case .inProcess: "inprocess"
         }
     }
 
@@ -49,10 +52,10 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         let label: String = switch mode {
         case .null: "null"
         case .offline: "offline"
-        case .loopback(let frames, _): "inprocess:\(frames)"
+        case .inProcess(let frames, _): "inprocess:\(frames)"
         }
         var roundTrip = period * configuration.periods
-        if case .loopback(let frames, _) = mode { roundTrip = frames }
+        if case .inProcess(let frames, _) = mode { roundTrip = frames }
         let capture = configuration.inputChannels > 0
             ? DeviceStreamFormat(pcmName: label, channels: configuration.inputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: period * configuration.periods)
             : nil
@@ -60,7 +63,7 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
             ? DeviceStreamFormat(pcmName: label, channels: configuration.outputChannels, sampleFormat: "FLOAT", access: "memory", periodFrames: period, periods: configuration.periods, bufferFrames: roundTrip)
             : nil
         var latency = 0
-        if case .loopback(let frames, _) = mode {
+        if case .inProcess(let frames, _) = mode {
             guard frames >= period && frames <= 1 << 22 else {
                 throw AudioError(.parameterError, "in-process loopback latency \(frames) frames out of \(period)…4194304 (at least one period: a cycle cannot hear its own output)")
             }
@@ -70,9 +73,9 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         engine = try IOEngine(
             periodFrames: period, sampleRate: configuration.sampleRate,
             inputChannels: configuration.inputChannels, outputChannels: configuration.outputChannels,
-            outputOffsetFrames: 0, monitor: monitor)
+            outputOffsetFrames: 0, monitor: runner.monitor)
         latencyFrames = latency
-        if case .loopback = mode {
+        if case .inProcess = mode {
             wireFrames = latency + period
             wire = try OwnedAudioBufferList(channelCount: max(1, min(configuration.inputChannels, configuration.outputChannels)), frameCapacity: wireFrames)
             wire!.list.clear()
@@ -84,7 +87,7 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
 
     deinit { stop() }
 
-    public var isRunning: Bool { running.load(ordering: .relaxed) }
+    public var isRunning: Bool { runner.isRunning }
     public var statistics: DeviceStatistics { monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
@@ -93,30 +96,19 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         switch mode {
         case .null: true
         case .offline: false
-        case .loopback(_, let paced): paced
+        case .inProcess(_, let paced): paced
         }
     }
 
     public func start(_ procedure: IOProcedure) throws(AudioError) {
         guard !isRunning else { throw AudioError(.illegalOperation, "device is already running") }
         engine.procedure = procedure
-        if configuration.locksMemory { RealtimeThread.lockMemory() }
-        running.store(true, ordering: .releasing)
         let paced = isPaced
-        do {
-            thread = try RealtimeThread(
-                RealtimeThreadOptions(name: "sonora-\(driver)", priority: paced ? configuration.realtimePriority : nil, cpu: configuration.cpu)
-            ) { [unowned self] in self.ioLoop(paced: paced) }
-        } catch {
-            running.store(false, ordering: .relaxed)
-            throw error
-        }
+        try runner.start(name: "sonora-\(driver)", configuration: configuration, realtime: paced, ioLoop: { [unowned self] in self.ioLoop(paced: paced) })
     }
 
     public func stop() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        thread?.join()
-        thread = nil
+        runner.stop()
     }
 
     /// Runs `cycles` periods on the calling thread as fast as possible (offline use;
@@ -135,7 +127,7 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
         let periodNanoseconds = UInt64(engine.periodSeconds * 1e9)
         var next = HostTime.now.nanoseconds
         engine.restartClock(at: Double(next) / 1e9)
-        while running.load(ordering: .relaxed) {
+        while runner.isRunning {
             if paced {
                 next &+= periodNanoseconds
                 var deadline = timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000))

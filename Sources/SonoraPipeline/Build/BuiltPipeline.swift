@@ -33,12 +33,28 @@ public final class BuiltPipeline: @unchecked Sendable {
 
     public var recorders: [FileRecorderUnit] { nodes.compactMap { $0.unit as? FileRecorderUnit } }
 
-    /// Renders `frames` frames offline (the head must be a generic output unit).
+    /// Renders `frames` frames offline (the head must be a generic output unit), one engine
+    /// period at a time through the graph — so graph updates (a reload) land at period
+    /// boundaries, as on a device.
     public func renderOffline(frames: Int, consume: (AudioBufferList) throws -> Void) throws {
-        guard let output = head as? GenericOutputUnit else { throw AudioError(.illegalOperation, "the pipeline runs on a device, not offline") }
+        guard head is GenericOutputUnit else { throw AudioError(.illegalOperation, "the pipeline runs on a device, not offline") }
         let slice = configuration.engine.periodFrames
-        try output.renderOffline(frameCount: frames, sliceFrames: slice, consume: consume)
+        let buffers = try OwnedAudioBufferList(channelCount: configuration.engine.channels, frameCapacity: slice)
+        var done = 0
+        while done < frames {
+            let count = min(slice, frames - done)
+            var flags = RenderActionFlags()
+            let list = buffers.list(frameCount: count)
+            let status = graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(renderedFrames)), frameCount: count, into: list)
+            guard status == .noError else { throw AudioError(status, "render at sample \(renderedFrames) failed") }
+            try consume(list)
+            done += count
+            renderedFrames += count
+        }
     }
+
+    /// Frames rendered offline so far (the next render's sample time).
+    public private(set) var renderedFrames = 0
 
     /// Frames the offline input file holds (nil without one).
     public var inputFrames: Int? { (input as? FilePlayerUnit).map(\.frameCount) }

@@ -268,10 +268,11 @@ public enum ConfigurationParser {
                 return nil
             }
             func field(_ key: String) -> Node? { mapping.first { $0.key.scalar?.string == key }?.value }
-            guard let idNode = field("id"), let id = string(idNode, "node id") else {
+            guard let idNode = field("id") else {
                 error(node, "a node needs an `id`")
                 return nil
             }
+            guard let id = string(idNode, "node id") else { return nil }
             guard id.count <= ConfigurationParser.maximumIDLength else {
                 error(idNode, "node id '\(Diagnostic.excerpt(id))' is longer than \(ConfigurationParser.maximumIDLength) characters")
                 return nil
@@ -280,10 +281,11 @@ public enum ConfigurationParser {
                 error(idNode, "node id '\(Diagnostic.excerpt(id))' must start with a letter and hold only letters, digits, '_', '-', '.'")
                 return nil
             }
-            guard let kindNode = field("kind"), let kindName = string(kindNode, "node kind") else {
+            guard let kindNode = field("kind") else {
                 error(node, "node '\(id)' needs a `kind` (a unit name such as GraphicEQ, or player, recorder, lv2; `sonora units` lists them)")
                 return nil
             }
+            guard let kindName = string(kindNode, "node kind") else { return nil }
             let kind = catalog.kind(named: kindName)
             if kind == nil {
                 nodeProblems.append(Diagnostic(location(kindNode), "node '\(id)': unknown kind '\(Diagnostic.excerpt(kindName))'\(suggestion(for: kindName, in: catalog.names)) (`sonora units` lists them)"))

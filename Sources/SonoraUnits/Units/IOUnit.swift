@@ -80,9 +80,15 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         deviceName = device.driver
     }
 
-    /// Opens the device called `name` at `initialize()`.
+    /// Opens the device called `name` at `initialize()` (a name `DeviceSpecifier`
+    /// parses; a bad one is refused here, before anything is opened).
     public func setDevice(named name: String) throws(AudioError) {
         guard !isInitialized else { throw AudioError(.initialized, "\(self.name): set the device before initializing") }
+        do {
+            _ = try DeviceSpecifier(parsing: name)
+        } catch {
+            throw AudioError(.invalidPropertyValue, "\(self.name): \(error.message)")
+        }
         deviceName = name
         device = nil
     }
@@ -164,8 +170,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             configuration.sampleRate = Int(inputs[0].format.sampleRate)
             configuration.outputChannels = outputEnabled ? Int(inputs[0].format.channelsPerFrame) : 0
             configuration.inputChannels = inputEnabled ? Int(outputs[1].format.channelsPerFrame) : 0
-            let specifier = DeviceSpecifier(parsing: deviceName)
-            device = try AudioDevices.open(specifier, configuration: configuration)
+            device = try AudioDevices.open(named: deviceName, configuration: configuration)
             deviceIsOwned = true
         }
         guard let device else { return }
