@@ -65,7 +65,7 @@ public enum ControlSocketPath {
             case S_IFDIR:
                 return Problem("\(path) is a folder, not a socket; give the socket's file name (such as \(path.hasSuffix("/") ? path : path + "/")sonora.sock)")
             case S_IFREG:
-                return Problem("\(path) is a regular file (\(info.st_size) bytes), not a socket; it is never replaced — choose another path")
+                return Problem("\(path) is a regular file, not a socket; it is never replaced — choose another path")
             default:
                 return Problem("\(path) exists and is not a socket (a FIFO or a device); it is never replaced — choose another path")
             }
