@@ -137,6 +137,30 @@ struct ControlServerTests {
         #expect(server.statistics.evicted == 1)
     }
 
+    @Test("when every client has a request in progress, a new one is told busy and the others are answered")
+    func busy() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let server = try ControlServer(path: socketFolder() + "/b.sock", timeout: 30, maximumClients: 2, logger: logger) { _ in
+            gate.wait()
+            return .reloaded
+        }
+        server.start()
+        defer { server.stop() }
+        let first = try #require(connectTo(server.path)), second = try #require(connectTo(server.path))
+        defer { close(first); close(second) }
+        sendAll(first, Array(#"{"cmd":"reload"}"#.utf8) + [10])
+        sendAll(second, Array(#"{"cmd":"reload"}"#.utf8) + [10])
+        _ = eventually(server) { $0.requests == 2 }
+        let third = try #require(connectTo(server.path))
+        defer { close(third) }
+        #expect(readLine(third)?["code"] as? String == "busy")
+        gate.signal()
+        gate.signal()
+        #expect(readLine(first)?["ok"] as? Bool == true)
+        #expect(readLine(second)?["ok"] as? Bool == true)
+        #expect(server.statistics.evicted == 0)
+    }
+
     @Test("a silent client and a trickling one are closed at their deadline")
     func deadlines() throws {
         let server = try makeServer(timeout: 0.5)
