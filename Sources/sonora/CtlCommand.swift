@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import SonoraPipeline
+import SonoraUnits
 
 #if canImport(Glibc)
 import Glibc
@@ -10,16 +12,16 @@ struct CtlCommand: ParsableCommand {
         commandName: "ctl",
         abstract: "Control a running `sonora run` over its control socket.",
         discussion: """
-            Commands: nodes | params NODE | get NODE PARAM | set NODE PARAM VALUE [--ramp S] |
-            property NODE NAME [VALUE] | meters | status | reload | save PATH.
-            PARAM is a name or an ID; VALUE may carry a unit (-6 dB, 1.2 kHz, 250 ms, on).
-            The socket is --socket, else $SONORA_SOCKET, else /tmp/sonora.sock. Human output
-            by default, the daemon's JSON answer with --json; exits 1 with the reason on
-            stderr when the request fails.
+            Commands:
+            \(ControlVerb.helpLines)
+
+            PARAM is a name or an ID; VALUE may carry a unit (-6dB, 1.2 kHz, 250 ms, on) and may start with '-' (no `--` needed). Options go anywhere. The socket is --socket, else $SONORA_SOCKET, else /tmp/sonora.sock. Human output by default, the daemon's JSON answer with --json. Exits 1 with the reason on stderr when the request fails or no answer comes within --timeout seconds.
 
             Examples:
               sonora ctl --socket /tmp/sonora.sock status
+              sonora ctl set trim gain -6dB
               sonora ctl set mixer volume -6dB --scope input --element 1 --ramp 0.2
+              sonora ctl property eq bypass on
               sonora ctl params eq --json
               sonora ctl save /etc/sonora/current.yaml
             """
@@ -31,132 +33,221 @@ struct CtlCommand: ParsableCommand {
     @Option(help: "Parameter scope (global, input, output).")
     var scope: String?
 
-    @Option(help: "Parameter element (bus).")
+    @Option(help: "Parameter element (bus), from 0.")
     var element: Int?
 
-    @Option(help: "Ramp a set over this many seconds.")
+    @Option(help: "Ramp a set over this many seconds (0…60).")
     var ramp: Double?
+
+    @Option(help: "Seconds to wait for the daemon's answer.")
+    var timeout: Double = 5
 
     @Flag(help: "Print the daemon's JSON answer.")
     var json = false
 
-    @Argument(help: "The command and its arguments.")
-    var words: [String]
+    // `.allUnrecognized`: words that look like options (a value such as -6dB) stay words,
+    // while the options above are still recognized in any position.
+    @Argument(parsing: .allUnrecognized, help: "The command and its arguments.")
+    var words: [String] = []
 
-    func request() throws -> [String: Any] {
-        guard let command = words.first else { throw ValidationError("give a command: nodes, params, get, set, property, meters, status, reload, save") }
+    func validate() throws {
+        guard timeout > 0 && timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+        if let ramp, !(ramp >= 0 && ramp <= 60) { throw ValidationError("--ramp must be 0…60 seconds") }
+        if let element, element < 0 { throw ValidationError("--element must be 0 or more") }
+    }
+
+    /// The typed request the words ask for.
+    func request() throws -> ControlRequest {
+        // A word such as --scpoe is a mistyped option, not a value (values never start with --).
+        if let option = words.first(where: { $0.hasPrefix("--") }) {
+            let known = ["--socket", "--scope", "--element", "--ramp", "--timeout", "--json", "--help"]
+            throw ValidationError("unknown option '\(option)'\(Self.hint(option, known))")
+        }
+        let verbs = ControlVerb.allCases.map(\.rawValue)
+        guard let first = words.first else { throw ValidationError("give a command: \(verbs.joined(separator: ", "))") }
+        guard let verb = ControlVerb(rawValue: first) else {
+            throw ValidationError("unknown command '\(first)'\(Self.hint(first, verbs)); commands: \(verbs.joined(separator: ", "))")
+        }
         let args = Array(words.dropFirst())
-        func need(_ count: Int, _ usage: String) throws {
-            guard args.count == count else { throw ValidationError("usage: sonora ctl \(usage)") }
+        func need(_ counts: ClosedRange<Int>) throws {
+            guard counts.contains(args.count) else { throw ValidationError("usage: sonora ctl \(verb.usage)") }
         }
-        var request: [String: Any] = [:]
-        switch command {
-        case "nodes", "meters", "status", "reload":
-            try need(0, command)
-            request["cmd"] = command
-        case "params":
-            try need(1, "params NODE")
-            request = ["cmd": "params", "node": args[0]]
-        case "get":
-            try need(2, "get NODE PARAM")
-            request = ["cmd": "get", "node": args[0], "param": Int(args[1]) ?? args[1]]
-        case "set":
-            try need(3, "set NODE PARAM VALUE")
-            request = ["cmd": "set", "node": args[0], "param": Int(args[1]) ?? args[1], "value": Double(args[2]) ?? args[2]]
-            if let ramp { request["ramp"] = ramp }
-        case "property":
-            guard args.count == 2 || args.count == 3 else { throw ValidationError("usage: sonora ctl property NODE NAME [VALUE]") }
-            request = ["cmd": args.count == 2 ? "get-property" : "set-property", "node": args[0], "property": args[1]]
-            if args.count == 3 {
-                switch args[2].lowercased() {
-                case "true", "on", "yes": request["value"] = true
-                case "false", "off", "no": request["value"] = false
-                default: request["value"] = args[2]
-                }
+        if scope != nil || element != nil { guard verb == .get || verb == .set else { throw ValidationError("--scope and --element go with get and set") } }
+        if ramp != nil { guard verb == .set else { throw ValidationError("--ramp goes with set") } }
+        switch verb {
+        case .nodes: try need(0...0); return .nodes
+        case .meters: try need(0...0); return .meters
+        case .status: try need(0...0); return .status
+        case .reload: try need(0...0); return .reload
+        case .version: try need(0...0); return .version
+        case .params: try need(1...1); return .parameters(node: args[0])
+        case .get:
+            try need(2...2)
+            return .get(try selector(args[0], args[1]))
+        case .set:
+            try need(3...3)
+            return .set(try selector(args[0], args[1]), value: try Self.value(args[2]), ramp: ramp)
+        case .property:
+            try need(2...3)
+            let names = ControlProperty.allCases.map(\.rawValue)
+            guard let property = ControlProperty(rawValue: args[1].lowercased()) else {
+                throw ValidationError("no property '\(args[1])'\(Self.hint(args[1], names)); properties: \(names.joined(separator: ", "))")
             }
-        case "save":
-            try need(1, "save PATH")
-            request = ["cmd": "save", "path": URL(fileURLWithPath: args[0]).standardizedFileURL.path]
-        default:
-            throw ValidationError("unknown command '\(command)'; use nodes, params, get, set, property, meters, status, reload, save")
+            guard args.count == 3 else { return .getProperty(node: args[0], property: property) }
+            switch property {
+            case .bypass:
+                guard let on = Self.flag(args[2]) else { throw ValidationError("bypass is on or off (1/0, true/false, on/off, yes/no), not '\(args[2])'") }
+                return .setProperty(node: args[0], .bypass(on))
+            case .preset:
+                return .setProperty(node: args[0], .preset(args[2]))
+            case .latency, .tail:
+                throw ValidationError("\(property.rawValue) is read-only; settable: \(ControlProperty.settable.map(\.rawValue).joined(separator: ", "))")
+            }
+        case .save:
+            try need(1...1)
+            return .save(path: URL(fileURLWithPath: args[0]).standardizedFileURL.path)
         }
-        if let scope { request["scope"] = scope }
-        if let element { request["element"] = element }
-        return request
+    }
+
+    private func selector(_ node: String, _ parameter: String) throws -> ControlRequest.ParameterSelector {
+        var parsedScope: AudioUnitScope?
+        if let scope {
+            guard let found = AudioUnitScope.allCases.first(where: { $0.description == scope.lowercased() }) else {
+                let names = AudioUnitScope.allCases.map(\.description)
+                throw ValidationError("--scope must be \(names.joined(separator: ", ")), not '\(scope)'\(Self.hint(scope, names))")
+            }
+            parsedScope = found
+        }
+        let name: ControlRequest.ParameterName = UInt32(parameter).map { .id($0) } ?? .name(parameter)
+        return ControlRequest.ParameterSelector(node: node, parameter: name, scope: parsedScope, element: element)
+    }
+
+    /// A number when the word is one (refusing NaN and infinities), else the text for
+    /// the daemon to read with its unit ("-6dB", "1.2 kHz", "pink noise").
+    static func value(_ word: String) throws -> ControlValue {
+        if let number = Double(word) {
+            guard number.isFinite else { throw ValidationError("VALUE must be a finite number, not '\(word)'") }
+            return .number(number)
+        }
+        return .text(word)
+    }
+
+    static func flag(_ word: String) -> Bool? {
+        switch word.lowercased() {
+        case "1", "true", "on", "yes": true
+        case "0", "false", "off", "no": false
+        default: nil
+        }
+    }
+
+    static func hint(_ word: String, _ candidates: [String]) -> String {
+        ControlProtocol.suggestion(for: word, in: candidates)
     }
 
     func run() throws {
         let path = socket ?? ProcessInfo.processInfo.environment["SONORA_SOCKET"] ?? "/tmp/sonora.sock"
         let body = try request()
-        let answer = try Self.exchange(body, at: path)
-        guard let response = try JSONSerialization.jsonObject(with: answer) as? [String: Any] else {
-            throw CLIError("the daemon answered something that is not a JSON object")
+        let answer: Data
+        do { answer = try ControlClient(path: path, timeout: timeout).exchange(body) } catch { throw CLIError("\(error)") }
+        let response: ControlResponse
+        do {
+            response = try ControlResponse.decode(answer, for: body.command)
+        } catch {
+            throw CLIError("the daemon answered something that is not a \(body.command.name) answer: \(String(decoding: answer.prefix(200), as: UTF8.self))")
         }
         if json {
             print(String(decoding: answer, as: UTF8.self))
         } else {
-            printHuman(response, command: body["cmd"] as? String ?? "")
+            printHuman(response)
         }
-        if response["ok"] as? Bool != true {
-            if !json { FileHandle.standardError.write(Data("Error: \(response["error"] as? String ?? "request failed")\n".utf8)) }
+        if case .failure(let failure) = response {
+            var message = "Error: \(failure.message)"
+            if failure.code != .reloadRefused { message += " [\(failure.code.rawValue)\(failure.field.map { ", field \($0)" } ?? "")]" }
+            FileHandle.standardError.write(Data((message + "\n").utf8))
             throw ExitCode(1)
         }
     }
 
-    static func exchange(_ body: [String: Any], at path: String) throws -> Data {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CLIError("cannot create a socket") }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { throw CLIError("socket path too long: \(path)") }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard connected == 0 else { throw CLIError("cannot connect to \(path): \(String(cString: strerror(errno))) (is `sonora run` running with control.socket: \(path)?)") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var data = try JSONSerialization.data(withJSONObject: body)
-        data.append(10)
-        let sent = data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard sent == data.count else { throw CLIError("cannot send to \(path)") }
-        var answer = Data()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while !answer.contains(10) {
-            let count = recv(fd, &chunk, chunk.count, 0)
-            guard count > 0 else { throw CLIError("the daemon at \(path) closed the connection without an answer") }
-            answer.append(contentsOf: chunk[0..<count])
+    private func printHuman(_ response: ControlResponse) {
+        switch response {
+        case .nodes(let nodes):
+            for node in nodes { print("\(node.id)\t\(node.kind)\t\(node.unit)") }
+        case .parameters(_, let list):
+            for p in list {
+                let value = p.value.map { String(format: "%g", $0) } ?? "?"
+                let element = p.scope == "global" ? "" : "[\(p.element)]"
+                print(String(format: "%4d %@%@ %@ = %@ %@ (%g…%g)%@", p.id, p.scope, element, p.name, value, p.unit, p.min, p.max, p.writable ? "" : " read-only"))
+            }
+        case .parameter(let reading):
+            let address = reading.scope == "global" ? "" : " [\(reading.scope) \(reading.element)]"
+            print("\(reading.param)\(address) = \(String(format: "%g", reading.value))\(reading.unit.isEmpty ? "" : " \(reading.unit)")")
+        case .property(let reading):
+            var line = "\(reading.property.rawValue) = \(reading.value)"
+            if let presets = reading.presets, !presets.isEmpty { line += " (presets: \(presets.joined(separator: ", ")))" }
+            print(line)
+        case .meters(let meters):
+            for m in meters { print(String(format: "%@.%@[%d] %.1f %@", m.node, m.meter, m.element, m.value, m.unit)) }
+        case .status(let s):
+            print("device: \(s.device)")
+            print("running: \(s.running)")
+            print("cycles: \(s.cycles)")
+            print("xruns: \(s.xruns)")
+            print(String(format: "load: %.1f%% mean, %.1f%% max", s.loadMean * 100, s.loadMax * 100))
+            print(String(format: "latency: %d frames (%.2f ms)", s.latencyFrames, s.latencyMilliseconds))
+            print(String(format: "rate scalar: %.6f", s.rateScalar))
+            print("interruptions: \(s.interruptions)")
+        case .reloaded:
+            print("reloaded")
+        case .saved(let path):
+            print("saved \(path)")
+        case .version(let info):
+            print("sonora \(info.sonora), control protocol \(info.protocol)")
+        case .failure:
+            break
         }
-        return answer.prefix { $0 != 10 }
+    }
+}
+
+/// `sonora ctl`'s words for the protocol's commands (`property` is both get- and
+/// set-property), derived from `ControlCommand` so a new command needs a usage here.
+enum ControlVerb: String, CaseIterable {
+    case nodes, params, get, set, property, meters, status, reload, save, version
+
+    init(_ command: ControlCommand) {
+        switch command {
+        case .nodes: self = .nodes
+        case .params: self = .params
+        case .get: self = .get
+        case .set: self = .set
+        case .getProperty, .setProperty: self = .property
+        case .meters: self = .meters
+        case .status: self = .status
+        case .reload: self = .reload
+        case .save: self = .save
+        case .version: self = .version
+        }
     }
 
-    private func printHuman(_ response: [String: Any], command: String) {
-        guard response["ok"] as? Bool == true else { return }
-        switch command {
-        case "nodes":
-            for node in response["nodes"] as? [[String: Any]] ?? [] {
-                print("\(node["id"] as? String ?? "")\t\(node["kind"] as? String ?? "")\t\(node["unit"] as? String ?? "")")
-            }
-        case "params":
-            for p in response["params"] as? [[String: Any]] ?? [] {
-                let value = (p["value"] as? Double).map { String(format: "%g", $0) } ?? "?"
-                let element = p["scope"] as? String == "global" ? "" : "[\(p["element"] as? Int ?? 0)]"
-                print(String(format: "%4d %@%@ %@ = %@ %@ (%g…%g)%@", p["id"] as? Int ?? 0, p["scope"] as? String ?? "", element,
-                             p["name"] as? String ?? "", value, p["unit"] as? String ?? "", p["min"] as? Double ?? 0, p["max"] as? Double ?? 0,
-                             p["writable"] as? Bool == false ? " read-only" : ""))
-            }
-        case "get", "set":
-            print("\(response["param"] as? String ?? "") = \(String(format: "%g", response["value"] as? Double ?? 0)) \(response["unit"] as? String ?? "")")
-        case "meters":
-            for m in response["meters"] as? [[String: Any]] ?? [] {
-                print(String(format: "%@.%@[%d] %.1f %@", m["node"] as? String ?? "", m["meter"] as? String ?? "", m["element"] as? Int ?? 0, m["value"] as? Double ?? 0, m["unit"] as? String ?? ""))
-            }
-        case "status":
-            let s = response["status"] as? [String: Any] ?? [:]
-            for key in s.keys.sorted() { print("\(key): \(s[key]!)") }
-        case "get-property":
-            print("\(response["value"] ?? "")")
-        default:
-            print("ok")
+    var usage: String {
+        switch self {
+        case .nodes, .meters, .status, .reload, .version: rawValue
+        case .params: "params NODE"
+        case .get: "get NODE PARAM"
+        case .set: "set NODE PARAM VALUE"
+        case .property: "property NODE NAME [VALUE]"
+        case .save: "save PATH"
         }
+    }
+
+    /// One line per protocol command, under its CLI usage.
+    static var helpLines: String {
+        var lines: [String] = []
+        for verb in allCases {
+            for (index, command) in ControlCommand.allCases.filter({ ControlVerb($0) == verb }).enumerated() {
+                let usage = index == 0 ? verb.usage : ""
+                lines.append("  " + usage.padding(toLength: 28, withPad: " ", startingAt: 0) + command.summary)
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import Synchronization
@@ -7,169 +8,409 @@ import Glibc
 #endif
 
 /// The control socket: a Unix-domain stream socket (created 0600, removed on exit) that
-/// takes newline-delimited JSON requests and answers each with one JSON line. Each client
-/// gets its own thread; a request longer than `maximumRequestBytes` or a client silent
-/// for `idleTimeout` seconds gets an error and is closed. Nothing here touches the I/O
-/// thread except through the controller, which never blocks it.
+/// takes one JSON request per line (`ControlRequest`) and answers each with one JSON line
+/// (`ControlResponse`).
+///
+/// One event-loop thread serves every client with `poll()` over non-blocking sockets — a
+/// thread per client cost ~8 MB each and let idle clients lock `sonora ctl` out. SwiftNIO
+/// would do the same job but adds a large dependency to a small appliance binary for one
+/// socket with short lines; a poll loop is ~300 lines and has no dependency. Requests run
+/// one at a time on a worker queue (the controller is serialized anyway), so a slow
+/// `reload` never stalls accepting, reading or deadlines.
+///
+/// Limits: a request line is at most 64 KiB and must be complete within `timeout`
+/// seconds of its first byte (a silent client: of connecting, or of its last answer) — a
+/// deadline, not reset by each byte; an answer the client does not read within `timeout`
+/// closes it. At `maximumClients`, the oldest idle client is closed with a `busy` error
+/// to make room, so a local `sonora ctl` always gets in.
 public final class ControlServer: @unchecked Sendable {
-    public static let maximumRequestBytes = 64 * 1024
-    public let path: String
-    public let idleTimeout: Double
-    private let socket: Int32
-    private let handler: @Sendable ([String: Any]) -> [String: Any]
-    private let running = Atomic<Bool>(true)
-    private let clients = Atomic<Int>(0)
-    private let logger: Logger
-    private var acceptThread: Thread?
+    public typealias Handler = @Sendable (ControlRequest) -> ControlResponse
 
-    /// Binds `path`. Refuses when a live process already answers there; removes a stale
-    /// socket file left by a process that died.
-    public init(path: String, idleTimeout: Double = 10, logger: Logger, handler: @escaping @Sendable ([String: Any]) -> [String: Any]) throws {
+    public let path: String
+    /// Seconds a request may take to arrive, counted from its first byte.
+    public let timeout: Double
+    public let maximumClients: Int
+
+    /// Counts for tests and logs.
+    public struct Statistics: Equatable, Sendable {
+        public var clients = 0
+        /// Bytes held in all clients' buffers.
+        public var bufferedBytes = 0
+        public var accepted = 0
+        /// Clients closed to make room for a new one.
+        public var evicted = 0
+        /// Clients closed at their deadline.
+        public var timedOut = 0
+        public var requests = 0
+    }
+
+    private let listener: Int32
+    /// A pipe that wakes the loop for a finished request or `stop()` (read end, write end).
+    private let wake: (read: Int32, write: Int32)
+    private let identity: (device: UInt64, inode: UInt64)
+    private let handler: Handler
+    private let logger: Logger
+    private let worker = DispatchQueue(label: "sonora-control-requests")
+    private let finished = Mutex<[(serial: Int, answer: [UInt8])]>([])
+    private let running = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let loopEnded = DispatchSemaphore(value: 0)
+    private let published = Mutex(Statistics())
+
+    // Loop-thread state.
+    private var connections: [ControlConnection] = []
+    private var nextSerial = 0
+    private var counts = Statistics()
+    private var acceptPausedUntil = 0.0
+    private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
+
+    /// Binds `path`. Refuses anything but a free path or a stale socket (see
+    /// `ControlSocketPath.check`); a stale socket is replaced.
+    public init(path: String, timeout: Double = 10, maximumClients: Int = 64, logger: Logger, handler: @escaping Handler) throws {
+        guard maximumClients > 0, timeout > 0, timeout.isFinite else {
+            throw ControlServerError("the control server needs at least one client and a positive timeout (got \(maximumClients), \(timeout) s)")
+        }
         self.path = path
-        self.idleTimeout = idleTimeout
+        self.timeout = timeout
+        self.maximumClients = maximumClients
         self.handler = handler
         self.logger = logger
-        guard path.utf8.count < 100 else { throw ControlServerError("socket path '\(path)' is too long (at most 99 bytes)") }
-        if FileManager.default.fileExists(atPath: path) {
-            if Self.isLive(path) { throw ControlServerError("another process is serving \(path); stop it or choose another control.socket") }
-            unlink(path)
+        switch ControlSocketPath.check(path) {
+        case .failure(let problem): throw ControlServerError(problem.message)
+        case .success(.staleSocket):
+            // Look again just before removing: only a socket is ever unlinked.
+            var info = stat()
+            if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK { unlink(path) }
+        case .success(.free): break
         }
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlServerError("cannot create a socket: \(String(cString: strerror(errno)))") }
-        var address = Self.address(path)
+        var address = ControlSocketPath.address(path)
         let previous = umask(0o177)  // the socket file is created 0600
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         umask(previous)
         guard bound == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw ControlServerError("cannot bind \(path): \(reason)")
         }
-        chmod(path, 0o600)
-        guard listen(fd, 16) == 0 else {
+        var info = stat()
+        lstat(path, &info)
+        identity = (UInt64(info.st_dev), UInt64(info.st_ino))
+        guard listen(fd, SOMAXCONN) == 0 else {
+            let reason = String(cString: strerror(errno))
             close(fd)
-            throw ControlServerError("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            unlink(path)
+            throw ControlServerError("cannot listen on \(path): \(reason)")
         }
-        socket = fd
+        listener = fd
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            unlink(path)
+            throw ControlServerError("cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
+        for end in ends { Self.makeNonBlocking(end) }
+        wake = (ends[0], ends[1])
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        close(wake.read)
+        close(wake.write)
+        chunk.deallocate()
+    }
 
+    public var statistics: Statistics { published.withLock { $0 } }
+
+    /// Starts the event-loop thread.
     public func start() {
-        let thread = Thread { [self] in acceptLoop() }
+        guard !stopping.load(ordering: .acquiring), !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            loop()
+            loopEnded.signal()
+        }
         thread.name = "sonora-control"
-        acceptThread = thread
         thread.start()
     }
 
-    /// Stops accepting, closes the socket and removes its file.
+    /// Closes every client and the socket, and removes the socket file (if it is still
+    /// the one this server created).
     public func stop() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
-        unlink(path)
-    }
-
-    static func address(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            let bytes = Array(path.utf8.prefix(buffer.count - 1))
-            buffer.copyBytes(from: bytes + [0])
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if running.load(ordering: .acquiring) {
+            signalWake()
+            loopEnded.wait()
         }
-        return address
+        close(listener)
+        var info = stat()
+        if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+            && UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode {
+            unlink(path)
+        }
     }
 
-    /// True if something accepts connections at `path`.
-    static func isLive(_ path: String) -> Bool {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = address(path)
-        let result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        return result == 0
+    private func signalWake() {
+        var one: UInt8 = 1
+        _ = write(wake.write, &one, 1)  // a full pipe already wakes the loop
     }
 
-    private func acceptLoop() {
-        while running.load(ordering: .relaxed) {
-            let client = accept(socket, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                break
+    private static func makeNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    }
+
+    // MARK: The loop
+
+    private func loop() {
+        var descriptors: [pollfd] = []
+        descriptors.reserveCapacity(maximumClients + 3)
+        while !stopping.load(ordering: .acquiring) {
+            let now = Self.now()
+            deliverFinished(now)
+            expire(now)
+            publish()
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
+            let accepting = now >= acceptPausedUntil
+            descriptors.append(pollfd(fd: accepting ? listener : -1, events: Int16(POLLIN), revents: 0))
+            var nearest = now + 1
+            if !accepting { nearest = min(nearest, acceptPausedUntil) }
+            for connection in connections {
+                var events: Int16 = 0
+                switch connection.phase {
+                case .waiting, .reading: events = Int16(POLLIN)
+                case .writing: events = Int16(POLLOUT)
+                case .handling: break
+                }
+                if connection.phase != .handling { nearest = min(nearest, connection.deadline) }
+                descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
             }
-            guard clients.load(ordering: .relaxed) < 64 else {
-                send(client, ["ok": false, "error": "too many clients"])
-                close(client)
+            let milliseconds = Int32(max(0, ((nearest - now) * 1000).rounded(.up)))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if ready < 0 && errno != EINTR { logger.error("control socket: poll failed: \(String(cString: strerror(errno)))"); break }
+            guard ready > 0 else { continue }
+            if descriptors[0].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while Glibc.read(wake.read, &drained, drained.count) > 0 {}
+            }
+            // Clients first (their slots are in `descriptors` in order), then new ones.
+            let current = connections
+            for (index, connection) in current.enumerated() {
+                let revents = Int32(descriptors[index + 2].revents)
+                guard revents != 0 else { continue }
+                serve(connection, revents: revents)
+            }
+            if descriptors[1].revents != 0 { acceptClients() }
+        }
+        for connection in connections { close(connection.descriptor) }
+        connections.removeAll()
+        publish()
+    }
+
+    private func publish() {
+        var snapshot = counts
+        snapshot.clients = connections.count
+        snapshot.bufferedBytes = connections.reduce(0) { $0 + $1.bufferedBytes }
+        published.withLock { $0 = snapshot }
+    }
+
+    /// Moves the worker's answers into their clients' output.
+    private func deliverFinished(_ now: Double) {
+        let answers = finished.withLock { list -> [(serial: Int, answer: [UInt8])] in
+            defer { list.removeAll() }
+            return list
+        }
+        for (serial, answer) in answers {
+            guard let connection = connections.first(where: { $0.serial == serial }), connection.phase == .handling else { continue }
+            queue(answer, to: connection, now: now)
+        }
+    }
+
+    /// Closes clients whose deadline passed, with an error saying so where one was due.
+    private func expire(_ now: Double) {
+        for connection in connections where connection.phase != .handling && connection.deadline <= now {
+            counts.timedOut += 1
+            switch connection.phase {
+            case .waiting:
+                sendAndClose(connection, ControlFailure(.timeout, "timed out: no request within \(Self.seconds(timeout))"))
+            case .reading:
+                sendAndClose(connection, ControlFailure(.timeout, "timed out: the request was not complete within \(Self.seconds(timeout)) of its first byte"))
+            default:
+                remove(connection)
+            }
+        }
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%g s", value) }
+
+    private func acceptClients() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE:
+                    // Out of descriptors: make room, or stop accepting for a moment (the
+                    // listener stays readable, so polling it now would spin).
+                    if !evictOldestIdle() { acceptPausedUntil = Self.now() + 0.1; return }
+                    continue
+                default: return
+                }
+            }
+            Self.makeNonBlocking(fd)
+            counts.accepted += 1
+            if connections.count >= maximumClients && !evictOldestIdle() {
+                let failure = ControlFailure(.busy, "busy: \(maximumClients) clients are connected and each has a request in progress; try again")
+                let line = ControlResponse.failure(failure).line()
+                _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                close(fd)
                 continue
             }
-            clients.wrappingAdd(1, ordering: .relaxed)
-            let thread = Thread { [self] in
-                serve(client)
-                clients.wrappingSubtract(1, ordering: .relaxed)
-            }
-            thread.start()
+            connections.append(ControlConnection(descriptor: fd, serial: nextSerial, deadline: Self.now() + timeout))
+            nextSerial += 1
         }
     }
 
-    private func serve(_ client: Int32) {
-        defer { close(client) }
-        var timeout = timeval(tv_sec: Int(idleTimeout), tv_usec: Int((idleTimeout - Double(Int(idleTimeout))) * 1e6))
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var pending = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while running.load(ordering: .relaxed) {
-            let count = recv(client, &chunk, chunk.count, 0)
-            if count == 0 { return }
-            if count < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK {
-                    send(client, ["ok": false, "error": "timed out: no request within \(Int(idleTimeout)) s"])
+    /// Closes the oldest client with no request under way (else the oldest still sending
+    /// one); false if every client has a request with the controller or an answer due.
+    private func evictOldestIdle() -> Bool {
+        let victim = connections.first { $0.phase == .waiting } ?? connections.first { $0.phase == .reading }
+        guard let victim else { return false }
+        counts.evicted += 1
+        logger.debug("control socket: closing the oldest idle client to make room")
+        sendAndClose(victim, ControlFailure(.busy, "closed to make room: \(maximumClients) clients were connected and this one was the oldest idle"))
+        return true
+    }
+
+    private func serve(_ connection: ControlConnection, revents: Int32) {
+        switch connection.phase {
+        case .waiting, .reading:
+            if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { receive(connection) }
+        case .writing:
+            if revents & Int32(POLLOUT | POLLHUP | POLLERR) != 0 { flush(connection) }
+        case .handling:
+            // Only a full hang-up is reported here; nobody is left to answer.
+            if revents & Int32(POLLHUP | POLLERR) != 0 { remove(connection) }
+        }
+    }
+
+    private func receive(_ connection: ControlConnection) {
+        let count = recv(connection.descriptor, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            remove(connection)
+            return
+        }
+        if count == 0 {
+            connection.inputEnded = true
+            // A last line without its newline is still a request.
+            if !connection.input.isEmpty && !connection.input.contains(10) { connection.input.append(10) }
+        } else {
+            if connection.phase == .waiting && connection.input.isEmpty {
+                connection.phase = .reading
+                connection.deadline = Self.now() + timeout
+            }
+            connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
+        }
+        processInput(connection)
+    }
+
+    /// Takes the next request line, if a whole one has arrived.
+    private func processInput(_ connection: ControlConnection) {
+        let now = Self.now()
+        while let line = connection.takeLine() {
+            if line.count > ControlProtocol.maximumRequestBytes {
+                tooLong(connection)
+                return
+            }
+            if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { continue }
+            counts.requests += 1
+            switch ControlRequest.decode(line) {
+            case .failure(let failure):
+                queue(ControlResponse.failure(failure).line(), to: connection, now: now)
+            case .success(let request):
+                connection.phase = .handling
+                let serial = connection.serial
+                worker.async { [self] in
+                    var answer = handler(request).line()
+                    if answer.count > ControlProtocol.maximumResponseBytes {
+                        answer = ControlResponse.failure(ControlFailure(.tooLong, "the answer is longer than \(ControlProtocol.maximumResponseBytes) bytes")).line()
+                    }
+                    finished.withLock { $0.append((serial, answer)) }
+                    signalWake()
                 }
-                return
             }
-            pending += chunk[0..<count]
-            while let newline = pending.firstIndex(of: 10) {
-                let line = Array(pending[..<newline])
-                pending.removeSubrange(...newline)
-                respond(to: line, client)
-            }
-            if pending.count > Self.maximumRequestBytes {
-                send(client, ["ok": false, "error": "request longer than \(Self.maximumRequestBytes) bytes"])
-                return
-            }
+            return
+        }
+        if connection.input.count > ControlProtocol.maximumRequestBytes {
+            tooLong(connection)
+        } else if connection.inputEnded {
+            remove(connection)
+        } else if connection.input.isEmpty && connection.phase == .reading {
+            // Only blank lines so far: still waiting for a request.
+            connection.phase = .waiting
         }
     }
 
-    private func respond(to line: [UInt8], _ client: Int32) {
-        if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { return }
-        guard line.count <= Self.maximumRequestBytes else {
-            send(client, ["ok": false, "error": "request longer than \(Self.maximumRequestBytes) bytes"])
-            return
-        }
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(line))
-        } catch {
-            send(client, ["ok": false, "error": "malformed JSON: \(String(decoding: line.prefix(80), as: UTF8.self))"])
-            return
-        }
-        guard let request = object as? [String: Any] else {
-            send(client, ["ok": false, "error": "a request is a JSON object such as {\"cmd\":\"status\"}"])
-            return
-        }
-        send(client, handler(request))
+    private func tooLong(_ connection: ControlConnection) {
+        connection.input = []
+        connection.closeAfterWriting = true
+        queue(ControlResponse.failure(ControlFailure(.tooLong, "request longer than \(ControlProtocol.maximumRequestBytes) bytes")).line(), to: connection, now: Self.now())
     }
 
-    private func send(_ client: Int32, _ response: [String: Any]) {
-        guard var data = try? JSONSerialization.data(withJSONObject: response, options: [.sortedKeys]) else { return }
-        data.append(10)
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let sent = Glibc.send(client, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if sent <= 0 { return }
-                offset += sent
+    private func queue(_ answer: [UInt8], to connection: ControlConnection, now: Double) {
+        connection.output = answer
+        connection.written = 0
+        connection.phase = .writing
+        connection.deadline = now + timeout
+        flush(connection)
+    }
+
+    private func flush(_ connection: ControlConnection) {
+        while connection.written < connection.output.count {
+            let sent = connection.output.withUnsafeBytes { buffer in
+                send(connection.descriptor, buffer.baseAddress! + connection.written, buffer.count - connection.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
+            if sent < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                if errno == EINTR { continue }
+                remove(connection)
+                return
+            }
+            connection.written += sent
         }
+        connection.releaseIdleBuffers()
+        if connection.closeAfterWriting {
+            remove(connection)
+            return
+        }
+        // Answered: the next request's deadline starts now (or at its first byte, if
+        // part of it is here already).
+        connection.phase = connection.input.isEmpty ? .waiting : .reading
+        connection.deadline = Self.now() + timeout
+        if !connection.input.isEmpty || connection.inputEnded { processInput(connection) }
+    }
+
+    /// Best effort: one non-blocking send of a short error, then close.
+    private func sendAndClose(_ connection: ControlConnection, _ failure: ControlFailure) {
+        let line = ControlResponse.failure(failure).line()
+        _ = line.withUnsafeBytes { send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        remove(connection)
+    }
+
+    private func remove(_ connection: ControlConnection) {
+        guard let index = connections.firstIndex(where: { $0 === connection }) else { return }
+        close(connection.descriptor)
+        connections.remove(at: index)
     }
 }
 

@@ -28,155 +28,202 @@ public final class PipelineController: @unchecked Sendable {
 
     // MARK: Requests
 
-    public struct ControlError: Error, CustomStringConvertible {
-        public var description: String
-        init(_ description: String) { self.description = description }
+    /// Performs one request (one at a time) and answers it; a refused request changes nothing.
+    public func handle(_ request: ControlRequest) -> ControlResponse {
+        do {
+            return try serialized { try perform(request) }
+        } catch let failure as ControlFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(ControlFailure(.failed, "\(error)"))
+        }
     }
 
-    func node(_ id: String?) throws -> PipelineNode {
-        guard let id else { throw ControlError("missing \"node\"") }
+    private func perform(_ request: ControlRequest) throws -> ControlResponse {
+        switch request {
+        case .nodes:
+            return .nodes(pipeline.nodes.map { .init(id: $0.id, kind: $0.kind, unit: $0.unit.componentDescription.description) })
+        case .parameters(let id):
+            let node = try node(id)
+            var list: [ControlResponse.ParameterSummary] = []
+            for definition in node.unit.parameterDefinitions {
+                for element in 0..<elementCount(definition, node.unit) { list.append(summary(definition, unit: node.unit, element: element)) }
+            }
+            return .parameters(node: node.id, list)
+        case .get(let selector):
+            let (node, definition, element) = try resolve(selector)
+            return .parameter(try reading(node, definition, element))
+        case .set(let selector, let given, let ramp):
+            let (node, definition, element) = try resolve(selector)
+            guard definition.info.flags.contains(.isWritable) else {
+                throw ControlFailure(.readOnly, field: "param", "\(node.id): '\(definition.info.name)' is read-only")
+            }
+            let value = try value(given, for: definition)
+            do {
+                if let ramp, ramp > 0 {
+                    let frames = Int(ramp * Double(pipeline.configuration.engine.sampleRate))
+                    try node.unit.rampParameter(definition.id, scope: definition.scope, element: element, to: value, duration: frames)
+                } else {
+                    try node.unit.setParameter(definition.id, scope: definition.scope, element: element, to: value)
+                }
+            } catch {
+                throw ControlFailure(.failed, "\(node.id): \(error)")
+            }
+            return .parameter(try reading(node, definition, element))
+        case .getProperty(let id, let property):
+            let node = try node(id)
+            return .property(reading(node, property))
+        case .setProperty(let id, let setting):
+            let node = try node(id)
+            switch setting {
+            case .bypass(let on):
+                do { try node.unit.setBypass(on) } catch { throw ControlFailure(.failed, field: "value", "\(node.id): \(error)") }
+                return .property(reading(node, .bypass))
+            case .preset(let name):
+                let presets = node.unit.factoryPresets
+                guard let preset = presets.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                    let list = presets.isEmpty ? "\(node.id) has no presets" : "presets: \(presets.map(\.name).joined(separator: ", "))"
+                    throw ControlFailure(.unknownPreset, field: "value", "no preset '\(Diagnostic.excerpt(name))' on \(node.id)\(suggestion(for: String(name.prefix(64)), in: presets.map(\.name))) (\(list))")
+                }
+                do { try node.unit.setPresentPreset(preset) } catch { throw ControlFailure(.failed, field: "value", "\(node.id): \(error)") }
+                return .property(reading(node, .preset))
+            }
+        case .meters:
+            return .meters(meters())
+        case .status:
+            return .status(status())
+        case .reload:
+            let problems = reload()
+            guard problems.isEmpty else {
+                let lines = problems.map(\.description)
+                throw ControlFailure(.reloadRefused, lines.joined(separator: "\n"), diagnostics: lines)
+            }
+            return .reloaded
+        case .save(let path):
+            do { try save(to: path) } catch { throw ControlFailure(.failed, field: "path", "\(error)") }
+            return .saved(path: path)
+        case .version:
+            return .version(.current)
+        }
+    }
+
+    func node(_ id: String) throws(ControlFailure) -> PipelineNode {
         guard let node = pipeline.node(id) else {
-            throw ControlError("no node '\(id)'\(suggestion(for: id, in: pipeline.nodes.map(\.id)))")
+            throw ControlFailure(.unknownNode, field: "node", "no node '\(Diagnostic.excerpt(id))'\(suggestion(for: String(id.prefix(64)), in: pipeline.nodes.map(\.id)))")
         }
         return node
     }
 
-    func definition(_ unit: AudioUnit, _ name: Any?, scope: String?) throws -> AudioUnitParameterDefinition {
-        let definitions = unit.parameterDefinitions
+    private func elementCount(_ definition: AudioUnitParameterDefinition, _ unit: AudioUnit) -> Int {
+        definition.scope == .global ? 1 : unit.elementCount(definition.scope)
+    }
+
+    /// The node, parameter and element a selector names, each checked: an unknown name, a
+    /// name in several scopes without `scope`, or an element the scope does not have is
+    /// refused, naming the field — never quietly read as element 0 or the first scope.
+    func resolve(_ selector: ControlRequest.ParameterSelector) throws(ControlFailure) -> (PipelineNode, AudioUnitParameterDefinition, Int) {
+        let node = try node(selector.node)
+        let definitions = node.unit.parameterDefinitions
         var matches: [AudioUnitParameterDefinition]
-        if let id = name as? Int {
-            matches = definitions.filter { $0.id == UInt32(clamping: id) }
-        } else if let text = name as? String {
+        let label: String
+        switch selector.parameter {
+        case .id(let id):
+            matches = definitions.filter { $0.id == id }
+            label = "\(id)"
+        case .name(let text):
             func normalized(_ s: String) -> String { s.lowercased().filter { $0.isLetter || $0.isNumber } }
-            matches = definitions.filter { normalized($0.info.name) == normalized(text) || normalized($0.info.identifier) == normalized(text) || "\($0.id)" == text }
-            if matches.isEmpty {
-                throw ControlError("\(unit.name) has no parameter '\(text)'\(suggestion(for: text, in: definitions.map(\.info.name)))")
+            let wanted = normalized(text)
+            matches = definitions.filter { normalized($0.info.name) == wanted || normalized($0.info.identifier) == wanted || "\($0.id)" == text }
+            label = "'\(Diagnostic.excerpt(text))'"
+        }
+        guard !matches.isEmpty else {
+            var hint = ""
+            if case .name(let text) = selector.parameter { hint = suggestion(for: String(text.prefix(64)), in: definitions.map(\.info.name)) }
+            throw ControlFailure(.unknownParameter, field: "param", "\(node.id) has no parameter \(label)\(hint) (`params \(node.id)` lists them)")
+        }
+        let scopes = matches.map(\.scope.description)
+        if let scope = selector.scope {
+            matches = matches.filter { $0.scope == scope }
+            guard !matches.isEmpty else {
+                throw ControlFailure(.badField, field: "scope", "\(node.id): parameter \(label) is not in the \(scope) scope (it is in: \(scopes.joined(separator: ", ")))")
             }
-        } else {
-            throw ControlError("missing \"param\" (a name or an ID)")
+        } else if Set(scopes).count > 1 {
+            throw ControlFailure(.missingField, field: "scope", "\(node.id): parameter \(label) is in several scopes (\(scopes.joined(separator: ", "))); say which with \"scope\"")
         }
-        if let scope {
-            matches = matches.filter { $0.scope.description == scope }
+        let definition = matches[0]
+        let element = selector.element ?? 0
+        let count = elementCount(definition, node.unit)
+        guard element < count else {
+            let range = count == 0 ? "no elements" : count == 1 ? "only element 0" : "elements 0…\(count - 1)"
+            throw ControlFailure(.outOfRange, field: "element", "element \(element) is out of range: \(node.id)'s \(definition.scope) scope has \(range) for '\(definition.info.name)'")
         }
-        guard let first = matches.first else { throw ControlError("\(unit.name) has no such parameter\(scope.map { " in the \($0) scope" } ?? "")") }
-        return first
+        return (node, definition, element)
     }
 
-    func parameterInfo(_ definition: AudioUnitParameterDefinition, unit: AudioUnit, element: Int) -> [String: Any] {
+    /// A `set` value in the parameter's unit, range-checked; NaN and infinities refused.
+    private func value(_ given: ControlValue, for definition: AudioUnitParameterDefinition) throws(ControlFailure) -> Float {
+        let text: String
+        switch given {
+        case .number(let number):
+            guard number.isFinite else { throw ControlFailure(.badField, field: "value", "value must be a finite number, not \(number)") }
+            text = "\(number)"
+        case .flag(let on): text = on ? "on" : "off"
+        case .text(let string):
+            let word = string.trimmingCharacters(in: .whitespaces).lowercased()
+            if ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"].contains(word) {
+                throw ControlFailure(.badField, field: "value", "value must be a finite number, not \(word)")
+            }
+            guard string.utf8.count <= 200 else {
+                throw ControlFailure(.badField, field: "value", "value '\(Diagnostic.excerpt(string))' is \(string.utf8.count) bytes; no parameter value is that long")
+            }
+            text = string
+        }
+        switch ParameterValue.parse(text, for: definition.info, sampleRate: Double(pipeline.configuration.engine.sampleRate)) {
+        case .success(let value) where value.isFinite: return value
+        case .success: throw ControlFailure(.outOfRange, field: "value", "\(text) is out of range for '\(definition.info.name)'")
+        case .failure(let problem):
+            throw ControlFailure(problem.message.contains("out of range") ? .outOfRange : .badField, field: "value", problem.message)
+        }
+    }
+
+    private func reading(_ node: PipelineNode, _ definition: AudioUnitParameterDefinition, _ element: Int) throws(ControlFailure) -> ControlResponse.ParameterReading {
+        let value: Float
+        do { value = try node.unit.parameter(definition.id, scope: definition.scope, element: element) } catch {
+            throw ControlFailure(.failed, "\(node.id): \(error)")
+        }
+        return .init(node: node.id, param: definition.info.name, scope: definition.scope.description, element: element,
+                     value: Double(value), unit: definition.info.unit.symbol)
+    }
+
+    private func reading(_ node: PipelineNode, _ property: ControlProperty) -> ControlResponse.PropertyReading {
+        let unit = node.unit
+        switch property {
+        case .latency: return .init(node: node.id, property: property, value: .seconds(unit.latency))
+        case .tail: return .init(node: node.id, property: property, value: .seconds(unit.tailTime))
+        case .bypass: return .init(node: node.id, property: property, value: .flag(unit.isBypassed))
+        case .preset:
+            return .init(node: node.id, property: property, value: .name(unit.presentPreset?.name), presets: unit.factoryPresets.map(\.name))
+        }
+    }
+
+    private func summary(_ definition: AudioUnitParameterDefinition, unit: AudioUnit, element: Int) -> ControlResponse.ParameterSummary {
         let info = definition.info
-        var entry: [String: Any] = [
-            "id": Int(definition.id), "name": info.name, "scope": definition.scope.description, "unit": info.unit.symbol,
-            "min": Double(info.minValue), "max": Double(info.maxValue), "default": Double(info.defaultValue),
-            "writable": info.flags.contains(.isWritable), "element": element,
-        ]
-        if let value = try? unit.parameter(definition.id, scope: definition.scope, element: element) { entry["value"] = Double(value) }
-        if !info.valueStrings.isEmpty { entry["values"] = info.valueStrings }
-        return entry
-    }
-
-    /// Handles one request (already decoded JSON); returns the response object.
-    public func handle(_ request: [String: Any]) -> [String: Any] {
-        do {
-            return try serialized { try perform(request) }
-        } catch {
-            return ["ok": false, "error": "\(error)"]
-        }
-    }
-
-    private func perform(_ request: [String: Any]) throws -> [String: Any] {
-        guard let command = request["cmd"] as? String else { throw ControlError("missing \"cmd\" (nodes, params, get, set, get-property, set-property, meters, status, reload, save)") }
-        switch command {
-        case "nodes":
-            return ["ok": true, "nodes": pipeline.nodes.map { ["id": $0.id, "kind": $0.kind, "unit": $0.unit.componentDescription.description] }]
-        case "params":
-            let node = try node(request["node"] as? String)
-            var list: [[String: Any]] = []
-            for definition in node.unit.parameterDefinitions {
-                let elements = definition.scope == .global ? 1 : node.unit.elementCount(definition.scope)
-                for element in 0..<elements { list.append(parameterInfo(definition, unit: node.unit, element: element)) }
-            }
-            return ["ok": true, "node": node.id, "params": list]
-        case "get":
-            let node = try node(request["node"] as? String)
-            let definition = try definition(node.unit, request["param"], scope: request["scope"] as? String)
-            let element = request["element"] as? Int ?? 0
-            let value = try node.unit.parameter(definition.id, scope: definition.scope, element: element)
-            return ["ok": true, "node": node.id, "param": definition.info.name, "value": Double(value), "unit": definition.info.unit.symbol]
-        case "set":
-            let node = try node(request["node"] as? String)
-            let definition = try definition(node.unit, request["param"], scope: request["scope"] as? String)
-            let element = request["element"] as? Int ?? 0
-            let elements = definition.scope == .global ? 1 : node.unit.elementCount(definition.scope)
-            guard element >= 0 && element < elements else { throw ControlError("element \(element) out of range 0…\(elements - 1)") }
-            let text: String
-            if let number = request["value"] as? Double { text = "\(number)" }
-            else if let string = request["value"] as? String { text = string }
-            else if let flag = request["value"] as? Bool { text = flag ? "on" : "off" }
-            else { throw ControlError("missing \"value\"") }
-            let value: Float
-            switch ParameterValue.parse(text, for: definition.info, sampleRate: Double(pipeline.configuration.engine.sampleRate)) {
-            case .success(let v): value = v
-            case .failure(let problem): throw ControlError(problem.message)
-            }
-            let ramp = request["ramp"] as? Double ?? 0
-            guard ramp >= 0 && ramp <= 60 else { throw ControlError("ramp must be 0…60 seconds") }
-            if ramp > 0 {
-                let frames = Int(ramp * Double(pipeline.configuration.engine.sampleRate))
-                try node.unit.rampParameter(definition.id, scope: definition.scope, element: element, to: value, duration: frames)
-            } else {
-                try node.unit.setParameter(definition.id, scope: definition.scope, element: element, to: value)
-            }
-            return ["ok": true, "node": node.id, "param": definition.info.name, "value": Double(value)]
-        case "get-property":
-            let node = try node(request["node"] as? String)
-            switch request["property"] as? String {
-            case "latency": return ["ok": true, "value": node.unit.latency]
-            case "bypass": return ["ok": true, "value": node.unit.isBypassed]
-            case "preset": return ["ok": true, "value": node.unit.presentPreset?.name ?? NSNull(), "presets": node.unit.factoryPresets.map(\.name)]
-            case "tail": return ["ok": true, "value": node.unit.tailTime]
-            default: throw ControlError("property must be latency, bypass, preset or tail")
-            }
-        case "set-property":
-            let node = try node(request["node"] as? String)
-            switch request["property"] as? String {
-            case "bypass":
-                guard let on = request["value"] as? Bool else { throw ControlError("bypass takes true or false") }
-                try node.unit.setBypass(on)
-                return ["ok": true]
-            case "preset":
-                guard let name = request["value"] as? String else { throw ControlError("preset takes a name") }
-                guard let preset = node.unit.factoryPresets.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                    throw ControlError("no preset '\(name)'\(suggestion(for: name, in: node.unit.factoryPresets.map(\.name)))")
-                }
-                try node.unit.setPresentPreset(preset)
-                return ["ok": true]
-            default: throw ControlError("settable properties: bypass, preset")
-            }
-        case "meters":
-            return ["ok": true, "meters": meters()]
-        case "status":
-            return ["ok": true, "status": status()]
-        case "reload":
-            let result = reload()
-            return result.isEmpty ? ["ok": true] : ["ok": false, "error": result.map(\.description).joined(separator: "\n"), "diagnostics": result.map(\.description)]
-        case "save":
-            guard let path = request["path"] as? String else { throw ControlError("missing \"path\"") }
-            try save(to: path)
-            return ["ok": true, "path": path]
-        default:
-            throw ControlError("unknown command '\(command)'\(suggestion(for: command, in: ["nodes", "params", "get", "set", "get-property", "set-property", "meters", "status", "reload", "save"]))")
-        }
+        let value = try? unit.parameter(definition.id, scope: definition.scope, element: element)
+        return .init(id: definition.id, name: info.name, scope: definition.scope.description, element: element, unit: info.unit.symbol,
+                     min: Double(info.minValue), max: Double(info.maxValue), default: Double(info.defaultValue),
+                     writable: info.flags.contains(.isWritable), value: value.map(Double.init),
+                     values: info.valueStrings.isEmpty ? nil : info.valueStrings)
     }
 
     /// Every read-only (meter) parameter of every node.
-    public func meters() -> [[String: Any]] {
-        var result: [[String: Any]] = []
+    public func meters() -> [ControlResponse.MeterReading] {
+        var result: [ControlResponse.MeterReading] = []
         for node in pipeline.nodes {
             for definition in node.unit.parameterDefinitions where definition.info.flags.contains(.meterReadOnly) {
-                let elements = definition.scope == .global ? 1 : node.unit.elementCount(definition.scope)
-                for element in 0..<elements {
+                for element in 0..<elementCount(definition, node.unit) {
                     if let value = try? node.unit.parameter(definition.id, scope: definition.scope, element: element) {
-                        result.append(["node": node.id, "meter": definition.info.name, "scope": definition.scope.description, "element": element, "value": Double(value), "unit": definition.info.unit.symbol])
+                        result.append(.init(node: node.id, meter: definition.info.name, scope: definition.scope.description,
+                                            element: element, value: Double(value), unit: definition.info.unit.symbol))
                     }
                 }
             }
@@ -184,16 +231,15 @@ public final class PipelineController: @unchecked Sendable {
         return result
     }
 
-    public func status() -> [String: Any] {
+    public func status() -> ControlResponse.StatusReport {
         let statistics = device.statistics
         let format = device.format
         let latency = format.roundTripFrames
-        return [
-            "device": device.driver, "cycles": statistics.cycles, "xruns": statistics.xruns,
-            "load_mean": statistics.loadMean, "load_max": statistics.loadMax,
-            "latency_frames": latency, "latency_ms": Double(latency) * 1000 / Double(format.sampleRate),
-            "rate_scalar": statistics.rateScalar, "interruptions": statistics.interruptions, "running": device.isRunning,
-        ]
+        return .init(
+            device: device.driver, cycles: statistics.cycles, xruns: statistics.xruns,
+            loadMean: statistics.loadMean, loadMax: statistics.loadMax,
+            latencyFrames: latency, latencyMilliseconds: Double(latency) * 1000 / Double(format.sampleRate),
+            rateScalar: statistics.rateScalar, interruptions: statistics.interruptions, running: device.isRunning)
     }
 
     // MARK: Reload and save
@@ -232,7 +278,7 @@ public final class PipelineController: @unchecked Sendable {
         guard rename(temporary.path, url.path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
-            throw ControlError("cannot save to \(path): \(reason)")
+            throw ControlFailure(.failed, field: "path", "cannot save to \(path): \(reason)")
         }
     }
 }

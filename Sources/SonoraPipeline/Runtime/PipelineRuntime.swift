@@ -79,7 +79,7 @@ public final class PipelineRuntime {
         var server: ControlServer?
         if let path = configuration.socketPath {
             do {
-                server = try ControlServer(path: path, idleTimeout: configuration.control.idleTimeout, logger: logger) { request in controller.handle(request) }
+                server = try ControlServer(path: path, timeout: configuration.control.idleTimeout, logger: logger) { request in controller.handle(request) }
             } catch {
                 pipeline.graph.uninitialize()
                 throw .control("\(error)")
@@ -179,16 +179,13 @@ public final class PipelineRuntime {
         let channels = controller.pipeline.configuration.engine.channels
         // Per-channel meters (names ending in a channel number) only for the engine's channels.
         let meters = controller.serialized { controller.meters() }.filter { meter in
-            guard wanted.isEmpty || wanted.contains(meter["node"] as? String ?? "") else { return false }
-            let name = meter["meter"] as? String ?? ""
-            if let last = name.last, let digit = last.wholeNumberValue { return digit < channels }
+            guard wanted.isEmpty || wanted.contains(meter.node) else { return false }
+            if let last = meter.meter.last, let digit = last.wholeNumberValue { return digit < channels }
             return true
         }
         if !meters.isEmpty {
             let text = meters.prefix(8).map { meter in
-                String(format: "%@.%@%@ %.1f %@", meter["node"] as? String ?? "", meter["meter"] as? String ?? "",
-                       (meter["element"] as? Int ?? 0) > 0 ? "[\(meter["element"] as? Int ?? 0)]" : "", meter["value"] as? Double ?? 0,
-                       meter["unit"] as? String ?? "")
+                String(format: "%@.%@%@ %.1f %@", meter.node, meter.meter, meter.element > 0 ? "[\(meter.element)]" : "", meter.value, meter.unit)
             }.joined(separator: ", ")
             line += ", meters: " + text
         }
