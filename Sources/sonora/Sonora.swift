@@ -1,4 +1,5 @@
 import ArgumentParser
+import SonoraPipeline
 
 @main
 struct Sonora: ParsableCommand {
@@ -23,5 +24,6 @@ struct Sonora: ParsableCommand {
 }
 
 enum SonoraVersion {
-    static let string = "0.1.0"
+    // One version string: the library's (the control protocol's `version` answer reports it too).
+    static let string = ControlProtocol.sonoraVersion
 }

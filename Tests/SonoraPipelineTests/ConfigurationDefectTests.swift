@@ -114,6 +114,17 @@ struct ConfigurationDefectTests {
         #expect(FileManager.default.fileExists(atPath: itself))
     }
 
+    @Test("control.socket naming a symbolic link is refused as a link, not followed")
+    func socketOverASymlink() throws {
+        let target = Self.write("link-target.txt", "keep\n")
+        let link = Self.folder + "/ctl-link.sock"
+        unlink(link)
+        #expect(symlink(target, link) == 0)
+        let path = Self.write("socket-link.yaml", "nodes:\n  - {id: t, kind: tone}\n" + Self.tail + "control: {socket: ctl-link.sock}\n")
+        let found = Self.check(path: path)
+        #expect(found.count == 1 && found[0].contains("\(link) is a symbolic link"), "\(found)")
+    }
+
     @Test("a socket path over sun_path's limit is refused by check")
     func socketPathTooLong() {
         let long = "/tmp/" + String(repeating: "s", count: 120) + ".sock"

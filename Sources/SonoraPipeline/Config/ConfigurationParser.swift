@@ -427,7 +427,7 @@ public enum ConfigurationParser {
                     control.socketLocation = location(value)
                     if control.socketPath?.isEmpty == true { error(value, "control.socket is empty; give a path"); control.socketPath = nil }
                 }
-                if key == "timeout" { control.idleTimeout = number(value, "control.timeout (seconds)", in: 0.1...3600) ?? control.idleTimeout }
+                if key == "timeout" { control.requestTimeout = number(value, "control.timeout (seconds)", in: 0.1...3600) ?? control.requestTimeout }
             }
             return control
         }

@@ -51,7 +51,7 @@ public struct PipelineConfiguration: Sendable {
         public var socketPath: String?
         /// A request must arrive whole within this many seconds of its first byte (or of
         /// connecting); otherwise the client gets an error and is closed.
-        public var idleTimeout = 10.0
+        public var requestTimeout = 10.0
         public var location: SourceLocation?
         public var socketLocation: SourceLocation?
     }
@@ -69,13 +69,27 @@ public struct PipelineConfiguration: Sendable {
     public var folder: String {
         var config = file
         if !config.hasPrefix("/") { config = FileManager.default.currentDirectoryPath + "/" + config }
-        return ((config as NSString).deletingLastPathComponent as NSString).standardizingPath
+        return Self.normalized((config as NSString).deletingLastPathComponent)
     }
 
     /// `path` as written in this config, made absolute against the config's folder.
+    /// `.` and `..` are resolved in the text only: symbolic links stay as written, so a
+    /// check looks at the link itself (a control socket path that is a symlink is refused).
     public func resolvedPath(_ path: String) -> String {
-        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
-        return ((folder as NSString).appendingPathComponent(path) as NSString).standardizingPath
+        Self.normalized(path.hasPrefix("/") ? path : folder + "/" + path)
+    }
+
+    /// An absolute path with `.`, `..` and repeated slashes removed, without touching the file system.
+    static func normalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..": if !parts.isEmpty { parts.removeLast() }
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// The control socket's path, resolved (nil: no control socket).

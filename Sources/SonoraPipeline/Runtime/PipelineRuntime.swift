@@ -79,7 +79,7 @@ public final class PipelineRuntime {
         var server: ControlServer?
         if let path = configuration.socketPath {
             do {
-                server = try ControlServer(path: path, timeout: configuration.control.idleTimeout, logger: logger) { request in controller.handle(request) }
+                server = try ControlServer(path: path, timeout: configuration.control.requestTimeout, logger: logger) { request in controller.handle(request) }
             } catch {
                 pipeline.graph.uninitialize()
                 throw .control("\(error)")

@@ -48,7 +48,7 @@ enum PipelineWriter {
         for connection in configuration.connections {
             lines.append("  - {from: \(quote("\(connection.from):\(connection.fromBus)")), to: \(quote("\(connection.to):\(connection.toInput)"))}")
         }
-        if let socket = configuration.control.socketPath { lines += ["control:", "  socket: \(quote(socket))", "  timeout: \(configuration.control.idleTimeout)"] }
+        if let socket = configuration.control.socketPath { lines += ["control:", "  socket: \(quote(socket))", "  timeout: \(configuration.control.requestTimeout)"] }
         lines += ["status:", "  interval: \(configuration.status.interval)"]
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
         return lines.joined(separator: "\n") + "\n"
