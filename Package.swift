@@ -141,19 +141,42 @@ let package = Package(
 
         // Test support: counts heap allocations per thread by overriding malloc in the test binary.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
-        .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "CAllocationCounter"]),
-        .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP"]),
-        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "CAllocationCounter"]),
+        // Test support for every suite (as NIOTestUtils is for NIO): allocation counting, a seeded
+        // generator, test signals and measurements, temporary folders, the package root, a CLI runner.
+        // It imports no Sonora module, so any test target can use it without linking more.
+        .target(name: "SonoraTestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/SonoraTestSupport"),
+        // Test support that needs the HAL (a scriptable device, an I/O probe): only suites at or above HAL link it.
+        .target(
+            name: "SonoraHALTestSupport", dependencies: ["SonoraTestSupport", "SonoraCore", "SonoraHAL"],
+            path: "Tests/Support/SonoraHALTestSupport"
+        ),
+        // CAllocationCounter stays declared where suites imported it before the support targets existed.
+        .testTarget(name: "SonoraTestSupportTests", dependencies: ["SonoraTestSupport", "SonoraHALTestSupport", "SonoraHAL"]),
+        .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "SonoraTestSupport", "CAllocationCounter"]),
+        .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP", "SonoraTestSupport"]),
+        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]),
         .testTarget(
             name: "SonoraPipelineTests",
-            dependencies: ["SonoraPipeline", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SonoraPipeline", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile"], exclude: ["Corpus"]),
-        .testTarget(name: "SonoraUnitsTests", dependencies: ["SonoraUnits", "SonoraHAL", "CAllocationCounter"]),
-        .testTarget(name: "SonoraLV2Tests", dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "CAllocationCounter"]),
-        .testTarget(name: "SonoraVoiceTests", dependencies: ["SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "CAllocationCounter"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
+        .testTarget(
+            name: "SonoraUnitsTests",
+            dependencies: ["SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SonoraLV2Tests",
+            dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "SonoraTestSupport", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SonoraVoiceTests",
+            dependencies: ["SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+        ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
-        .testTarget(name: "CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),
     ]
 )

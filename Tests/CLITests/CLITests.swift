@@ -1,37 +1,17 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
-/// The `sonora` binary `swift build` made beside the tests.
-let sonoraBinary: String? = {
-    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-        directory = directory.deletingLastPathComponent()
-    }
-    let candidates = [".build/debug/sonora", ".build/x86_64-unknown-linux-gnu/debug/sonora", ".build/aarch64-unknown-linux-gnu/debug/sonora"]
-    return candidates.map { directory.appendingPathComponent($0).path }.first { FileManager.default.isExecutableFile(atPath: $0) }
-}()
+// The CLI suites' short names for SonoraTestSupport's runner (CLIRunner, CLIOutcome).
 
-struct Outcome {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
+/// The `sonora` binary `swift build` made beside the tests; nil if it was not built.
+let sonoraBinary = CLIRunner.sonoraBinary
 
-/// Runs `executable` to the end and keeps its exit status and output.
+typealias Outcome = CLIOutcome
+
+/// Runs `executable` to the end (or its timeout) and keeps its exit status and output.
 func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    try CLIRunner(executable: executable).run(arguments, environment: environment)
 }
 
 func sonora(_ arguments: String...) throws -> Outcome {
@@ -42,16 +22,9 @@ func sonora(_ arguments: String...) throws -> Outcome {
 struct CLITests {
     @Test(arguments: [["--help"], ["units", "--help"], ["info", "--help"], ["convert", "--help"], ["bench", "--help"], ["bench", "ring", "--help"], ["bench", "graph", "--help"], ["bench", "files", "--help"], ["devices", "--help"], ["latency", "--help"]])
     func everyCommandHasHelpWithAnExample(arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sonoraBinary!)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(text.contains("Examples:") && text.contains("sonora "))
+        let outcome = try runProcess(sonoraBinary!, arguments)
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("Examples:") && outcome.stdout.contains("sonora "))
     }
 
     @Test func versionAnswers() throws {
@@ -80,8 +53,8 @@ struct CLITests {
     }
 
     @Test func infoDescribesAFile() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-cli-\(getpid()).wav").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let folder = try TemporaryFolder(prefix: "sonora-cli")
+        let path = folder.path("take.wav")
         // A 16-bit mono WAV of 800 silent frames, written by hand.
         var bytes = [UInt8]()
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
@@ -102,9 +75,8 @@ struct CLITests {
 @Suite("sonora convert", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct ConvertCLITests {
     @Test func convertsContainerFormatAndRateAndRefusesToOverwrite() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-convert-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder(prefix: "sonora-convert")
+        let directory = folder.url
         // 0.5 s of a 16-bit stereo ramp at 44.1 kHz, written by hand.
         let frames = 22050
         var bytes = [UInt8]()

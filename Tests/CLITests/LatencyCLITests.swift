@@ -1,14 +1,9 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 /// The package root (where scripts/ lives).
-let packageRoot: URL = {
-    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-        directory = directory.deletingLastPathComponent()
-    }
-    return directory
-}()
+let packageRoot = PackageRoot.url
 
 @Suite("sonora latency and devices", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct LatencyCLITests {

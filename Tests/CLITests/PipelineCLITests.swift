@@ -1,4 +1,5 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -43,11 +44,9 @@ func json(_ text: String?) -> [String: Any] {
 
 @Suite("sonora run, check, render and ctl", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct PipelineCLITests {
-    let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-pipeline-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed with its contents after each test.
+    let scratch = try! TemporaryFolder(prefix: "sonora-pipeline")
+    var folder: String { scratch.path }
 
     func config(gain: String, extraNode: Bool = false, socket: String, recording: String) -> String {
         """
@@ -117,14 +116,7 @@ struct PipelineCLITests {
         let recording = folder + "/rec.wav"
         let configPath = folder + "/run.yaml"
         try config(gain: "-3 dB", socket: socket, recording: recording).write(toFile: configPath, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sonoraBinary!)
-        process.arguments = ["run", configPath]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let process = try CLIRunner.sonora!.launch(["run", configPath])  // killed if the test ends first
         var waited = 0
         while !FileManager.default.fileExists(atPath: socket) && waited < 200 { usleep(50_000); waited += 1 }
         try #require(FileManager.default.fileExists(atPath: socket), "the socket never appeared")
@@ -161,7 +153,7 @@ struct PipelineCLITests {
 
         // Reload: a changed gain and a new node, applied live.
         try config(gain: "-20 dB", extraNode: true, socket: socket, recording: recording).write(toFile: configPath, atomically: true, encoding: .utf8)
-        kill(process.processIdentifier, SIGHUP)
+        process.signal(SIGHUP)
         var reloaded = false
         for _ in 0..<50 {
             usleep(100_000)
@@ -173,7 +165,7 @@ struct PipelineCLITests {
         #expect(json(controlExchange(socket, "{\"cmd\":\"get\",\"node\":\"g\",\"param\":\"gain\"}\n"))["value"] as? Double == -20)
         // An invalid file is refused and the running pipeline kept.
         try "nodes: [{id: g, kind: Nope}]\nconnections: []\n".write(toFile: configPath, atomically: true, encoding: .utf8)
-        kill(process.processIdentifier, SIGHUP)
+        process.signal(SIGHUP)
         usleep(500_000)
         #expect(json(controlExchange(socket, "{\"cmd\":\"status\"}\n"))["ok"] as? Bool == true)
         // Save the running state as a config that checks clean.
@@ -182,11 +174,11 @@ struct PipelineCLITests {
         #expect(try sonora("check", saved).status == 0)
         #expect((try? String(contentsOfFile: saved, encoding: .utf8))?.contains("value: -20.0}  # Gain") == true)
 
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        process.signal(SIGTERM)
+        let outcome = process.wait(timeout: 60)
+        let stderr = outcome.stderr
+        let stdout = outcome.stdout
+        #expect(outcome.status == 0, "\(stderr)")
         #expect(stdout.contains("status: ") && stdout.contains("xruns"))
         #expect(stderr.contains("reload refused; the running pipeline is unchanged"))
         #expect(!FileManager.default.fileExists(atPath: socket))

@@ -1,23 +1,18 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 /// `sonora plugins …` against the installed LV2 plugins (Debian packages from `make test`).
 @Suite("sonora plugins", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct PluginsCLITests {
-    static let directory: String = {
-        let path = NSTemporaryDirectory() + "sonora-plugins-cli-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed when the test process exits.
+    static let folder = try! TemporaryFolder(prefix: "sonora-plugins-cli")
+    static var directory: String { folder.path }
 
     /// A 0.1 s mono float WAV of a 440 Hz sine at 0.5, written by `sonora` itself is not possible — by sox.
     static let input: String = {
         let path = directory + "/in.wav"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-        process.arguments = ["-n", "-r", "48000", "-c", "1", "-b", "32", "-e", "float", path, "synth", "0.1", "sine", "440", "vol", "0.5"]
-        try? process.run()
-        process.waitUntilExit()
+        _ = try? runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "32", "-e", "float", path, "synth", "0.1", "sine", "440", "vol", "0.5"])
         return path
     }()
 

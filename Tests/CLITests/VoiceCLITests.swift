@@ -1,13 +1,12 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 @Suite("sonora voice process", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct VoiceCLITests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-voice-cli-\(getpid())-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    /// Removed with its contents after each test.
+    let folder = try! TemporaryFolder(prefix: "sonora-voice-cli")
+    var directory: URL { folder.url }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
@@ -19,11 +18,7 @@ struct VoiceCLITests {
 
     /// One second of a noise-like far end and its echo 30 ms later at half level.
     func scenario(count: Int = 16000) -> (mic: [Float], ref: [Float]) {
-        var state: UInt32 = 12345
-        let ref: [Float] = (0..<count).map { _ in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return Float(Int32(bitPattern: state)) / Float(Int32.max) * 0.1
-        }
+        let ref = TestSignal.whiteNoise(count: count, seed: 12345, amplitude: 0.1)
         let mic: [Float] = (0..<count).map { $0 >= 480 ? 0.5 * ref[$0 - 480] : 0 }
         return (mic, ref)
     }
@@ -31,15 +26,9 @@ struct VoiceCLITests {
     @Test("--help names the file contract and gives examples")
     func help() throws {
         for arguments in [["voice", "--help"], ["voice", "process", "--help"], ["bench", "voice", "--help"]] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: sonoraBinary!)
-            process.arguments = arguments
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let outcome = try runProcess(sonoraBinary!, arguments)
+            let text = outcome.stdout
+            #expect(outcome.status == 0)
             #expect(text.contains("Examples:") && (text.contains("sonora voice process --rate 16000") || text.contains("sonora bench voice")))
         }
     }

@@ -1,14 +1,14 @@
-import CAllocationCounter
 import SonoraCore
+import SonoraTestSupport
 import Testing
 
 /// The realtime side of every ring and queue must not touch the heap.
-@Suite("No allocation on the realtime path", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+@Suite("No allocation on the realtime path", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RealtimeAllocationTests {
     @Test func theCounterSeesAllocations() {
-        sonora_allocation_counter_begin()
+        AllocationCounter.begin()
         let array = [Int](repeating: 7, count: Int.random(in: 100...200))
-        let calls = sonora_allocation_counter_end()
+        let calls = AllocationCounter.end()
         #expect(array.count >= 100)
         #expect(calls >= 1)
     }
@@ -38,9 +38,9 @@ struct RealtimeAllocationTests {
         }
         for index in 0..<100 { try cycle(index) }  // warm up: first calls may instantiate metadata
 
-        sonora_allocation_counter_begin()
+        AllocationCounter.begin()
         for index in 0..<10_000 { try cycle(index) }
-        let calls = sonora_allocation_counter_end()
+        let calls = AllocationCounter.end()
         #expect(calls == 0, "\(calls) heap calls in 10,000 cycles")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraCore
+import SonoraTestSupport
 import Testing
 
 /// Two threads push 10⁸ samples (or bytes) through each ring in chunks of varying
@@ -24,17 +25,6 @@ struct RingStressTests {
         UInt8(truncatingIfNeeded: value(position, 0).bitPattern >> 3)
     }
 
-    /// Chunk sizes from a xorshift generator, different on each side.
-    struct ChunkSizes {
-        var state: UInt64
-        mutating func next(upTo limit: Int) -> Int {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return 1 + Int(state % UInt64(limit))
-        }
-    }
-
     final class Outcome: @unchecked Sendable {
         var moved = 0
         var checksum: UInt64 = 0
@@ -49,11 +39,11 @@ struct RingStressTests {
         let consumed = Outcome()
 
         let producer = try RealtimeThread(RealtimeThreadOptions(name: "stress-producer", priority: nil)) {
-            var sizes = ChunkSizes(state: 0x1234_5678)
+            var sizes = SeededGenerator(seed: 0x1234_5678)
             var position = 0
             var checksum: UInt64 = 0
             while position < frames {
-                let region = ring.writeRegion(maxFrames: min(sizes.next(upTo: 700), frames - position))
+                let region = ring.writeRegion(maxFrames: min(Int.random(in: 1...700, using: &sizes), frames - position))
                 if region.frameCount == 0 {
                     sched_yield()
                     continue
@@ -75,12 +65,12 @@ struct RingStressTests {
             produced.checksum = checksum
         }
         let consumer = try RealtimeThread(RealtimeThreadOptions(name: "stress-consumer", priority: nil)) {
-            var sizes = ChunkSizes(state: 0x9876_5432)
+            var sizes = SeededGenerator(seed: 0x9876_5432)
             var position = 0
             var checksum: UInt64 = 0
             var mismatch: Int? = nil
             while position < frames {
-                let region = ring.readRegion(maxFrames: sizes.next(upTo: 700))
+                let region = ring.readRegion(maxFrames: Int.random(in: 1...700, using: &sizes))
                 if region.frameCount == 0 {
                     sched_yield()
                     continue
@@ -117,11 +107,11 @@ struct RingStressTests {
         let consumed = Outcome()
 
         let producer = try RealtimeThread(RealtimeThreadOptions(name: "stress-producer", priority: nil)) {
-            var sizes = ChunkSizes(state: 0xABCD_EF01)
+            var sizes = SeededGenerator(seed: 0xABCD_EF01)
             var position = 0
             var checksum: UInt64 = 0
             while position < total {
-                let region = ring.writeRegion(maxBytes: min(sizes.next(upTo: 3000), total - position))
+                let region = ring.writeRegion(maxBytes: min(Int.random(in: 1...3000, using: &sizes), total - position))
                 if region.count == 0 {
                     sched_yield()
                     continue
@@ -140,12 +130,12 @@ struct RingStressTests {
             produced.checksum = checksum
         }
         let consumer = try RealtimeThread(RealtimeThreadOptions(name: "stress-consumer", priority: nil)) {
-            var sizes = ChunkSizes(state: 0x1357_9BDF)
+            var sizes = SeededGenerator(seed: 0x1357_9BDF)
             var position = 0
             var checksum: UInt64 = 0
             var mismatch: Int? = nil
             while position < total {
-                let region = ring.readRegion(maxBytes: sizes.next(upTo: 3000))
+                let region = ring.readRegion(maxBytes: Int.random(in: 1...3000, using: &sizes))
                 if region.count == 0 {
                     sched_yield()
                     continue

@@ -1,5 +1,6 @@
 import Foundation
 @testable import SonoraDSP
+import SonoraTestSupport
 import Testing
 
 @Suite("Biquad filtering")
@@ -26,7 +27,7 @@ struct BiquadTests {
         let (name, coefficients) = Self.designs[design]
         let settle = 4800, window = 4800
         for frequency in Self.frequencies {
-            var signal = SignalMeasurement.sine(frequency: frequency, sampleRate: Self.rate, count: settle + window, amplitude: 0.5)
+            var signal = TestSignal.sine(frequency: frequency, sampleRate: Self.rate, count: settle + window, amplitude: 0.5)
             var filter = Biquad(coefficients)
             // Uneven blocks, so state carries across calls.
             signal.withUnsafeMutableBufferPointer { buffer in
@@ -47,7 +48,7 @@ struct BiquadTests {
     }
 
     @Test func outOfPlaceEqualsInPlace() {
-        let input = SignalMeasurement.sine(frequency: 777, sampleRate: Self.rate, count: 1000)
+        let input = TestSignal.sine(frequency: 777, sampleRate: Self.rate, count: 1000)
         var inPlace = input
         var outOfPlace = [Float](repeating: 0, count: input.count)
         var first = Biquad(.lowPass(frequency: 2000, q: 3, sampleRate: Self.rate))

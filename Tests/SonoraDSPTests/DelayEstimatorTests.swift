@@ -1,4 +1,5 @@
 import SonoraDSP
+import SonoraTestSupport
 import Testing
 
 @Suite("FFT, maximum-length sequences and the delay estimator")
@@ -51,11 +52,7 @@ struct DelayEstimatorTests {
         let fractional = DelayEstimator.estimate(signal: signal, in: half, maximumDelay: 2500)?.frames ?? 0
         #expect(abs(fractional - 300.5) < 0.05)
 
-        var state: UInt32 = 1
-        let noise = (0..<4000).map { _ -> Float in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return Float(Int32(bitPattern: state)) / Float(Int32.max) * 0.1
-        }
+        let noise = TestSignal.whiteNoise(count: 4000, seed: 1, amplitude: 0.1)
         #expect(DelayEstimator.estimate(signal: signal, in: noise, maximumDelay: 2500) == nil)
         #expect(DelayEstimator.estimate(signal: signal, in: [Float](repeating: 0, count: 4000), maximumDelay: 2500) == nil)
         // Beyond the search range.

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraDSP
+import SonoraTestSupport
 import Testing
 
 @Suite("Level meter")
@@ -31,7 +32,7 @@ struct LevelMeterTests {
         #expect(meter.peak == Double(Float(0.4)))
 
         // A full-scale sine reads −3.01 dB.
-        Self.measure(&meter, SignalMeasurement.sine(frequency: 1000, sampleRate: 48_000, count: 4800))
+        Self.measure(&meter, TestSignal.sine(frequency: 1000, sampleRate: 48_000, count: 4800))
         #expect(abs(meter.averagePowerDB + 3.0103) < 1e-3)
         #expect(abs(meter.peakPowerDB) < 1e-3)
     }

@@ -1,4 +1,5 @@
 import SonoraDSP
+import SonoraTestSupport
 import Testing
 
 @Suite("Linear ramp")

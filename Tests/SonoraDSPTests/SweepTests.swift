@@ -1,5 +1,6 @@
 import Foundation
 import SonoraDSP
+import SonoraTestSupport
 import Testing
 
 @Suite("Logarithmic sweep")

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// Apple Lossless in CAF goes through libsndfile (1.2.0 on Debian 12 writes and reads it;
@@ -8,8 +9,8 @@ import Testing
 @Suite("Apple Lossless in CAF")
 struct AppleLosslessTests {
     @Test func sixteenBitAudioComesBackBitExactWithItsFrameCount() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-alac-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-alac-\(getpid()).caf")
         // Not a multiple of ALAC's 4096-frame packets, and noise-like so nothing compresses to trivia.
         let frames = 44100 + 123
         let source = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 @Suite("AudioFile packets, bytes and channel layout")
@@ -20,8 +21,8 @@ struct AudioFilePacketTests {
     }
 
     @Test func ima4PacketsAreTheFilesOwn() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima4-packets-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-ima4-packets-\(getpid()).caf")
         let file = try AudioFile.create(path, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
         let frames = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 300)
         for frame in 0..<300 { frames.list[0][frame] = Float(frame % 50) / 100 }
@@ -37,8 +38,8 @@ struct AudioFilePacketTests {
 
     @Test func packetsWrittenDirectlyReadBackInSox() throws {
         guard let sox = soxPath else { return }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-raw-\(getpid()).wav").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-raw-\(getpid()).wav")
         let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 8000, channels: 2, sample: .int16), erase: true)
         var raw: [UInt8] = []
         for frame in 0..<100 {
@@ -47,15 +48,14 @@ struct AudioFilePacketTests {
         try file.writePackets(raw)
         #expect(throws: AudioError.self) { try file.writePackets([1, 2, 3]) }
         try file.close()
-        let decoded = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-raw-\(getpid()).s16").path
-        defer { try? FileManager.default.removeItem(atPath: decoded) }
+        let decoded = scratch.path("sonora-raw-\(getpid()).s16")
         try run(sox, [path, "-t", "s16", decoded])
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: decoded))) == raw)
     }
 
     @Test func channelLayoutsSurviveInCAF() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-layout-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-layout-\(getpid()).caf")
         let layout: [AudioChannelLabel] = [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround]
         let file = try AudioFile.create(path, type: .caf, format: .linearPCM(sampleRate: 48000, channels: 6, sample: .int24, bigEndian: true), erase: true)
         try file.setChannelLayout(layout)
@@ -70,13 +70,9 @@ struct AudioFilePacketTests {
 @Suite("AudioFile magic cookies")
 struct AudioFileMagicCookieTests {
     @Test func alacAndFLACHaveCookiesPCMDoesNot() throws {
-        let directory = FileManager.default.temporaryDirectory
-        let alac = directory.appendingPathComponent("sonora-cookie-\(getpid()).caf").path
-        let flac = directory.appendingPathComponent("sonora-cookie-\(getpid()).flac").path
-        defer {
-            try? FileManager.default.removeItem(atPath: alac)
-            try? FileManager.default.removeItem(atPath: flac)
-        }
+        let scratch = try TemporaryFolder()
+        let alac = scratch.path("sonora-cookie-\(getpid()).caf")
+        let flac = scratch.path("sonora-cookie-\(getpid()).flac")
         let frames = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 4096)
         for (path, type, format) in [
             (alac, AudioFileType.caf, StreamFormat.compressed(.appleLossless, sampleRate: 44100, channels: 2)),

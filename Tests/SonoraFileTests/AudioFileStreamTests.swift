@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// Files written by sox, kept as the parser's corpus (and its fuzzing seeds).
@@ -139,17 +140,5 @@ struct AudioFileStreamTests {
             }
         }
         #expect(outcomes.parsed > 0 && outcomes.failed > 0)
-    }
-}
-
-/// xorshift64*: reproducible randomness for tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
     }
 }

@@ -1,15 +1,17 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 @Suite("AudioFile", .enabled(if: soxPath != nil, "sox is not installed"))
 struct AudioFileTests {
-    let directory: URL
+    /// Removed with its contents when the suite's instance goes away (after each test).
+    let folder: TemporaryFolder
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-audiofile-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryFolder(prefix: "sonora-audiofile")
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -148,8 +150,8 @@ struct AudioFileFormatTests {
         (AudioFileType.rf64, StreamFormat.linearPCM(sampleRate: 48000, channels: 2, sample: .float32), "rf64"),
     ])
     func writesAndReadsCompressedAndLargeFileFormats(type: AudioFileType, format: StreamFormat, ext: String) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-format-\(getpid())-\(format.formatID.rawValue.rawValue).\(ext)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-format-\(getpid())-\(format.formatID.rawValue.rawValue).\(ext)")
         let file = try AudioFile.create(path, type: type, format: format, erase: true)
         let rate = format.sampleRate
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Int(rate))
@@ -173,8 +175,8 @@ struct AudioFileFormatTests {
 
     @Test func readsWhatSoxWroteAsMP3AndVorbis() throws {
         for ext in ["mp3", "ogg"] {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-sox-\(getpid()).\(ext)").path
-            defer { try? FileManager.default.removeItem(atPath: path) }
+            let scratch = try TemporaryFolder()
+            let path = scratch.path("sonora-sox-\(getpid()).\(ext)")
             try run(soxPath!, ["-n", "-r", "44100", "-c", "2", path, "synth", "1", "sine", "440", "gain", "-12"])
             let file = try AudioFile.open(path)
             #expect(file.fileType == (ext == "mp3" ? .mp3 : .ogg))
@@ -198,8 +200,8 @@ struct AudioFileFormatTests {
 @Suite("AudioFile markers and loops")
 struct AudioFileMarkerTests {
     @Test func markersAndLoopsSurviveAWriteAndRead() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).wav").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-markers-\(getpid()).wav")
         let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 44100, channels: 1, sample: .int16), erase: true)
         try file.setMarkers([AudioFileMarker(id: 1, frame: 100, name: "verse"), AudioFileMarker(id: 2, frame: 30000, name: "chorus")])
         try file.setLoops([AudioFileLoop(mode: .forward, start: 1000, end: 20000)])
@@ -216,8 +218,8 @@ struct AudioFileMarkerTests {
     }
 
     @Test func containersWithoutMarkersRefuseRatherThanDropThem() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-markers-\(getpid()).flac").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-markers-\(getpid()).flac")
         let file = try AudioFile.create(path, type: .flac, format: .compressed(.flac, sampleRate: 44100, channels: 1), erase: true)
         let markers = #expect(throws: AudioError.self) { try file.setMarkers([AudioFileMarker(id: 1, frame: 5)]) }
         #expect(markers?.code == .unsupportedProperty)

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// Big-endian bytes for hand-built files (the "other tool" here: no tool on this
@@ -51,13 +52,12 @@ func cafMarker(type: String?, frame: Double, id: Int) -> [UInt8] {
 
 @Suite("AIFF and CAF markers and loops", .serialized)
 final class ContainerMarkerTests {
-    let directory: URL
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    /// Removed with its contents when the suite's instance goes away (after each test).
+    let folder: TemporaryFolder
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-marks-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryFolder(prefix: "sonora-marks")
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -113,15 +113,8 @@ final class ContainerMarkerTests {
         // The stream parser reads the same audio bytes past the appended chunks.
         #expect(parse(bytes, pieces: [7, 1, 300]).error == nil)
         if let sox = soxPath, `case`.format.formatID != .appleIMA4, `case`.format.bitsPerChannel != 24 {
-            let pipe = Pipe()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: sox)
-            process.arguments = ["--i", "-s", target]
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            process.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let outcome = try CLIRunner(executable: sox).run(["--i", "-s", target])
+            let output = outcome.stdout + outcome.stderr
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(`case`.frames)", "sox: \(output)")
         }
     }

@@ -2,15 +2,17 @@ import Foundation
 import SonoraCore
 import SonoraDSP
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 @Suite("ExtAudioFile", .enabled(if: soxPath != nil, "sox is not installed"))
 struct ExtAudioFileTests {
-    let directory: URL
+    /// Removed with its contents when the suite's instance goes away (after each test).
+    let folder: TemporaryFolder
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ext-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryFolder(prefix: "sonora-ext")
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

@@ -1,13 +1,14 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 @Suite("IMA4 in CAF")
 struct IMA4CAFTests {
     @Test func writesAndReadsIMA4CAFWithExactFrameCount() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima4-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-ima4-\(getpid()).caf")
         let format = StreamFormat.appleIMA4(sampleRate: 44100, channels: 2)
         let file = try AudioFile.create(path, type: .caf, format: format, erase: true)
         let frames = 1000
@@ -69,8 +70,8 @@ struct IMA4CAFTests {
             source.list[1][frame] = Float(0.3 * sin(Double(frame) * 0.13))
         }
         func write(_ chunks: [Int]) throws -> Data {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima4-split-\(UUID().uuidString).caf").path
-            defer { try? FileManager.default.removeItem(atPath: path) }
+            let scratch = try TemporaryFolder()
+            let path = scratch.path("sonora-ima4-split-\(UUID().uuidString).caf")
             let file = try AudioFile.create(path, type: .caf, format: format, erase: true)
             var done = 0, index = 0
             while done < frames {
@@ -86,17 +87,15 @@ struct IMA4CAFTests {
     }
 
     @Test func aCAFThatIsNotIMA4IsLeftToLibsndfileAndTruncationIsAnError() throws {
-        let directory = FileManager.default.temporaryDirectory
-        let pcmPath = directory.appendingPathComponent("sonora-pcm-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: pcmPath) }
+        let scratch = try TemporaryFolder()
+        let pcmPath = scratch.path("sonora-pcm-\(getpid()).caf")
         let pcm = try AudioFile.create(pcmPath, type: .caf, format: .linearPCM(sampleRate: 8000, channels: 1, sample: .int16, bigEndian: true), erase: true)
         let silence = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 640)  // owns what the views point at
         try pcm.writeFrames(from: silence.list(frameCount: 10))
         try pcm.close()
         #expect(try AudioFile.open(pcmPath).dataFormat.isLinearPCM)
 
-        let imaPath = directory.appendingPathComponent("sonora-ima4-cut-\(getpid()).caf").path
-        defer { try? FileManager.default.removeItem(atPath: imaPath) }
+        let imaPath = scratch.path("sonora-ima4-cut-\(getpid()).caf")
         let ima = try AudioFile.create(imaPath, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
         try ima.writeFrames(from: silence.list)
         try ima.close()

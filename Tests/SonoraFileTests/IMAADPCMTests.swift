@@ -2,28 +2,16 @@ import CSndfile
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// Whether sox is installed (make test installs it).
 let soxPath = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
+/// Runs a tool (sox, …) and fails with its stderr if it does.
 func run(_ tool: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw AudioError(.unspecified, "\(tool) \(arguments) failed") }
-}
-
-func snrDB(_ reference: [Float], _ test: [Float]) -> Double {
-    var signal = 0.0
-    var noise = 0.0
-    for (a, b) in zip(reference, test) {
-        signal += Double(a) * Double(a)
-        noise += Double(a - b) * Double(a - b)
-    }
-    return 10 * log10(signal / max(noise, 1e-30))
+    let outcome = try CLIRunner(executable: tool).run(arguments)
+    guard outcome.status == 0 else { throw AudioError(.unspecified, "\(tool) \(arguments) failed: \(outcome.stderr.prefix(500))") }
 }
 
 @Suite("IMA ADPCM")
@@ -33,9 +21,8 @@ struct IMAADPCMTests {
     /// the original.
     @Test(.enabled(if: soxPath != nil, "sox is not installed"))
     func decodesWhatSoxEncodedBitForBitLikeLibsndfile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-ima-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder(prefix: "sonora-ima")
+        let directory = folder.url
         let source = directory.appendingPathComponent("source.wav").path
         let encoded = directory.appendingPathComponent("ima.wav").path
         try run(soxPath!, ["-n", "-r", "44100", "-c", "2", "-b", "16", "-e", "signed", source, "synth", "1", "sine", "440", "sine", "1000", "gain", "-6"])
@@ -97,7 +84,7 @@ struct IMAADPCMTests {
         let compared = min(frames, Int(originalInfo.frames))
         let left = (0..<compared).map { Float(pcm[$0 * 2]) }
         let decodedLeft = (0..<compared).map { Float(ours[0][$0]) }
-        #expect(snrDB(left, decodedLeft) > 20)
+        #expect(SignalMeasurement.snr(reference: left, test: decodedLeft) > 20)
     }
 
     @Test func appleIMA4RoundTripsAndKeepsItsPacketLayout() throws {
@@ -124,7 +111,7 @@ struct IMAADPCMTests {
                 decoderOutput += Array(decoded.list[0])
             }
         }
-        #expect(snrDB(decoderInput, decoderOutput) > 20)
+        #expect(SignalMeasurement.snr(reference: decoderInput, test: decoderOutput) > 20)
         // The encoder's state after the last packet is what the decoder reconstructed.
         #expect(AppleIMA4.pcm16(decoded.list[0][63]) == Int16(states[0].predictor))
         let wrong = [UInt8](repeating: 0, count: 33)

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// What Sonora reads from an integer file it writes back unchanged. libsndfile alone
@@ -16,8 +17,8 @@ struct IntegerWriteTests {
         (.flac, .compressed(.flac, sampleRate: 8000, channels: 1), "flac", 16),
     ])
     func everyIntegerValueSurvivesAWriteAndRead(type: AudioFileType, format: StreamFormat, ext: String, bits: Int) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-exact-\(getpid())-\(bits).\(ext)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-exact-\(getpid())-\(bits).\(ext)")
         // Every 8- and 16-bit value; for 24 bits a spread including both extremes.
         let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
         let values: [Float] = bits == 24
@@ -42,9 +43,8 @@ struct IntegerWriteTests {
 
     @Test(.enabled(if: soxPath != nil, "sox is not installed"))
     func aSixteenBitCopyIsTheSameAudio() throws {
-        let directory = FileManager.default.temporaryDirectory.path
-        let original = "\(directory)/sonora-loud-\(getpid()).wav", copy = "\(directory)/sonora-loud-copy-\(getpid()).wav"
-        defer { for path in [original, copy] { try? FileManager.default.removeItem(atPath: path) } }
+        let scratch = try TemporaryFolder()
+        let original = scratch.path("sonora-loud-\(getpid()).wav"), copy = scratch.path("sonora-loud-copy-\(getpid()).wav")
         try run(soxPath!, ["-n", "-r", "44100", "-c", "2", "-b", "16", original, "synth", "0.2", "sine", "440", "sine", "1000", "gain", "-0.1"])
         let input = try AudioFile.open(original)
         let output = try AudioFile.create(copy, type: .wave, format: input.dataFormat)

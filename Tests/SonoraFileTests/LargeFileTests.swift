@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 
 /// Files past 4 GiB. Opt-in (SONORA_LARGE_FILE_TESTS=1): each writes and reads back
@@ -18,8 +19,8 @@ struct LargeFileTests {
     }
 
     @Test func rf64HoldsMoreThan4GiBAndReadsBackExactly() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-large-\(getpid()).rf64").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scratch = try TemporaryFolder()
+        let path = scratch.path("sonora-large-\(getpid()).rf64")
         let file = try AudioFile.create(path, type: .rf64, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16), erase: true)
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Self.block)
         var written = 0
@@ -53,9 +54,8 @@ struct LargeFileTests {
     }
 
     @Test func aWAVRefusesToGrowPast4GiBAndLeavesNothingBehind() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-large-wav-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder(prefix: "sonora-large-wav")
+        let directory = folder.url
         let path = directory.appendingPathComponent("big.wav").path
         let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: Self.block)

@@ -3,6 +3,8 @@ import Glibc
 #endif
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
+import SonoraTestSupport
 import Testing
 
 /// ALSA's own `null` PCM: accepts every format and mmap but is not paced — good for
@@ -44,19 +46,15 @@ struct ALSANullTests {
         }
     }
 
-    @Test("the I/O thread makes no heap call over 10,000 cycles", .enabled(if: sonora_allocation_counter_available() != 0))
+    @Test("the I/O thread makes no heap call over 10,000 cycles", .enabled(if: AllocationCounter.isAvailable))
     func noAllocations() throws {
         let device = try ALSADevice(capture: "null", playback: "null", configuration: AudioDeviceConfiguration(periodFrames: 64, sampleFormat: .s16LE, access: .mmapInterleaved))
         let probe = Probe(capacity: 64)
         probe.countFrom = 100
         probe.countUntil = 10_100
-        probe.beginCounting = { sonora_allocation_counter_begin() }
-        probe.endCounting = { sonora_allocation_counter_end() }
         try device.start(IOProcedure(probe))
         #expect(probe.wait(cycles: 10_101, seconds: 120))
         device.stop()
         #expect(probe.allocations.load(ordering: .relaxed) == 0)
     }
 }
-
-import CAllocationCounter

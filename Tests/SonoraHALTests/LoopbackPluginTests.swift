@@ -3,6 +3,8 @@ import Glibc
 #endif
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
+import SonoraTestSupport
 import Synchronization
 import Testing
 
@@ -38,7 +40,7 @@ struct LoopbackPluginTests {
             sampleFormat: format, access: access, requiresExactPeriod: true, realtimePriority: 60)
         let device = try ALSADevice(capture: name, playback: name, configuration: configuration, alsaConfiguration: alsaConfiguration)
         let bits = format.sample == .int16 ? 16 : 24
-        let pattern = quantizedPattern(count: 2 * period + 37, bits: bits)
+        let pattern = TestSignal.quantized(count: 2 * period + 37, bits: bits)
         let patternStart = 2 * period + 5
         let cycles = (patternStart + pattern.count + period * periods) / period + extraCycles
         let probe = Probe(capacity: cycles * period + 4096, pattern: pattern, patternStart: patternStart)
@@ -80,7 +82,7 @@ struct LoopbackPluginTests {
 struct ALSAFailureTests {
     /// A pattern played well after `fromCycle`, to check alignment after a recovery.
     static func probe(period: Int, cycles: Int, patternAtCycle: Int) -> Probe {
-        Probe(capacity: cycles * period + 4096, pattern: quantizedPattern(count: period + 11, bits: 24), patternStart: patternAtCycle * period + 3)
+        Probe(capacity: cycles * period + 4096, pattern: TestSignal.quantized(count: period + 11, bits: 24), patternStart: patternAtCycle * period + 3)
     }
 
     @Test("a render that stalls longer than the buffer is counted, timed, recovered, and the stream stays aligned")
@@ -95,15 +97,13 @@ struct ALSAFailureTests {
         // Recovery (drop, prepare, prefill, restart) allocates nothing either.
         probe.countFrom = 10
         probe.countUntil = 80
-        probe.beginCounting = { sonora_allocation_counter_begin() }
-        probe.endCounting = { sonora_allocation_counter_end() }
         try device.start(IOProcedure(probe))
         #expect(probe.wait(cycles: 90))
         device.stop()
         let statistics = device.statistics
         #expect(statistics.xruns >= 1)
         #expect(statistics.xrunNanoseconds >= 20_000_000)
-        if sonora_allocation_counter_available() != 0 { #expect(probe.allocations.load(ordering: .relaxed) == 0) }
+        if AllocationCounter.isAvailable { #expect(probe.allocations.load(ordering: .relaxed) == 0) }
         let events = device.takeEvents()
         #expect(events.contains { if case .xrun = $0 { true } else { false } })
         // After the restart the loop again delays by exactly one buffer — judged when the
@@ -175,7 +175,7 @@ struct ALSAFailureTests {
         #expect(device.format.notes.contains("period 100 not available on playback PCM 'fixed48'; took nearest 256"))
     }
 
-    @Test("the I/O thread makes no heap call on the plugin path", .enabled(if: sonora_allocation_counter_available() != 0))
+    @Test("the I/O thread makes no heap call on the plugin path", .enabled(if: AllocationCounter.isAvailable))
     func noAllocations() throws {
         let device = try ALSADevice(
             capture: "sonoraloop:alloc", playback: "sonoraloop:alloc",
@@ -183,8 +183,6 @@ struct ALSAFailureTests {
         let probe = Probe(capacity: 64)
         probe.countFrom = 50
         probe.countUntil = 550
-        probe.beginCounting = { sonora_allocation_counter_begin() }
-        probe.endCounting = { sonora_allocation_counter_end() }
         try device.start(IOProcedure(probe))
         #expect(probe.wait(cycles: 551))
         device.stop()
@@ -192,7 +190,6 @@ struct ALSAFailureTests {
     }
 }
 
-import CAllocationCounter
 
 @Suite("Two clocks on the sonoraloop plugin", .serialized, .enabled(if: ALSAConfiguration.loopPluginPath != nil))
 struct DriftTests {

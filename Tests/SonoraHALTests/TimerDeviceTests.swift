@@ -3,6 +3,8 @@ import Glibc
 #endif
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
+import SonoraTestSupport
 import Testing
 
 @Suite("Timer-paced, offline and in-process loopback devices", .serialized)
@@ -21,7 +23,7 @@ struct TimerDeviceTests {
 
     @Test("in-process loopback hears playback exactly latency frames later", arguments: [64, 100, 256, 1000, 2048])
     func inProcessRoundTrip(latency: Int) throws {
-        let pattern = quantizedPattern(count: 300, bits: 24)
+        let pattern = TestSignal.quantized(count: 300, bits: 24)
         let device = try TimerDevice(
             configuration: AudioDeviceConfiguration(periodFrames: 64, inputChannels: 1, outputChannels: 1),
             mode: .inProcess(latencyFrames: latency, paced: false))

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraLV2
+import SonoraTestSupport
 import SonoraUnits
 import Testing
 
@@ -46,7 +47,7 @@ import Testing
         try unit.setBypass(true)
         let output = try unit.renderOffline(inputs: [stereo], blockSize: 512)[0]
         // x42-eq fades to its input itself; after its fade the output is the input.
-        #expect(Fixtures.maximumDifference([Array(output[0][8000...])], [Array(Fixtures.input[8000...])]) < 1e-4)
+        #expect(SignalMeasurement.maximumDifference([Array(output[0][8000...])], [Array(Fixtures.input[8000...])]) < 1e-4)
         #expect(try unit.control("enable") == 1, "the parameter keeps the user's value")
     }
 }

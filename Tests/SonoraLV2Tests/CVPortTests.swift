@@ -1,4 +1,5 @@
 import SonoraLV2
+import SonoraTestSupport
 import Testing
 
 /// CV ports are audio-rate inputs on a bus of their own (lv2apply cannot host them).
@@ -25,8 +26,8 @@ import Testing
         let octaveUp = try Self.render(freq: 500, fm: 1)
         let doubled = try Self.render(freq: 1000, fm: 0)
         let unmodulated = try Self.render(freq: 500, fm: 0)
-        let close = Fixtures.maximumDifference([octaveUp], [doubled])
-        let apart = Fixtures.maximumDifference([octaveUp], [unmodulated])
+        let close = SignalMeasurement.maximumDifference([octaveUp], [doubled])
+        let apart = SignalMeasurement.maximumDifference([octaveUp], [unmodulated])
         #expect(close < apart / 10, "fm = 1 octave at 500 Hz differs from 1000 Hz by \(close), from 500 Hz by \(apart)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraLV2
+import SonoraTestSupport
 import Testing
 
 /// Sonora's host against lilv's lv2apply, over plugins from six Debian packages
@@ -75,7 +76,7 @@ import Testing
         let reference = try Fixtures.lv2apply(testCase.uri, controls: testCase.controls)
         let ours = try Fixtures.render(testCase.uri, controls: testCase.controls, blockSize: 1)
         #expect(ours.count == reference.count, "output channel count")
-        #expect(Fixtures.maximumDifference(ours, reference) == 0, "Sonora at block size 1 differs from lv2apply")
+        #expect(SignalMeasurement.maximumDifference(ours, reference) == 0, "Sonora at block size 1 differs from lv2apply")
     }
 
     @Test(arguments: cases)
@@ -83,7 +84,7 @@ import Testing
         let one = try Fixtures.render(testCase.uri, controls: testCase.controls, blockSize: 1)
         for blockSize in [64, 480, 4096] {
             let other = try Fixtures.render(testCase.uri, controls: testCase.controls, blockSize: blockSize)
-            let difference = Fixtures.maximumDifference(one, other)
+            let difference = SignalMeasurement.maximumDifference(one, other)
             if let reason = testCase.blockVariance {
                 // Documented variance: the output must still be finite and the same shape.
                 #expect(difference.isFinite, "\(reason)")

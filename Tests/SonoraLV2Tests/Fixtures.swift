@@ -2,6 +2,7 @@ import Foundation
 import SonoraCore
 import SonoraFile
 import SonoraLV2
+import SonoraTestSupport
 import SonoraUnits
 import Testing
 
@@ -12,20 +13,16 @@ enum Fixtures {
 
     /// 0.25 s of two sines and LCG noise at 48 kHz: deterministic, broadband, below full scale.
     static let input: [Float] = {
-        var state: UInt32 = 12345
+        let noise = TestSignal.whiteNoise(count: 12000, seed: 12345)
         return (0..<12000).map { frame in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            let noise = Float(Int32(bitPattern: state)) / Float(Int32.max)
             let t = Float(frame) / 48000
-            return 0.4 * sin(2 * .pi * 300 * t) + 0.2 * sin(2 * .pi * 2345 * t) + 0.1 * noise
+            return 0.4 * sin(2 * .pi * 300 * t) + 0.2 * sin(2 * .pi * 2345 * t) + 0.1 * noise[frame]
         }
     }()
 
-    static let directory: String = {
-        let path = NSTemporaryDirectory() + "sonora-lv2-tests-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// The suites' scratch folder, removed when the test process exits.
+    static let folder = try! TemporaryFolder(prefix: "sonora-lv2-tests")
+    static var directory: String { folder.path }
 
     static func writeWAV(_ channels: [[Float]], to path: String) throws {
         let format = StreamFormat.linearPCM(sampleRate: sampleRate, channels: channels.count, sample: .float32)
@@ -64,17 +61,11 @@ enum Fixtures {
     static func lv2apply(_ uri: String, controls: [String: Float]) throws -> [[Float]] {
         let output = directory + "/ref-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/lv2apply")
         var arguments = ["-i", inputPath, "-o", output]
         for (symbol, value) in controls.sorted(by: { $0.key < $1.key }) { arguments += ["-c", symbol, "\(value)"] }
-        process.arguments = arguments + [uri]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw AudioError(.unspecified, "lv2apply \(uri) exited with \(process.terminationStatus)")
+        let outcome = try CLIRunner(executable: "/usr/bin/lv2apply").run(arguments + [uri])
+        guard outcome.status == 0 else {
+            throw AudioError(.unspecified, "lv2apply \(uri) exited with \(outcome.status): \(outcome.stderr.prefix(500))")
         }
         return try readWAV(output)
     }
@@ -93,18 +84,5 @@ enum Fixtures {
         let outputs = try unit.renderOffline(
             inputs: unit.layout.inputs.map { _ in [input] }, frameCount: input.count, blockSize: blockSize)
         return unit.layout.channels(.output).sorted { $0.port < $1.port }.map { outputs[$0.element][$0.channel] }
-    }
-
-    /// Largest difference between two sets of channels (∞ when their shapes differ); NaN == NaN.
-    static func maximumDifference(_ a: [[Float]], _ b: [[Float]], from start: Int = 0) -> Float {
-        guard a.count == b.count else { return .infinity }
-        var worst: Float = 0
-        for (x, y) in zip(a, b) {
-            guard x.count == y.count else { return .infinity }
-            for index in start..<x.count where !(x[index] == y[index] || (x[index].isNaN && y[index].isNaN)) {
-                worst = max(worst, abs(x[index] - y[index]).isNaN ? .infinity : abs(x[index] - y[index]))
-            }
-        }
-        return worst
     }
 }

@@ -2,6 +2,7 @@ import CLV2Support
 import Foundation
 import SonoraCore
 import SonoraLV2
+import SonoraTestSupport
 import SonoraUnits
 import Testing
 
@@ -48,7 +49,7 @@ import Testing
         let (_, reference) = try Self.render(uri, blockSize: 64)
         for blockSize in [480, 4096] {
             let (_, other) = try Self.render(uri, blockSize: blockSize)
-            let difference = Fixtures.maximumDifference(reference, other, from: 4096)
+            let difference = SignalMeasurement.maximumDifference(reference, other, from: 4096)
             if let reason = Self.blockVariant[uri] {
                 #expect(difference.isFinite, "\(reason)")
             } else {
@@ -67,7 +68,7 @@ import Testing
     /// x42's equaliser with every band off is the identity at any block size.
     @Test func x42EqualiserDisabledIsIdentity() throws {
         let (_, outputs) = try Self.render("http://gareus.org/oss/lv2/fil4#stereo", blockSize: 480, controls: ["enable": 0])
-        #expect(Fixtures.maximumDifference(outputs, Self.stereo, from: 4800) < 1e-6)
+        #expect(SignalMeasurement.maximumDifference(outputs, Self.stereo, from: 4800) < 1e-6)
     }
 
     /// lsp's delay compensator delays by exactly the samples asked for, at any block
@@ -78,7 +79,7 @@ import Testing
         for blockSize in [64, 4096] {
             let (unit, outputs) = try Self.render(uri, blockSize: blockSize, controls: controls)
             let delayed = Array(repeating: Float(0), count: 37) + Self.stereo[0].dropLast(37)
-            #expect(Fixtures.maximumDifference([Array(outputs[0][2000...])], [Array(delayed[2000...])]) < 1e-6, "block size \(blockSize)")
+            #expect(SignalMeasurement.maximumDifference([Array(outputs[0][2000...])], [Array(delayed[2000...])]) < 1e-6, "block size \(blockSize)")
             #expect(try unit.control("d_s") == 37)
         }
     }
@@ -87,7 +88,7 @@ import Testing
     @Test func dragonflyBlockSizes() throws {
         let (_, small) = try Self.render("urn:dragonfly:plate", blockSize: 64)
         let (_, large) = try Self.render("urn:dragonfly:plate", blockSize: 4096)
-        let difference = Fixtures.maximumDifference(small, large)
+        let difference = SignalMeasurement.maximumDifference(small, large)
         #expect(difference < 1e-3, "plate differs by \(difference) between block sizes")
     }
 
@@ -103,7 +104,7 @@ import Testing
             threaded = try unit.renderOffline(inputs: [Self.stereo], blockSize: 512).flatMap { $0 }
         }
         let (_, inline) = try Self.render(uri, blockSize: 512)
-        #expect(Fixtures.maximumDifference(threaded, inline) == 0)
+        #expect(SignalMeasurement.maximumDifference(threaded, inline) == 0)
     }
 
     /// log:log: eg-sampler traces loading its default sample (state:loadDefaultState) — the

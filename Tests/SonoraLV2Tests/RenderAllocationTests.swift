@@ -1,7 +1,7 @@
-import CAllocationCounter
 import CLilv
 import Foundation
 import SonoraCore
+import SonoraTestSupport
 import SonoraUnits
 import Synchronization
 import Testing
@@ -9,7 +9,7 @@ import Testing
 
 /// The render path of an LV2 unit makes no heap call, whatever the plugin kind:
 /// plain audio, atom ports, MIDI, sidechain, parameter changes splitting runs.
-@Suite("LV2 render allocates nothing", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+@Suite("LV2 render allocates nothing", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RenderAllocationLV2Tests {
     static let plugins = [
         "http://lv2plug.in/plugins/eg-amp", "http://drobilla.net/plugins/mda/Delay", "urn:zamaudio:ZamCompX2",
@@ -74,9 +74,9 @@ struct RenderAllocationLV2Tests {
             if index % 100 == 0, unit.takesTransport {
                 try unit.sendTransport(LV2Transport(frame: Int64(index * 512), speed: 1, beatsPerMinute: Float(100 + index % 50)))
             }
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             let status = cycle(index)
-            heapCalls += sonora_allocation_counter_end()
+            heapCalls += AllocationCounter.end()
             #expect(status == .noError)
         }
         #expect(heapCalls == 0, "\(heapCalls) heap calls in 500 render cycles of \(uri)")

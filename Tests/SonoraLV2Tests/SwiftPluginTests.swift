@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraLV2
+import SonoraTestSupport
 import Testing
 
 /// Sonora's own plugin, written in Swift (Plugins/SonoraGain, bundle Plugins/sonora-gain.lv2):
@@ -10,17 +11,14 @@ import Testing
 
     /// Stages the bundle (TTL from Plugins/, binary from this build) in a temp directory; nil if the binary is not built.
     static let bundleRoot: String? = {
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidates = ["debug", "release"].map { package.appendingPathComponent(".build/\($0)/libSonoraGainLV2.so").path }
-        guard let binary = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else { return nil }
+        guard let binary = PackageRoot.builtProduct("libSonoraGainLV2.so") else { return nil }
         let root = Fixtures.directory + "/swift-plugin"
         let bundle = root + "/sonora-gain.lv2"
         try? FileManager.default.removeItem(atPath: root)
         try? FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         for file in ["manifest.ttl", "gain.ttl"] {
             try? FileManager.default.copyItem(
-                atPath: package.appendingPathComponent("Plugins/sonora-gain.lv2/\(file)").path, toPath: bundle + "/\(file)")
+                atPath: PackageRoot.path("Plugins/sonora-gain.lv2/\(file)"), toPath: bundle + "/\(file)")
         }
         try? FileManager.default.copyItem(atPath: binary, toPath: bundle + "/libSonoraGainLV2.so")
         return root
@@ -29,15 +27,10 @@ import Testing
     static func lv2apply(controls: [String: Float]) throws -> [[Float]] {
         let output = Fixtures.directory + "/swift-plugin-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/lv2apply")
         var arguments = ["-i", Fixtures.inputPath, "-o", output]
         for (symbol, value) in controls.sorted(by: { $0.key < $1.key }) { arguments += ["-c", symbol, "\(value)"] }
-        process.arguments = arguments + [uri]
-        process.environment = ["LV2_PATH": bundleRoot!]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        let outcome = try CLIRunner(executable: "/usr/bin/lv2apply").run(arguments + [uri], environment: ["LV2_PATH": bundleRoot!])
+        try #require(outcome.status == 0, "\(outcome.stderr)")
         return try Fixtures.readWAV(output)
     }
 
@@ -51,7 +44,7 @@ import Testing
             for (symbol, value) in controls { try unit.setControl(symbol, to: value) }
             let outputs = try unit.renderOffline(inputs: [[Fixtures.input]], blockSize: blockSize)
             #expect(outputs.count == 1 && outputs[0].count == 2)
-            #expect(Fixtures.maximumDifference(outputs[0], reference) == 0, "block size \(blockSize)")
+            #expect(SignalMeasurement.maximumDifference(outputs[0], reference) == 0, "block size \(blockSize)")
             // Analytic: -6 dB on the right; the left turned down by the balance as well.
             let gain = Float(pow(10, -6.0 / 20))
             #expect(abs(outputs[0][1][1000] - Fixtures.input[1000] * gain) < 1e-6)

@@ -1,6 +1,6 @@
-import CAllocationCounter
 import CLilv
 import Foundation
+import SonoraTestSupport
 import Synchronization
 import Testing
 @testable import SonoraLV2
@@ -37,16 +37,16 @@ import Testing
         #expect(map.mappedCount == 500)
     }
 
-    @Test(.enabled(if: sonora_allocation_counter_available() != 0))
+    @Test(.enabled(if: AllocationCounter.isAvailable))
     func alreadyMappedLookupsMakeNoHeapCalls() throws {
         let map = URIDMap()
         let uri = "http://lv2plug.in/ns/ext/atom#Sequence"
         let urid = map.map(uri)
         try uri.withCString { text in
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             var same = true
             for _ in 0..<1000 { same = same && map.map(text) == urid && map.unmap(urid) != nil }
-            let calls = sonora_allocation_counter_end()
+            let calls = AllocationCounter.end()
             #expect(same)
             #expect(calls == 0)
         }

@@ -1,4 +1,3 @@
-import CAllocationCounter
 import CLilv
 import Foundation
 import Synchronization

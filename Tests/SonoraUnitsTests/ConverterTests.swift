@@ -1,7 +1,7 @@
-import CAllocationCounter
 import Foundation
 import SonoraCore
 import SonoraDSP
+import SonoraTestSupport
 import Testing
 @testable import SonoraUnits
 
@@ -45,10 +45,6 @@ struct ConverterTests {
         return out
     }
 
-    static func rmsDB(_ samples: ArraySlice<Float>) -> Double {
-        10 * log10(samples.map { Double($0) * Double($0) }.reduce(0, +) / Double(samples.count))
-    }
-
     @Test func channelMapsAndDefaultMixes() throws {
         final class Stereo: RenderCallbackTarget {
             override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
@@ -83,7 +79,7 @@ struct ConverterTests {
         let out = try Self.render(unit, seconds: 1)[0]
         let settled = out[Int(rates.1 * 0.5)...]
         // A 0.5-amplitude sine is -9.03 dB RMS.
-        #expect(abs(Self.rmsDB(settled) - 20 * log10(0.5 / 2.squareRoot())) < 0.05)
+        #expect(abs(SignalMeasurement.rmsDBFS(settled) - 20 * log10(0.5 / 2.squareRoot())) < 0.05)
         let crossings = zip(settled, settled.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
         let seconds = Double(settled.count) / rates.1
         #expect(abs(Double(crossings) / seconds - 2000) < 5, "\(crossings) crossings in \(seconds) s")
@@ -95,7 +91,7 @@ struct ConverterTests {
         try unit.setRenderCallback(Sine(15000, rate: 48000), input: 0)
         try unit.initialize()
         let out = try Self.render(unit, seconds: 1)[0]
-        #expect(Self.rmsDB(out[11025...]) < -100)
+        #expect(SignalMeasurement.rmsDBFS(out[11025...]) < -100)
     }
 
     /// 48 kHz → 44.1 kHz → 48 kHz through a graph: the sine comes back at its
@@ -145,7 +141,7 @@ struct ConverterTests {
     }
 
     @Test func renderingAllocatesNothingAfterWarmUp() throws {
-        guard sonora_allocation_counter_available() != 0 else { return }
+        guard AllocationCounter.isAvailable else { return }
         let unit = try Self.converter(from: 44100, to: 48000, channels: (2, 2))
         try unit.setRenderCallback(Sine(440, rate: 44100), input: 0)
         try unit.setMaximumFramesPerSlice(256)
@@ -155,14 +151,14 @@ struct ConverterTests {
         for cycle in 0..<100 {
             _ = unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * 256)), bus: 0, frameCount: 256, into: buffers.list)
         }
-        sonora_allocation_counter_begin()
+        AllocationCounter.begin()
         var failures = 0
         for cycle in 100..<2100 {
             if unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * 256)), bus: 0, frameCount: 256, into: buffers.list) != .noError {
                 failures += 1
             }
         }
-        let calls = sonora_allocation_counter_end()
+        let calls = AllocationCounter.end()
         #expect(failures == 0)
         #expect(calls == 0, "\(calls) heap calls in 2000 converter renders")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraCore
+import SonoraTestSupport
 import Testing
 @testable import SonoraUnits
 
@@ -43,11 +44,9 @@ struct OfflineRenderTests {
             try Data(bytes).write(to: url)
             return Array(try Data(contentsOf: url))
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sonora-offline-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try render(to: directory.appendingPathComponent("a.wav"))
-        let second = try render(to: directory.appendingPathComponent("b.wav"))
+        let directory = try TemporaryFolder(prefix: "sonora-offline")
+        let first = try render(to: directory.url("a.wav"))
+        let second = try render(to: directory.url("b.wav"))
         #expect(first.count == 44 + 48000 * 2 * 4)
         #expect(first == second)
         // And it is not silence.

@@ -1,9 +1,9 @@
-import CAllocationCounter
 import SonoraCore
+import SonoraTestSupport
 import Testing
 @testable import SonoraUnits
 
-@Suite("No allocation while rendering", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+@Suite("No allocation while rendering", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RenderAllocationTests {
     /// A 20-node AudioGraph (generator → 17 gains → mixer → generic output)
     /// rendered for 10,000 cycles of 128 frames, with parameter changes and ramps
@@ -40,9 +40,9 @@ struct RenderAllocationTests {
                 try gains[index % 17].setParameter(GainUnit.Parameter.gain, to: Float(index % 12) - 6, bufferOffset: index % 128)
                 try mixer.rampParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: Float(index / 100 % 10 + 1) / 10, duration: 200)
             }
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             let status = cycle(index)
-            heapCalls += sonora_allocation_counter_end()
+            heapCalls += AllocationCounter.end()
             if status != .noError { failures += 1 }
         }
         #expect(failures == 0)
@@ -51,7 +51,7 @@ struct RenderAllocationTests {
     }
 }
 
-@Suite("No allocation while a graph renders", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+@Suite("No allocation while a graph renders", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct GraphAllocationTests {
     /// Through AudioGraph: two generators, EQs, a converter, a delay, a splitter
     /// feeding a mixer twice, a meter — 12 units — for 5,000 cycles, with a live
@@ -122,9 +122,9 @@ struct GraphAllocationTests {
                 try mixerUnit.rampParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: index / 250 % 4, to: Float(index / 250 % 3 + 1) / 3, duration: 300)
                 try graphicEQ.setParameter(3, to: Float(index / 250 % 7) - 3, bufferOffset: index % 256)
             }
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             if cycle(index) != .noError { failures += 1 }
-            heapCalls += sonora_allocation_counter_end()
+            heapCalls += AllocationCounter.end()
         }
         #expect(failures == 0)
         #expect(heapCalls == 0, "\(heapCalls) heap calls in 5,000 graph cycles")

@@ -1,10 +1,10 @@
-import CAllocationCounter
+import SonoraTestSupport
 import Testing
 @testable import SonoraVoice
 
 @Suite("The canceller allocates nothing per frame", .serialized)
 struct VoiceAllocationTests {
-    @Test("10 ms frames at 16 and 48 kHz, with every stage switched on", .enabled(if: sonora_allocation_counter_available() != 0), arguments: [16000.0, 48000.0])
+    @Test("10 ms frames at 16 and 48 kHz, with every stage switched on", .enabled(if: AllocationCounter.isAvailable), arguments: [16000.0, 48000.0])
     func noAllocations(rate: Double) throws {
         var configuration = EchoCancellerConfiguration(sampleRate: rate)
         configuration.automaticGainControl = true
@@ -26,7 +26,7 @@ struct VoiceAllocationTests {
                         canceller.process(microphone: m.baseAddress! + position, reference: r.baseAddress! + position, output: o.baseAddress!, frames: frame)
                         position += frame
                     }
-                    sonora_allocation_counter_begin()
+                    AllocationCounter.begin()
                     while position + frame <= mic.count {
                         canceller.process(microphone: m.baseAddress! + position, reference: r.baseAddress! + position, output: o.baseAddress!, frames: frame)
                         position += frame
@@ -34,7 +34,7 @@ struct VoiceAllocationTests {
                 }
             }
         }
-        let allocations = sonora_allocation_counter_end()
+        let allocations = AllocationCounter.end()
         #expect(allocations == 0)
         #expect(canceller.metrics.estimatedDelay != nil)
     }

@@ -1,4 +1,4 @@
-import CAllocationCounter
+import SonoraTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -127,7 +127,7 @@ struct VoiceIOALSALoopTests {
         #expect(resumed > 20, "after bypass at strength 1: \(resumed) dB")
         #expect(muted < -60, "muted output still hears \(muted) dBFS")
         #expect(statistics.renderErrors == 0)
-        if sonora_allocation_counter_available() != 0 {
+        if AllocationCounter.isAvailable {
             #expect(recorder.allocations.load(ordering: .relaxed) == 0, "heap calls on the I/O thread: \(recorder.allocations.load(ordering: .relaxed))")
         }
     }

@@ -1,47 +1,35 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraTestSupport
 @testable import SonoraVoice
 
 /// Deterministic signals for the canceller's tests: speech-like far and near ends
 /// (noise shaped by a two-pole resonance, switched on and off in syllables and pauses),
 /// synthetic rooms, background noise. No files, no randomness between runs.
-struct TestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 6_364_136_223_846_793_005 &+ 1 }
-    mutating func next() -> Double {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Double(state >> 11) / Double(1 << 53)
-    }
-    mutating func gaussian() -> Double {
-        let u = max(next(), 1e-12), v = next()
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
-    }
-}
-
 enum VoiceTestSignals {
     /// Speech-like: syllables of 80–250 ms — a glottal pulse train (90–210 Hz) plus some
     /// breath noise through two formant resonances that differ per syllable — and pauses
     /// of 50–400 ms. Broadband like speech, with speech's gaps.
     static func talker(seconds: Double, rate: Double, seed: UInt64, level: Double) -> [Float] {
-        var random = TestRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let count = Int(seconds * rate)
         var out = [Float](repeating: 0, count: count)
         var index = 0
         var state = [Double](repeating: 0, count: 6)
         while index < count {
-            let syllable = Int((0.08 + 0.17 * random.next()) * rate)
-            let pause = Int((0.05 + 0.35 * random.next()) * rate)
-            let formants = [300 + 600 * random.next(), 900 + 1600 * random.next(), 2200 + 1500 * random.next()]
-            let voiced = random.next() < 0.75
+            let syllable = Int((0.08 + 0.17 * random.nextUnit()) * rate)
+            let pause = Int((0.05 + 0.35 * random.nextUnit()) * rate)
+            let formants = [300 + 600 * random.nextUnit(), 900 + 1600 * random.nextUnit(), 2200 + 1500 * random.nextUnit()]
+            let voiced = random.nextUnit() < 0.75
             let coefficients = formants.map { f -> (Double, Double) in
                 let radius = 0.88
                 return (2 * radius * cos(2 * .pi * min(f, rate * 0.45) / rate), -radius * radius)
             }
-            let pitch = 90 + 120 * random.next()
+            let pitch = 90 + 120 * random.nextUnit()
             for n in 0..<syllable where index + n < count {
                 let envelope = sin(.pi * Double(n) / Double(syllable))
-                var x = random.gaussian() * (voiced ? 0.3 : 1)
+                var x = random.nextGaussian() * (voiced ? 0.3 : 1)
                 if voiced && Int(Double(n) * pitch / rate) != Int(Double(n + 1) * pitch / rate) { x += 2 }
                 var y = 0.0
                 for (k, (a1, a2)) in coefficients.enumerated() {
@@ -57,20 +45,20 @@ enum VoiceTestSignals {
     }
 
     static func noise(seconds: Double, rate: Double, seed: UInt64, level: Double) -> [Float] {
-        var random = TestRandom(seed: seed)
-        return scaled((0..<Int(seconds * rate)).map { _ in Float(random.gaussian()) }, toRMSdB: level)
+        var random = SeededGenerator(seed: seed)
+        return scaled((0..<Int(seconds * rate)).map { _ in Float(random.nextGaussian()) }, toRMSdB: level)
     }
 
     /// A room: direct path after `delay` s, then an exponentially decaying tail (RT60),
     /// direct-to-reverberant ratio 0 dB, normalised to unit energy.
     static func room(rt60: Double, delay: Double, rate: Double, seed: UInt64) -> [Float] {
-        var random = TestRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let d = Int(delay * rate)
         let tail = Int(rt60 * rate * 80 / 60)
         var h = [Double](repeating: 0, count: d + tail)
         var tailEnergy = 0.0
         for n in 8..<tail {
-            let v = random.gaussian() * exp(-3 * log(10) * Double(n) / (rt60 * rate))
+            let v = random.nextGaussian() * exp(-3 * log(10) * Double(n) / (rt60 * rate))
             h[d + n] = v
             tailEnergy += v * v
         }
@@ -108,17 +96,11 @@ enum VoiceTestSignals {
         return Array(y.prefix(x.count))
     }
 
-    static func scaled(_ x: [Float], toRMSdB level: Double) -> [Float] {
-        let rms = (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
-        let gain = rms > 0 ? pow(10, level / 20) / rms : 0
-        return x.map { Float(Double($0) * gain) }
-    }
-
-    static func add(_ a: [Float], _ b: [Float]) -> [Float] { zip(a, b).map { $0 + $1 } }
-
-    static func energy(_ x: ArraySlice<Float>) -> Double { x.reduce(0.0) { $0 + Double($1) * Double($1) } }
-
-    static func decibels(_ ratio: Double) -> Double { 10 * log10(max(ratio, 1e-30)) }
+    // The generic pieces live in SonoraTestSupport; these names stay for the suites using them.
+    static func scaled(_ x: [Float], toRMSdB level: Double) -> [Float] { TestSignal.scaled(x, toRMSdB: level) }
+    static func add(_ a: [Float], _ b: [Float]) -> [Float] { TestSignal.sum(a, b) }
+    static func energy(_ x: ArraySlice<Float>) -> Double { SignalMeasurement.energy(x) }
+    static func decibels(_ ratio: Double) -> Double { SignalMeasurement.decibels(ratio) }
 
     /// Runs `canceller` over whole signals in `frame`-sized calls, output aligned with mic.
     static func run(_ canceller: EchoCanceller, mic: [Float], ref: [Float], frame: Int) -> [Float] {

@@ -1,9 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CAllocationCounter
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
+import SonoraTestSupport
 import SonoraUnits
 import Synchronization
 import Testing
@@ -29,66 +30,40 @@ final class SignalSource: RenderCallbackTarget, @unchecked Sendable {
 /// Wraps the in-process loopback so the "room" is a known filter in the loop: what the
 /// unit plays comes back through the loopback (its round trip), then through a sparse
 /// room impulse response plus noise, before the unit sees it as captured. Records the
-/// microphone it hands over; counts the unit's heap calls on the cycles it is told to.
-final class RoomLoopDevice: AudioDevice, @unchecked Sendable {
-    let inner: TimerDevice
+/// microphone it hands over; counts the unit's heap calls on the cycles it is told to
+/// (`countsAllocations`, from the scripted device).
+final class RoomLoopDevice: ScriptedDevice, @unchecked Sendable {
     let taps: [(delay: Int, gain: Float)]
     private var history: [Float]
     private var historyIndex = 0
-    private var noise = TestRandom(seed: 99)
-    private var outer: IOProcedure?
-    private var started = false
+    private var noise = SeededGenerator(seed: 99)
     private(set) var microphone: [Float] = []
-    var countAllocations = false
-    let allocations = Atomic<Int>(0)
-    private lazy var target = Target(self)
 
     init(period: Int, roundTrip: Int, taps: [(Int, Float)]) throws {
-        inner = try TimerDevice(
-            configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: period, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
-            mode: .inProcess(latencyFrames: roundTrip, paced: false))
         self.taps = taps.map { (delay: $0.0, gain: $0.1) }
         history = [Float](repeating: 0, count: 4096)
+        try super.init(
+            configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: period, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
+            inProcessLatency: roundTrip)
         microphone.reserveCapacity(16000 * 20)
     }
 
-    var driver: String { "room:" + inner.driver }
-    var format: DeviceFormat { inner.format }
-    var isRunning: Bool { started }
-    func start(_ procedure: IOProcedure) throws(AudioError) { outer = procedure; started = true }
-    func stop() { started = false }
-    var statistics: DeviceStatistics { inner.statistics }
-    func takeEvents() -> [DeviceEvent] { inner.takeEvents() }
-    func resetLoad() { inner.resetLoad() }
+    override var driver: String { "room:" + inner.driver }
 
-    /// Runs `cycles` device periods on the calling thread.
-    func run(cycles: Int) throws {
-        try inner.run(cycles: cycles, IOProcedure(target))
-    }
-
-    fileprivate func cycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
-        guard let outer else { return 0 }
+    override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+        guard isRunning else { return 0 }
         let input = cycle.pointee.input.samples(0)
         let mask = history.count - 1
         for n in 0..<cycle.pointee.frameCount {
             history[historyIndex & mask] = input[n]
             var y: Float = 0
             for tap in taps { y += tap.gain * history[(historyIndex - tap.delay) & mask] }
-            y += Float(noise.gaussian()) * 0.0005
+            y += Float(noise.nextGaussian()) * 0.0005
             input[n] = y
             historyIndex += 1
         }
         microphone.append(contentsOf: UnsafeBufferPointer(start: input, count: cycle.pointee.frameCount))
-        if countAllocations { sonora_allocation_counter_begin() }
-        let status = outer.function(outer.context, UnsafeMutableRawPointer(cycle))
-        if countAllocations { allocations.add(sonora_allocation_counter_end(), ordering: .relaxed) }
-        return status
-    }
-
-    private final class Target: IOCycleTarget, @unchecked Sendable {
-        unowned let device: RoomLoopDevice
-        init(_ device: RoomLoopDevice) { self.device = device }
-        override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 { device.cycle(cycle) }
+        return super.process(cycle)
     }
 }
 
@@ -117,10 +92,10 @@ final class CaptureRecorder: RenderCallbackTarget, @unchecked Sendable {
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let count = request.pointee.frameCount
         if let countFrom, !counting, samples.count >= countFrom, allocations.load(ordering: .relaxed) < 0 {
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             counting = true
         } else if let countUntil, counting, samples.count >= countUntil {
-            allocations.store(sonora_allocation_counter_end(), ordering: .relaxed)
+            allocations.store(AllocationCounter.end(), ordering: .relaxed)
             counting = false
         }
         var flags = RenderActionFlags()
@@ -166,10 +141,10 @@ struct VoiceUnitTests {
 
         // 1. Converge for 6 s; cancellation over the last 3 s, counting heap calls on 2 s of it.
         try device.run(cycles: 4 * cyclesPerSecond)
-        device.countAllocations = true
+        device.countsAllocations = true
         try device.run(cycles: 2 * cyclesPerSecond)
-        device.countAllocations = false
-        #expect(device.allocations.load(ordering: .relaxed) == 0)
+        device.countsAllocations = false
+        #expect(device.allocations == 0)
         let cancelled = Self.ratioDB(device.microphone[(3 * rate)..<(6 * rate)], recorder.samples[(3 * rate)..<(6 * rate)])
         print("voice: VPIO on the room loop, ERLE \(cancelled) dB")
         #expect(cancelled > 12)

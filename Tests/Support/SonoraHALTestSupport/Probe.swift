@@ -1,31 +1,38 @@
 import SonoraCore
 import SonoraHAL
+import SonoraTestSupport
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An I/O procedure for tests: plays `pattern` (from output frame `patternStart`), keeps
 /// what it captures, and can stall once, count allocations, or stop after some cycles.
 /// Everything it stores is preallocated, so it does not allocate on the I/O thread.
-final class Probe: IOCycleTarget, @unchecked Sendable {
-    let capacity: Int
-    let captured: UnsafeMutableBufferPointer<Float>
-    let played: UnsafeMutableBufferPointer<Float>
-    let sampleTimes: UnsafeMutableBufferPointer<Double>
-    let pattern: [Float]
-    let patternStart: Int
-    let cycles = Atomic<Int>(0)
-    var framesCaptured = 0
-    var framesPlayed = 0
+public final class Probe: IOCycleTarget, @unchecked Sendable {
+    public let capacity: Int
+    public let captured: UnsafeMutableBufferPointer<Float>
+    public let played: UnsafeMutableBufferPointer<Float>
+    public let sampleTimes: UnsafeMutableBufferPointer<Double>
+    public let pattern: [Float]
+    public let patternStart: Int
+    public let cycles = Atomic<Int>(0)
+    public private(set) var framesCaptured = 0
+    public private(set) var framesPlayed = 0
     /// Sleep this long (µs) in cycle `stallCycle` (−1: never).
-    var stallCycle = -1
-    var stallMicroseconds: UInt32 = 0
-    /// Count heap calls on the I/O thread from cycle `countFrom` to `countUntil`.
-    var countFrom = -1
-    var countUntil = -1
-    let allocations = Atomic<Int>(-1)
-    var beginCounting: (() -> Void)?
-    var endCounting: (() -> Int)?
+    public var stallCycle = -1
+    public var stallMicroseconds: UInt32 = 0
+    /// Count heap calls on the I/O thread from cycle `countFrom` to `countUntil` (the count
+    /// lands in `allocations`; −1 until then).
+    public var countFrom = -1
+    public var countUntil = -1
+    public let allocations = Atomic<Int>(-1)
+    /// How counting begins and ends, if not with `AllocationCounter` (kept for older tests).
+    public var beginCounting: (() -> Void)?
+    public var endCounting: (() -> Int)?
 
-    init(capacity: Int, pattern: [Float] = [], patternStart: Int = 0) {
+    public init(capacity: Int, pattern: [Float] = [], patternStart: Int = 0) {
         self.capacity = capacity
         captured = .allocate(capacity: capacity)
         captured.initialize(repeating: .nan)
@@ -43,10 +50,10 @@ final class Probe: IOCycleTarget, @unchecked Sendable {
         sampleTimes.deallocate()
     }
 
-    override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+    override public func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
         let index = cycles.load(ordering: .relaxed)
-        if index == countFrom { beginCounting?() }
-        if index == countUntil, let endCounting { allocations.store(endCounting(), ordering: .relaxed) }
+        if index == countFrom { if let beginCounting { beginCounting() } else { AllocationCounter.begin() } }
+        if index == countUntil { allocations.store(endCounting?() ?? AllocationCounter.end(), ordering: .relaxed) }
         if index == stallCycle { usleep(stallMicroseconds) }
         if index < sampleTimes.count { sampleTimes[index] = cycle.pointee.inputTime.sampleTime }
         let frames = cycle.pointee.frameCount
@@ -71,7 +78,7 @@ final class Probe: IOCycleTarget, @unchecked Sendable {
     }
 
     /// Waits (polling) until `count` cycles ran or `seconds` passed.
-    func wait(cycles count: Int, seconds: Double = 30) -> Bool {
+    public func wait(cycles count: Int, seconds: Double = 30) -> Bool {
         let deadline = HostTime.now.seconds + seconds
         while cycles.load(ordering: .acquiring) < count {
             if HostTime.now.seconds > deadline { return false }
@@ -81,7 +88,7 @@ final class Probe: IOCycleTarget, @unchecked Sendable {
     }
 
     /// Where the pattern first shows up in the capture, minus where it was played.
-    func measuredRoundTrip() -> Int? {
+    public func measuredRoundTrip() -> Int? {
         guard let first = pattern.firstIndex(where: { $0 != 0 }) else { return nil }
         let playedAt = patternStart + first
         guard let heardAt = (0..<framesCaptured).first(where: { captured[$0] != 0 && !captured[$0].isNaN }) else { return nil }
@@ -89,26 +96,10 @@ final class Probe: IOCycleTarget, @unchecked Sendable {
     }
 
     /// True if the capture holds the whole pattern bit for bit, `roundTrip` frames later.
-    func captureMatchesPattern(roundTrip: Int) -> Bool {
+    public func captureMatchesPattern(roundTrip: Int) -> Bool {
         let start = patternStart + roundTrip
         guard start + pattern.count <= framesCaptured else { return false }
         for index in pattern.indices where captured[start + index] != pattern[index] { return false }
         return true
     }
 }
-
-/// A deterministic pattern of `count` values exactly representable with `bits` bits.
-func quantizedPattern(count: Int, bits: Int, seed: UInt64 = 0x5EED) -> [Float] {
-    var state = seed
-    let scale = Float(1 << (bits - 1))
-    return (0..<count).map { _ in
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        let value = Int(Int64(bitPattern: state) >> 40) % Int(scale)
-        let sample = Float(value == 0 ? 1 : value) / scale
-        return sample
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif
