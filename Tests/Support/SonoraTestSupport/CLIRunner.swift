@@ -77,7 +77,9 @@ public final class RunningCommand: @unchecked Sendable {
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
         for (pipe, sink) in [(out, output), (err, errors)] {
-            DispatchQueue.global().async(group: readers) { sink.data = pipe.fileHandleForReading.readDataToEndOfFile() }
+            DispatchQueue.global().async(group: readers) {
+                while case let chunk = pipe.fileHandleForReading.availableData, !chunk.isEmpty { sink.append(chunk) }
+            }
         }
         if let input, let stdin {
             DispatchQueue.global().async {
@@ -101,13 +103,17 @@ public final class RunningCommand: @unchecked Sendable {
     /// Waits for the child to end (killing it after `timeout` seconds) and returns what it left.
     public func wait(timeout: Double = 300) -> CLIOutcome {
         if let done = state.withLock({ $0.outcome }) { return done }
+        var timedOut = false
         if exited.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
             state.withLock { $0.timedOut = true }
             kill(process.processIdentifier, SIGKILL)
+            kill(-process.processIdentifier, SIGKILL)  // its process group, if it leads one
             exited.wait()
         }
         process.waitUntilExit()
-        readers.wait()
+        // A grandchild may still hold the pipes open: after a timeout, take what came so far.
+        if timedOut { _ = readers.wait(timeout: .now() + 2) } else { readers.wait() }
         let bySignal = process.terminationReason == .uncaughtSignal
         let outcome = CLIOutcome(
             status: bySignal ? 128 + process.terminationStatus : process.terminationStatus,
@@ -119,8 +125,10 @@ public final class RunningCommand: @unchecked Sendable {
         return outcome
     }
 
-    /// One pipe's bytes, written by its reader before the group is left.
-    private final class Collected: @unchecked Sendable {
-        var data = Data()
+    /// One pipe's bytes so far, appended by its reader.
+    private final class Collected: Sendable {
+        private let bytes = Mutex(Data())
+        func append(_ chunk: Data) { bytes.withLock { $0.append(chunk) } }
+        var data: Data { bytes.withLock { $0 } }
     }
 }
