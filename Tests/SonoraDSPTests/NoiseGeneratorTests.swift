@@ -6,16 +6,7 @@ import Testing
 @Suite("Noise generator")
 struct NoiseGeneratorTests {
     static func render(_ generator: inout NoiseGenerator, count: Int, amplitude: Float = 1, block: Int = 256) -> [Float] {
-        var samples = [Float](repeating: .nan, count: count)
-        samples.withUnsafeMutableBufferPointer { buffer in
-            var offset = 0
-            while offset < count {
-                let length = min(block, count - offset)
-                generator.render(into: buffer.baseAddress! + offset, count: length, amplitude: amplitude)
-                offset += length
-            }
-        }
-        return samples
+        TestSignal.rendered(count: count, block: block) { generator.render(into: $0, count: $1, amplitude: amplitude) }
     }
 
     @Test(arguments: [NoiseGenerator.Color.white, .pink])

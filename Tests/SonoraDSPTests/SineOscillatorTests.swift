@@ -6,16 +6,7 @@ import Testing
 @Suite("Sine oscillator")
 struct SineOscillatorTests {
     static func render(_ oscillator: inout SineOscillator, count: Int, amplitude: Float = 1, block: Int = 512) -> [Float] {
-        var samples = [Float](repeating: .nan, count: count)
-        samples.withUnsafeMutableBufferPointer { buffer in
-            var offset = 0
-            while offset < count {
-                let length = min(block, count - offset)
-                oscillator.render(into: buffer.baseAddress! + offset, count: length, amplitude: amplitude)
-                offset += length
-            }
-        }
-        return samples
+        TestSignal.rendered(count: count, block: block) { oscillator.render(into: $0, count: $1, amplitude: amplitude) }
     }
 
     @Test(arguments: [50.0, 997.3, 6000, 15_001.5])

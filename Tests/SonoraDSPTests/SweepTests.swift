@@ -10,17 +10,8 @@ struct SweepTests {
     let frames = 48_000
 
     func render(_ sweep: inout LogSweep, count: Int) -> [Float] {
-        var samples = [Float](repeating: .nan, count: count)
-        samples.withUnsafeMutableBufferPointer { buffer in
-            var offset = 0, block = 7
-            while offset < count {
-                let length = min(block, count - offset)
-                sweep.render(into: buffer.baseAddress! + offset, count: length, amplitude: 0.8)
-                offset += length
-                block = block * 3 % 1000 + 1
-            }
-        }
-        return samples
+        // Irregular blocks: 7, 22, 67, 202 …
+        TestSignal.rendered(count: count, block: 7, nextBlock: { $0 * 3 % 1000 + 1 }) { sweep.render(into: $0, count: $1, amplitude: 0.8) }
     }
 
     @Test func sweepsExponentiallyFromStartToEndThenHolds() {

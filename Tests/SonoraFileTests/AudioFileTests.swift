@@ -8,13 +8,12 @@ import Testing
 struct AudioFileTests {
     /// Removed with its contents when the suite's instance goes away (after each test).
     let folder: TemporaryFolder
-    var directory: URL { folder.url }
 
     init() throws {
         folder = try TemporaryFolder(prefix: "sonora-audiofile")
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { folder.path(name) }
 
     /// What sox decodes a file to: interleaved Float32.
     func soxDecode(_ file: String) throws -> [Float] {
@@ -106,7 +105,7 @@ struct AudioFileTests {
         #expect(throws: AudioError.self) { try file.writeFrames(from: mono.list) }
         #expect(throws: AudioError.self) { try file.close() }
         #expect(!FileManager.default.fileExists(atPath: target))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("partial") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("partial") }
         #expect(leftovers.isEmpty)
     }
 
@@ -130,7 +129,7 @@ struct AudioFileTests {
         let whole = try Data(contentsOf: URL(fileURLWithPath: path("whole.wav")))
         try whole.prefix(30).write(to: URL(fileURLWithPath: truncated))
         #expect(code { _ = try AudioFile.open(truncated) } != nil)
-        #expect(code { _ = try AudioFile.open(directory.path) }?.code == .invalidFileData)
+        #expect(code { _ = try AudioFile.open(folder.path) }?.code == .invalidFileData)
         let exists = code { _ = try AudioFile.create(path("whole.wav"), type: .wave, format: .linearPCM(sampleRate: 8000, channels: 1, sample: .int16)) }
         #expect(exists?.code == .permissions)
         let floatFLAC = code { _ = try AudioFile.create(path("x.flac"), type: .flac, format: .linearPCM(sampleRate: 8000, channels: 1, sample: .float32)) }

@@ -54,13 +54,12 @@ func cafMarker(type: String?, frame: Double, id: Int) -> [UInt8] {
 final class ContainerMarkerTests {
     /// Removed with its contents when the suite's instance goes away (after each test).
     let folder: TemporaryFolder
-    var directory: URL { folder.url }
 
     init() throws {
         folder = try TemporaryFolder(prefix: "sonora-marks")
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { folder.path(name) }
 
     func write(_ bytes: [UInt8], _ name: String) throws -> String {
         let file = path(name)
@@ -192,7 +191,7 @@ final class ContainerMarkerTests {
         // An opened file is not being created: its markers are read-only.
         let reopened = try AudioFile.open(target)
         #expect(throws: AudioError.self) { try reopened.setMarkers(Self.markers) }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("partial") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("partial") }
         #expect(leftovers.isEmpty)
     }
 

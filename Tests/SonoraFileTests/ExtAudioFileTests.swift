@@ -9,13 +9,12 @@ import Testing
 struct ExtAudioFileTests {
     /// Removed with its contents when the suite's instance goes away (after each test).
     let folder: TemporaryFolder
-    var directory: URL { folder.url }
 
     init() throws {
         folder = try TemporaryFolder(prefix: "sonora-ext")
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { folder.path(name) }
 
     func zeroCrossingsPerSecond(_ samples: ArraySlice<Float>, rate: Double) -> Double {
         Double(zip(samples, samples.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count) / (Double(samples.count) / rate)

@@ -11,13 +11,12 @@ import Testing
 final class IMA4AIFCTests {
     /// Removed with its contents when the suite's instance goes away (after each test).
     let folder: TemporaryFolder
-    var directory: URL { folder.url }
 
     init() throws {
         folder = try TemporaryFolder(prefix: "sonora-aifc")
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { folder.path(name) }
 
     /// Two different tones, 1000 frames.
     func tone(channels: Int, frames: Int = 1000) throws -> OwnedAudioBufferList {

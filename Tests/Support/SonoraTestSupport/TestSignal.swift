@@ -43,6 +43,25 @@ public enum TestSignal {
         }
     }
 
+    /// `count` samples that `render(destination, frames)` writes in blocks of `block` frames
+    /// (each next one `nextBlock(previous)`), to test a kernel across block boundaries;
+    /// NaN wherever it wrote nothing.
+    public static func rendered(
+        count: Int, block: Int, nextBlock: (Int) -> Int = { $0 }, _ render: (UnsafeMutablePointer<Float>, Int) -> Void
+    ) -> [Float] {
+        var samples = [Float](repeating: .nan, count: count)
+        samples.withUnsafeMutableBufferPointer { buffer in
+            var offset = 0, block = block
+            while offset < count {
+                let length = min(block, count - offset)
+                render(buffer.baseAddress! + offset, length)
+                offset += length
+                block = nextBlock(block)
+            }
+        }
+        return samples
+    }
+
     /// `samples` scaled so their RMS level is `level` dBFS (silence stays silent).
     public static func scaled(_ samples: [Float], toRMSdB level: Double) -> [Float] {
         let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot()
