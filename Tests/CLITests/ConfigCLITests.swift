@@ -1,15 +1,14 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 /// `check`, `units` and `render` as issue 15 found them: structured JSON, the short names
 /// configs use, help that names files that exist, and a bad `--input` blamed on itself.
 @Suite("sonora check, units, render: the config paper cuts", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct ConfigCLITests {
-    static let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-config-cli-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed when the test process exits.
+    static let scratch = try! TemporaryFolder(prefix: "sonora-config-cli")
+    static var folder: String { scratch.path }
 
     func run(_ arguments: String...) throws -> Outcome { try runProcess(sonoraBinary!, arguments) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 /// Presets named as configs name them (by label), and text that is no URI, must never
@@ -8,19 +9,13 @@ import Testing
 struct PluginPresetCLITests {
     static let leslie = "http://drobilla.net/plugins/mda/Leslie"
 
-    static let directory: String = {
-        let path = NSTemporaryDirectory() + "sonora-plugin-presets-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed when the test process exits.
+    static let folder = try! TemporaryFolder(prefix: "sonora-plugin-presets")
+    static var directory: String { folder.path }
 
     static let input: String = {
         let path = directory + "/in.wav"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-        process.arguments = ["-n", "-r", "48000", "-c", "1", "-b", "16", path, "synth", "0.05", "sine", "440"]
-        try? process.run()
-        process.waitUntilExit()
+        _ = try? runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", path, "synth", "0.05", "sine", "440"])
         return path
     }()
 

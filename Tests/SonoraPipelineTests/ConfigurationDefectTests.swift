@@ -3,17 +3,16 @@ import Logging
 import SonoraCore
 import SonoraHAL
 import SonoraPipeline
+import SonoraTestSupport
 import SonoraUnits
 import Testing
 
 /// The defects issue 15 found in config handling, each as it was reported.
 @Suite("Pipeline configs: positions, messages, check == run")
 struct ConfigurationDefectTests {
-    static let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-config-defects-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed when the test process exits.
+    static let scratch = try! TemporaryFolder(prefix: "sonora-config-defects")
+    static var folder: String { scratch.path }
 
     /// Writes `text` as a config in the test folder; returns its path.
     static func write(_ name: String, _ text: String) -> String {
@@ -237,11 +236,7 @@ struct PipelineReloadTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let sound = folder + "/sound.wav"
         func writeSound(volume: String) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
-            process.arguments = ["-n", "-r", "48000", "-c", "2", "-b", "16", sound, "synth", "0.2", "sine", "1000", "vol", volume]
-            try process.run()
-            process.waitUntilExit()
+            _ = try CLIRunner(executable: "/usr/bin/sox").run(["-n", "-r", "48000", "-c", "2", "-b", "16", sound, "synth", "0.2", "sine", "1000", "vol", volume])
         }
         try writeSound(volume: "0.5")
         let config = folder + "/reload.yaml"

@@ -1,15 +1,10 @@
 import Foundation
 import SonoraPipeline
+import SonoraTestSupport
 import Testing
 
 /// The repository's Configs/ folder.
-let configsFolder: String = {
-    var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-        directory = directory.deletingLastPathComponent()
-    }
-    return directory.appendingPathComponent("Configs").path
-}()
+let configsFolder = PackageRoot.path("Configs")
 
 /// Diagnostics for `text` (parse + validation), as `line:column: message` strings.
 func problems(_ text: String) -> [String] {
