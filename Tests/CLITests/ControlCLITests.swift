@@ -1,4 +1,5 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -40,19 +41,16 @@ private func processCounts(_ pid: Int32) -> (rssKilobytes: Int, threads: Int) {
 
 /// A `sonora run` on the null device with a control socket, stopped when the test ends.
 private final class RunningDaemon {
-    let process = Process()
+    let process: RunningCommand  // killed if still running when the daemon goes away
     let socket: String
-    let errors = Pipe()
+    /// What it left, once `stop()` ended it.
+    private(set) var outcome: CLIOutcome?
 
     init(config: String, socket: String, folder: String) throws {
         self.socket = socket
         let path = folder + "/run-\(UInt32.random(in: 0...UInt32.max)).yaml"
         try config.write(toFile: path, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: controlTestBinary!)
-        process.arguments = ["run", path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
+        process = try CLIRunner(executable: controlTestBinary!).launch(["run", path])
         // Until it answers (a stale socket file may be there before the daemon is).
         var waited = 0
         while process.isRunning && waited < 400 && json(controlExchange(socket, "{\"cmd\":\"status\"}\n", timeout: 2))["ok"] as? Bool != true {
@@ -64,24 +62,16 @@ private final class RunningDaemon {
     var isServing: Bool { FileManager.default.fileExists(atPath: socket) && process.isRunning }
 
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { process.signal(SIGTERM) }
+        outcome = process.wait(timeout: 60)
     }
 }
 
 @Suite("sonora ctl and the control socket", .serialized, .enabled(if: controlTestBinary != nil, "the sonora binary is not built"))
 struct ControlCLITests {
-    let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-control-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    /// Removed with its contents after each test.
+    let scratch = try! TemporaryFolder(prefix: "sonora-control")
+    var folder: String { scratch.path }
 
     func socketPath(_ name: String) -> String { "/tmp/sonora-ctl-\(getpid())-\(name).sock" }
 
@@ -387,7 +377,7 @@ struct ControlCLITests {
             let daemon = try RunningDaemon(config: config(socket: socket), socket: socket, folder: folder)
             #expect(json(controlExchange(socket, "{\"cmd\":\"status\"}\n"))["ok"] as? Bool == true, "\(socket)")
             daemon.stop()
-            #expect(daemon.process.terminationStatus == 0)
+            #expect(daemon.outcome?.status == 0)
             #expect(!FileManager.default.fileExists(atPath: socket))
         }
     }

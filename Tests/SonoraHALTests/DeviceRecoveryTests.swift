@@ -1,16 +1,17 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CAllocationCounter
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
+import SonoraTestSupport
 import Testing
 
 /// A vanished device is re-opened off the realtime thread: the I/O thread only reports
 /// the loss and waits, so it makes no heap call across the whole interruption.
 @Suite("Recovery of a vanished ALSA device", .serialized, .enabled(if: ALSAConfiguration.loopPluginPath != nil))
 struct DeviceRecoveryTests {
-    @Test("re-opening a vanished device makes no heap call on the I/O thread", .enabled(if: sonora_allocation_counter_available() != 0))
+    @Test("re-opening a vanished device makes no heap call on the I/O thread", .enabled(if: AllocationCounter.isAvailable))
     func reopenAllocatesNothingOnTheIOThread() throws {
         let device = try ALSADevice(
             capture: "sonoraloop:reopen-alloc", playback: "sonoraloop:reopen-alloc",
@@ -22,8 +23,6 @@ struct DeviceRecoveryTests {
         device.faults.inject(.open, errno: ENODEV, afterCalls: 0, times: 2)
         probe.countFrom = 5
         probe.countUntil = 90
-        probe.beginCounting = { sonora_allocation_counter_begin() }
-        probe.endCounting = { sonora_allocation_counter_end() }
         try device.start(IOProcedure(probe))
         #expect(probe.wait(cycles: 91))
         device.stop()
@@ -32,7 +31,7 @@ struct DeviceRecoveryTests {
         #expect(probe.allocations.load(ordering: .relaxed) == 0)
     }
 
-    @Test("a suspend and resume makes no heap call on the I/O thread", .enabled(if: sonora_allocation_counter_available() != 0))
+    @Test("a suspend and resume makes no heap call on the I/O thread", .enabled(if: AllocationCounter.isAvailable))
     func resumeAllocatesNothingOnTheIOThread() throws {
         let device = try ALSADevice(
             capture: "sonoraloop:resume-alloc", playback: "sonoraloop:resume-alloc",
@@ -41,8 +40,6 @@ struct DeviceRecoveryTests {
         device.faults.inject(.availUpdate, errno: ESTRPIPE, afterCalls: 120)
         probe.countFrom = 5
         probe.countUntil = 70
-        probe.beginCounting = { sonora_allocation_counter_begin() }
-        probe.endCounting = { sonora_allocation_counter_end() }
         try device.start(IOProcedure(probe))
         #expect(probe.wait(cycles: 71))
         device.stop()

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SonoraCore
 import SonoraHAL
+import SonoraHALTestSupport
 import Synchronization
 import Testing
 

@@ -1,17 +1,16 @@
 import Foundation
 import Logging
 import SonoraPipeline
+import SonoraTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fresh folder for socket paths (short: sun_path is 108 bytes).
+/// A fresh folder for socket paths (short: sun_path is 108 bytes), removed when the tests exit.
 func socketFolder() -> String {
-    let path = "/tmp/sonora-sock-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+    try! TemporaryFolder.pathUntilExit(prefix: "sonora-sock", in: "/tmp")
 }
 
 /// Binds a socket at `path` and closes it without removing the file: a stale socket.

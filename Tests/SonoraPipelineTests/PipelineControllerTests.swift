@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SonoraCore
 import SonoraPipeline
+import SonoraTestSupport
 import SonoraUnits
 import Testing
 
@@ -10,12 +11,13 @@ import Testing
 private final class OfflineRig {
     let pipeline: BuiltPipeline
     let controller: PipelineController
-    let folder: String
+    /// Removed with the rig.
+    let scratch: TemporaryFolder
+    var folder: String { scratch.path }
 
     init(_ yaml: String) throws {
-        folder = NSTemporaryDirectory() + "sonora-controller-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let file = folder + "/pipeline.yaml"
+        scratch = try TemporaryFolder(prefix: "sonora-controller")
+        let file = scratch.path("pipeline.yaml")
         try yaml.write(toFile: file, atomically: true, encoding: .utf8)
         let configuration = try ConfigurationParser.parse(yaml, file: file)
         pipeline = try PipelineBuilder.build(configuration, target: .offline)
@@ -23,8 +25,6 @@ private final class OfflineRig {
         let device = try DeviceOpener.open(configuration, logger: Logger(label: "test"))
         controller = PipelineController(pipeline: pipeline, device: device, configPath: file, logger: Logger(label: "test"))
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     /// Sends one request line, as the socket would.
     func send(_ line: String) -> ControlResponse {

@@ -11,9 +11,10 @@ public final class TemporaryFolder: Sendable {
     public let url: URL
     public var path: String { url.path }
 
-    /// Creates `$TMPDIR/PREFIX-XXXXXX`.
-    public init(prefix: String = "sonora-test") throws {
-        var template = Array((NSTemporaryDirectory() + "/" + prefix + "-XXXXXX").utf8CString)
+    /// Creates `PARENT/PREFIX-XXXXXX`; the parent is `$TMPDIR` (or /tmp) unless given (e.g.
+    /// "/tmp" for socket paths, which must stay under 108 bytes).
+    public init(prefix: String = "sonora-test", in parent: String? = nil) throws {
+        var template = Array(((parent ?? NSTemporaryDirectory()) + "/" + prefix + "-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
@@ -35,6 +36,16 @@ public final class TemporaryFolder: Sendable {
         try? FileManager.default.removeItem(at: url)
         _ = Self.live.withLock { $0.remove(url.path) }
     }
+
+    /// A new folder's path, for helpers that hand out paths: the folder is kept (and
+    /// removed) when the test process exits.
+    public static func pathUntilExit(prefix: String = "sonora-test", in parent: String? = nil) throws -> String {
+        let folder = try TemporaryFolder(prefix: prefix, in: parent)
+        kept.withLock { $0.append(folder) }
+        return folder.path
+    }
+
+    private static let kept = Mutex<[TemporaryFolder]>([])
 
     /// Folders not yet removed: a `static let` folder is never deinitialised, so these go at exit.
     private static let live = Mutex<Set<String>>([])
