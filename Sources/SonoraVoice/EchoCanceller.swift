@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SonoraCore
+import SonoraDSP
 
 /// A streaming, causal acoustic echo canceller for one microphone and one loudspeaker
 /// reference, at 8–96 kHz, on frames of any size up to `maximumFramesPerCall`, with a

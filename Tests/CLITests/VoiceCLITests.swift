@@ -30,7 +30,7 @@ struct VoiceCLITests {
 
     @Test("--help names the file contract and gives examples")
     func help() throws {
-        for arguments in [["voice", "--help"], ["voice", "process", "--help"], ["bench", "voice", "--help"]] {
+        for arguments in [["voice", "--help"], ["voice", "process", "--help"]] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: sonoraBinary!)
             process.arguments = arguments
@@ -40,7 +40,7 @@ struct VoiceCLITests {
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
-            #expect(text.contains("Examples:") && (text.contains("sonora voice process --rate 16000") || text.contains("sonora bench voice")))
+            #expect(text.contains("Examples:") && text.contains("sonora voice process --rate 16000"))
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraDSP
 @testable import SonoraVoice
 
 /// Deterministic signals for the canceller's tests: speech-like far and near ends
