@@ -120,9 +120,7 @@ let package = Package(
         // suppression, drift) and the voice-processing units built on SonoraUnits' model.
         .target(
             name: "SonoraVoice",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"],
-            // Optimised in debug builds too: the tests run seconds of audio through it.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"]), .unsafeFlags(["-O"], .when(configuration: .debug))]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"]
         ),
 
         // The one CLI: only what it uses (no benchmark anchors).

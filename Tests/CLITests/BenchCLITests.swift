@@ -14,11 +14,16 @@ func neededLibraries(_ binary: String) throws -> [String] {
     }
 }
 
-@Suite("sonora-bench, a program of its own", .enabled(if: sonoraBenchBinary != nil, "the sonora-bench binary is not built"))
+// Enabled by `sonora` alone: a build that makes no sonora-bench beside it fails here.
+@Suite("sonora-bench, a program of its own", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct BenchCLITests {
     static let benchmarks = ["ring", "graph", "files", "io", "lv2", "voice"]
     /// The anchors' libraries: the benchmarks need them, the appliance must not.
     static let anchorLibraries = ["libjack", "libspeexdsp", "libkissfft"]
+
+    func bench(_ arguments: String...) throws -> Outcome {
+        try runProcess(try #require(sonoraBenchBinary, "sonora-bench is built beside sonora"), arguments)
+    }
 
     @Test func sonoraHasNoBenchCommand() throws {
         let help = try sonora("--help")
@@ -30,7 +35,7 @@ struct BenchCLITests {
     }
 
     @Test func sonoraBenchListsTheSixBenchmarks() throws {
-        let help = try runProcess(sonoraBenchBinary!, ["--help"])
+        let help = try bench("--help")
         #expect(help.status == 0)
         let subcommands = help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
         let listed = subcommands.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
@@ -40,13 +45,13 @@ struct BenchCLITests {
 
     @Test(arguments: benchmarks)
     func everyBenchmarkHasHelpWithAnExample(benchmark: String) throws {
-        let help = try runProcess(sonoraBenchBinary!, [benchmark, "--help"])
+        let help = try bench(benchmark, "--help")
         #expect(help.status == 0)
         #expect(help.stdout.contains("Examples:") && help.stdout.contains("sonora-bench \(benchmark)"))
     }
 
     @Test func badOptionsExitNonZeroWithTheReasonOnStderr() throws {
-        let outcome = try runProcess(sonoraBenchBinary!, ["ring", "--trials", "0"])
+        let outcome = try bench("ring", "--trials", "0")
         #expect(outcome.status != 0 && outcome.stderr.contains("--trials must be in 1…100"))
     }
 
@@ -57,9 +62,9 @@ struct BenchCLITests {
         for library in Self.anchorLibraries {
             #expect(!appliance.contains { $0.hasPrefix(library) }, "sonora links \(library)")
         }
-        let bench = try neededLibraries(sonoraBenchBinary!)
+        let benchmarks = try neededLibraries(try #require(sonoraBenchBinary, "sonora-bench is built beside sonora"))
         for library in Self.anchorLibraries {
-            #expect(bench.contains { $0.hasPrefix(library) }, "sonora-bench does not link \(library)")
+            #expect(benchmarks.contains { $0.hasPrefix(library) }, "sonora-bench does not link \(library)")
         }
     }
 }
