@@ -2,7 +2,8 @@
 # Both first install the Debian packages the build needs (only those missing).
 
 SWIFT ?= swift
-# C libraries the package links (found through pkg-config) and the JACK ring the benchmark compares with.
+# C libraries the package links (found through pkg-config) and the anchors `sonora-bench` compares with
+# (JACK's ring, SpeexDSP, KissFFT; linked into sonora-bench only).
 DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev libspeexdsp-dev libkissfft-dev
 # Tools the tests compare against: files written by other encoders (sox), and a second
 # real ALSA path through JACK2's dummy backend (jackd2, libasound2-plugins' jack PCM).
@@ -15,7 +16,7 @@ TEST_PACKAGES += lilv-utils lv2-examples mda-lv2 swh-lv2 x42-plugins lsp-plugins
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
 TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests
 
-.PHONY: run test deps release build tsan bench clean plugins
+.PHONY: run test deps release build tsan bench clean plugins check-imports check-package
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
@@ -45,22 +46,33 @@ build: deps
 # first run keep both cores busy, which a 2.7 ms period cannot ride out on a small VM.
 REALTIME_SUITES := SonoraHALTests|LatencyCLITests|VoiceIOGraphTests|VoiceIOALSALoopTests
 
-test: build
+test: build check-imports
 	$(SWIFT) test --skip-build --disable-xctest --skip '$(REALTIME_SUITES)'
 	$(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(REALTIME_SUITES)'
+	$(MAKE) --no-print-directory check-package
 	$(MAKE) --no-print-directory tsan
+
+# Every module a target imports is declared in Package.swift (not reached through another target).
+check-imports:
+	scripts/check-imports.py
+
+# Every library product builds from a package that depends on Sonora by version (no unsafe flags).
+check-package:
+	scripts/check-package-by-version.sh
 
 tsan: deps
 	$(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)'
 
+# The benchmarks are their own program (the anchors' libraries stay out of `sonora`).
 bench: release
-	.build/release/sonora bench ring
-	.build/release/sonora bench graph
-	.build/release/sonora bench files
-	.build/release/sonora bench io
-	.build/release/sonora bench voice
+	$(SWIFT) build -c release --product sonora-bench
+	.build/release/sonora-bench ring
+	.build/release/sonora-bench graph
+	.build/release/sonora-bench files
+	.build/release/sonora-bench io
+	.build/release/sonora-bench voice
 	@scripts/install-deps.sh $(TEST_PACKAGES)
-	.build/release/sonora bench lv2
+	.build/release/sonora-bench lv2
 
 # Sonora's own LV2 plugins as installable bundles in .build/lv2 (put it on LV2_PATH).
 plugins: deps

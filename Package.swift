@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "SonoraPipeline", targets: ["SonoraPipeline"]),
         .library(name: "SonoraVoice", targets: ["SonoraVoice"]),
         .executable(name: "sonora", targets: ["sonora"]),
+        // The benchmarks and their anchors (JACK, SpeexDSP, KissFFT, C loops), kept out of `sonora`.
+        .executable(name: "sonora-bench", targets: ["sonora-bench"]),
         // Sonora's timer-paced loopback ALSA plugin (`pcm.X { type sonoraloop loop "x" }`),
         // found beside the binaries by `ALSAConfiguration`; alsa-lib loads it by this name.
         .library(name: "asound_module_pcm_sonoraloop", type: .dynamic, targets: ["SonoraLoopPCM"]),
@@ -32,18 +34,20 @@ let package = Package(
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
-        // JACK's ring buffer, the anchor `sonora bench ring` measures against.
+        // JACK's ring buffer, the anchor `sonora-bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
-        // SpeexDSP's echo canceller, the anchor of `sonora bench voice`.
+        // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // No pkgConfig: its -D flags are refused by SwiftPM; the shim defines the scalar type itself.
         .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
-        // The anchors of `sonora bench files`: libsndfile and libsoxr called directly from C.
+        // The anchors of `sonora-bench files`: libsndfile and libsoxr called directly from C.
         .target(
             name: "CFileBenchAnchor",
             linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr")]
         ),
         // The loopback ALSA plugin (ioplug, C). PIC must be defined or alsa-lib cannot load it.
+        // Its unsafe flag is allowed: SwiftPM refuses unsafe flags only in the targets of a product
+        // another package uses from a versioned dependency, and no library product reaches this target.
         .target(
             name: "SonoraLoopPCM",
             cSettings: [.define("PIC"), .unsafeFlags(["-fPIC"])],
@@ -76,7 +80,10 @@ let package = Package(
         .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
-        .target(name: "SonoraUnits", dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "CSoxr"]),
+        .target(
+            name: "SonoraUnits",
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "CSoxr", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // Pipelines: config files (YAML) → validated graphs on devices; the appliance runtime and its control socket.
         .target(
@@ -106,29 +113,45 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
 
-        // The anchor of `sonora bench lv2`: a bare C loop around a plugin's run().
+        // The anchor of `sonora-bench lv2`: a bare C loop around a plugin's run().
         .target(name: "CLV2BenchAnchor"),
 
         // Voice: echo canceller (delay estimation, partitioned adaptive filter, residual echo
         // suppression, drift) and the voice-processing units built on SonoraUnits' model.
         .target(
             name: "SonoraVoice",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"],
-            // Optimised in debug builds too: the tests run seconds of audio through it.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"]), .unsafeFlags(["-O"], .when(configuration: .debug))]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"]
         ),
 
-        // The one CLI.
+        // The one CLI: only what it uses (no benchmark anchors).
         .executableTarget(
             name: "sonora",
             dependencies: [
                 "SonoraCore",
+                "SonoraDSP",
                 "SonoraFile",
                 "SonoraUnits",
                 "SonoraHAL",
                 "SonoraLV2",
                 "SonoraPipeline",
                 "SonoraVoice",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice`).
+        .executableTarget(
+            name: "sonora-bench",
+            dependencies: [
+                "SonoraCore",
+                "SonoraDSP",
+                "SonoraFile",
+                "SonoraUnits",
+                "SonoraHAL",
+                "SonoraLV2",
+                "SonoraVoice",
+                "CSndfile",
                 "CSpeexDSP",
                 "CKissFFT",
                 "CJack",
@@ -151,10 +174,10 @@ let package = Package(
             path: "Tests/Support/SonoraHALTestSupport"
         ),
         // CAllocationCounter stays declared where suites imported it before the support targets existed.
-        .testTarget(name: "SonoraTestSupportTests", dependencies: ["SonoraTestSupport", "SonoraHALTestSupport", "SonoraHAL"]),
+        .testTarget(name: "SonoraTestSupportTests", dependencies: ["SonoraTestSupport", "SonoraHALTestSupport", "SonoraCore", "SonoraHAL"]),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "SonoraTestSupport", "CAllocationCounter"]),
-        .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraDSP", "SonoraTestSupport"]),
-        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]),
+        .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraTestSupport"]),
+        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraCore", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]),
         .testTarget(
             name: "SonoraPipelineTests",
             dependencies: [
@@ -162,18 +185,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
         .testTarget(
             name: "SonoraUnitsTests",
-            dependencies: ["SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SonoraLV2Tests",
-            dependencies: ["SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "SonoraTestSupport", "CAllocationCounter"]
+            dependencies: ["SonoraCore", "SonoraLV2", "SonoraUnits", "SonoraFile", "CLilv", "CLV2Support", "SonoraTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SonoraVoiceTests",
-            dependencies: ["SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+            dependencies: ["SonoraCore", "SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
         ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),

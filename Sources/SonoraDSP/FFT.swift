@@ -1,37 +1,62 @@
-/// An in-place radix-2 complex FFT of a fixed power-of-two size, with its twiddle
-/// factors and bit-reversal table computed once. Split real/imaginary arrays.
-/// Used off the realtime thread (correlation for latency measurement) and by kernels
-/// that pre-size it (block convolution).
-public struct FFT: Sendable {
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An in-place radix-2 complex FFT of a fixed power-of-two size, on split real/imaginary
+/// arrays. Sonora's one FFT: `RealFFT` runs its real-input transforms through it (the echo
+/// canceller's hot path, measured faster than KissFFT by `sonora-bench voice`), and the
+/// delay estimator's correlation uses it directly. Twiddles are laid out stage by stage so
+/// each butterfly pass reads them contiguously; everything is allocated at init and the
+/// transforms allocate nothing. It keeps no scratch state, so one instance may be shared.
+public final class FFT: @unchecked Sendable {
     public let size: Int
-    private let log2Size: Int
-    private let cosines: [Float]
-    private let sines: [Float]
-    private let bitReversed: [Int32]
+    /// Per-stage twiddles e^{-iπj/h} of the stage with span h, h values each (1 + 2 + … + size/2).
+    private let stageCos: UnsafeMutablePointer<Float>
+    private let stageSin: UnsafeMutablePointer<Float>
+    /// The bit-reversal permutation of 0..<size.
+    let reversal: UnsafeMutablePointer<Int32>
 
     /// `size` must be a power of two ≥ 2.
     public init(size: Int) {
         precondition(size >= 2 && size & (size - 1) == 0, "FFT size must be a power of two")
         self.size = size
-        log2Size = size.trailingZeroBitCount
-        cosines = (0..<size / 2).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
-        sines = (0..<size / 2).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
+        stageCos = .allocate(capacity: size)
+        stageSin = .allocate(capacity: size)
+        var offset = 0
+        var span = 1
+        while span < size {
+            for j in 0..<span {
+                let angle = -Double.pi * Double(j) / Double(span)
+                stageCos[offset + j] = Float(cos(angle))
+                stageSin[offset + j] = Float(sin(angle))
+            }
+            offset += span
+            span *= 2
+        }
+        reversal = .allocate(capacity: size)
         let bits = size.trailingZeroBitCount
-        bitReversed = (0..<size).map { index in
+        for index in 0..<size {
             var reversed = 0
             for bit in 0..<bits where index & (1 << bit) != 0 { reversed |= 1 << (bits - 1 - bit) }
-            return Int32(reversed)
+            reversal[index] = Int32(reversed)
         }
     }
 
-    /// Forward transform (e^{-iωt}) in place.
+    deinit {
+        stageCos.deallocate(); stageSin.deallocate()
+        reversal.deallocate()
+    }
+
+    /// Forward transform (e^{-iωt}) in place, unscaled.
     public func forward(real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
-        transform(real, imaginary, inverse: false)
+        permute(real, imaginary)
+        butterflies(real, imaginary, conjugate: false)
     }
 
     /// Inverse transform in place, scaled by 1/size so `inverse(forward(x)) == x`.
     public func inverse(real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
-        transform(real, imaginary, inverse: true)
+        permute(real, imaginary)
+        butterflies(real, imaginary, conjugate: true)
         let scale = 1 / Float(size)
         for index in 0..<size {
             real[index] *= scale
@@ -53,44 +78,51 @@ public struct FFT: Sendable {
         }
     }
 
-    private func transform(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>, inverse: Bool) {
-        bitReversed.withUnsafeBufferPointer { reversal in
-            for index in 0..<size {
-                let other = Int(reversal[index])
-                if other > index {
-                    swap(&re[index], &re[other])
-                    swap(&im[index], &im[other])
-                }
-            }
-        }
-        cosines.withUnsafeBufferPointer { cosines in
-            sines.withUnsafeBufferPointer { sines in
-                var half = 1
-                while half < size {
-                    let step = size / (half * 2)
-                    var start = 0
-                    while start < size {
-                        for k in 0..<half {
-                            let wr = cosines[k * step]
-                            let wi = inverse ? -sines[k * step] : sines[k * step]
-                            let a = start + k
-                            let b = a + half
-                            let tr = re[b] * wr - im[b] * wi
-                            let ti = re[b] * wi + im[b] * wr
-                            re[b] = re[a] - tr
-                            im[b] = im[a] - ti
-                            re[a] += tr
-                            im[a] += ti
-                        }
-                        start += half * 2
-                    }
-                    half *= 2
-                }
+    /// Puts the values in bit-reversed order, in place.
+    private func permute(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
+        for index in 0..<size {
+            let other = Int(reversal[index])
+            if other > index {
+                swap(&re[index], &re[other])
+                swap(&im[index], &im[other])
             }
         }
     }
-}
 
-#if canImport(Glibc)
-import Glibc
-#endif
+    /// Radix-2 decimation-in-time passes over bit-reversed values, in place; `conjugate`
+    /// turns the twiddles round for the (unscaled) inverse.
+    @inline(__always)
+    func butterflies(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>, conjugate: Bool) {
+        // First pass (span 1) needs no twiddles.
+        var start = 0
+        while start < size {
+            let ar = re[start], ai = im[start], br = re[start + 1], bi = im[start + 1]
+            re[start] = ar + br; im[start] = ai + bi
+            re[start + 1] = ar - br; im[start + 1] = ai - bi
+            start += 2
+        }
+        var offset = 1
+        var span = 2
+        let sign: Float = conjugate ? -1 : 1
+        while span < size {
+            let cosines = stageCos + offset, sines = stageSin + offset
+            var base = 0
+            while base < size {
+                let upperR = re + base, upperI = im + base
+                let lowerR = re + base + span, lowerI = im + base + span
+                for j in 0..<span {
+                    let wr = cosines[j], wi = sign * sines[j]
+                    let xr = lowerR[j], xi = lowerI[j]
+                    let tr = xr * wr - xi * wi
+                    let ti = xr * wi + xi * wr
+                    let ur = upperR[j], ui = upperI[j]
+                    lowerR[j] = ur - tr; lowerI[j] = ui - ti
+                    upperR[j] = ur + tr; upperI[j] = ui + ti
+                }
+                base += 2 * span
+            }
+            offset += span
+            span *= 2
+        }
+    }
+}

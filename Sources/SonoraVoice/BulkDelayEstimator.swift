@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraDSP
 
 /// Finds and tracks the bulk delay between the loudspeaker reference and the microphone,
 /// streaming and causal: both signals are low-passed and decimated to ~4 kHz, and every

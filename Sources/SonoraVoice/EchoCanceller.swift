@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SonoraCore
+import SonoraDSP
 
 /// A streaming, causal acoustic echo canceller for one microphone and one loudspeaker
 /// reference, at 8–96 kHz, on frames of any size up to `maximumFramesPerCall`, with a
@@ -162,7 +163,10 @@ public final class EchoCanceller: @unchecked Sendable {
     private let constrainedShare = 0.25
 
     // Switches, applied between blocks.
-    public var isBypassed = false
+    /// Read every block and written by the voice units every render cycle: being public, the
+    /// optimizer cannot prove its accesses never overlap, so without the attribute each one
+    /// pays a dynamic exclusivity check (a plain Bool, never accessed inout).
+    @exclusivity(unchecked) public var isBypassed = false
     public var suppressionStrength: Float {
         get { suppressor.strength }
         set { suppressor.strength = max(0, min(1, newValue.isFinite ? newValue : 0.5)) }

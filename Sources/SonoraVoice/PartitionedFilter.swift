@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraDSP
 
 /// A partitioned-block frequency-domain adaptive filter (PBFDAF / MDF): M partitions of
 /// B taps each, every partition one (2B)-point spectrum, the reference history kept as

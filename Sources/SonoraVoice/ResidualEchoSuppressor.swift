@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraDSP
 
 /// Removes what the linear filter leaves: a per-bin gain on a weighted overlap-add
 /// (sqrt-Hann, 50 % overlap, hop = one block) analysis of the linear filter's output.

@@ -15,11 +15,11 @@ struct Sonora: ParsableCommand {
               sonora latency --device sonoraloop   # round-trip latency on the loopback
               sonora plugins reverb        # installed LV2 plugins matching "reverb"
               sonora voice process --rate 16000 mic.raw ref.raw out.raw   # echo cancellation
-              sonora bench ring            # ring-buffer throughput against JACK's ring and memcpy
-              sonora bench ring --json     # the same, as rows for scripts
+
+            Benchmarks are a separate program: sonora-bench --help
             """,
         version: SonoraVersion.string,
-        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self, Bench.self]
+        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self]
     )
 }
 

@@ -18,7 +18,7 @@ struct PluginsCLITests {
 
     @Test(arguments: [
         ["plugins", "--help"], ["plugins", "list", "--help"], ["plugins", "info", "--help"], ["plugins", "apply", "--help"],
-        ["plugins", "save-preset", "--help"], ["bench", "lv2", "--help"],
+        ["plugins", "save-preset", "--help"],
     ])
     func helpHasExamples(arguments: [String]) throws {
         let outcome = try run(arguments)

@@ -25,11 +25,11 @@ struct VoiceCLITests {
 
     @Test("--help names the file contract and gives examples")
     func help() throws {
-        for arguments in [["voice", "--help"], ["voice", "process", "--help"], ["bench", "voice", "--help"]] {
+        for arguments in [["voice", "--help"], ["voice", "process", "--help"]] {
             let outcome = try runProcess(sonoraBinary!, arguments)
             let text = outcome.stdout
             #expect(outcome.status == 0)
-            #expect(text.contains("Examples:") && (text.contains("sonora voice process --rate 16000") || text.contains("sonora bench voice")))
+            #expect(text.contains("Examples:") && text.contains("sonora voice process --rate 16000"))
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SonoraDSP
 import SonoraTestSupport
 @testable import SonoraVoice
 

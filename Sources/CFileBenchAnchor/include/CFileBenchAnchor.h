@@ -1,6 +1,6 @@
 #ifndef CFILEBENCHANCHOR_H
 #define CFILEBENCHANCHOR_H
-// The anchors of `sonora bench files`: the same work done by calling libsndfile
+// The anchors of `sonora-bench files`: the same work done by calling libsndfile
 // and libsoxr directly from C. Each returns seconds, or a negative number on failure.
 
 /// Reads a whole file as float, `block` frames at a time, into one buffer per channel.

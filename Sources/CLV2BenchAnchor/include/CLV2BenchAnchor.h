@@ -1,6 +1,6 @@
 #ifndef CLV2_BENCH_ANCHOR_H
 #define CLV2_BENCH_ANCHOR_H
-// The anchor of `sonora bench lv2`: the bare C loop a minimal host would write around a
+// The anchor of `sonora-bench lv2`: the bare C loop a minimal host would write around a
 // plugin's run() — copy a block in, run, copy the block out — with nothing else.
 #include <lv2/core/lv2.h>
 #include <stdint.h>

@@ -15,9 +15,9 @@ struct LV2BenchCommand: ParsableCommand {
             no feature).
 
             Examples:
-              sonora bench lv2
-              sonora bench lv2 --json --seconds 10 --trials 3
-              sonora bench lv2 --plugin http://lv2plug.in/plugins/eg-amp --no-lv2apply
+              sonora-bench lv2
+              sonora-bench lv2 --json --seconds 10 --trials 3
+              sonora-bench lv2 --plugin http://lv2plug.in/plugins/eg-amp --no-lv2apply
             """
     )
 

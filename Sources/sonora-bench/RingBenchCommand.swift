@@ -16,8 +16,8 @@ struct RingBenchCommand: ParsableCommand {
             machine's changing load affects both sides of a ratio alike.
 
             Examples:
-              sonora bench ring
-              sonora bench ring --json --megabytes 64 --trials 3
+              sonora-bench ring
+              sonora-bench ring --json --megabytes 64 --trials 3
             """
     )
 

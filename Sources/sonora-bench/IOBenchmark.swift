@@ -3,7 +3,7 @@ import SonoraCore
 import SonoraHAL
 import Synchronization
 
-/// `sonora bench io`: the I/O thread on Sonora's loopback plugin at small periods with
+/// `sonora-bench io`: the I/O thread on Sonora's loopback plugin at small periods with
 /// the other core busy — xruns, wake-up jitter, load — beside JACK2's dummy server at the
 /// same period under the same load, counting its own xruns.
 struct IOBenchmark {

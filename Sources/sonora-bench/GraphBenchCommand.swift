@@ -11,8 +11,8 @@ struct GraphBenchCommand: ParsableCommand {
             hand loop (anchor_value = hand loop × 1.05, lower is better).
 
             Examples:
-              sonora bench graph
-              sonora bench graph --json --cycles 5000
+              sonora-bench graph
+              sonora-bench graph --json --cycles 5000
             """
     )
 

@@ -6,7 +6,7 @@ import SonoraFile
 import SonoraLV2
 import SonoraUnits
 
-/// `sonora bench lv2`: Sonora's LV2 host against a bare C loop around the same plugin's
+/// `sonora-bench lv2`: Sonora's LV2 host against a bare C loop around the same plugin's
 /// run() (same buffers, same block size, same copies in and out), and lv2apply.
 struct LV2Benchmark {
     var seconds: Int

@@ -3,7 +3,7 @@ import Foundation
 import SonoraCore
 import CSonoraSystem
 
-/// `sonora bench ring`: moves stereo Float32 audio between two threads through
+/// `sonora-bench ring`: moves stereo Float32 audio between two threads through
 /// Sonora's `SampleRing` (non-interleaved) and `ByteRing` and JACK's
 /// `jack_ringbuffer_t` (both carrying interleaved frames), driven the same way
 /// (copy-in / copy-out of whole chunks, a CPU pause while full or empty), and

@@ -16,8 +16,8 @@ struct IOBenchCommand: ParsableCommand {
             missing and the goal is zero.
 
             Examples:
-              sonora bench io
-              sonora bench io --seconds 10 --periods 128,256 --json
+              sonora-bench io
+              sonora-bench io --seconds 10 --periods 128,256 --json
             """
     )
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SonoraVoice
+import SonoraDSP
 
 @Suite struct RealFFTTests {
     @Test(arguments: [4, 8, 64, 256, 4096])

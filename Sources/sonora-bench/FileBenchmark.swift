@@ -5,7 +5,7 @@ import SonoraCore
 import SonoraDSP
 import SonoraFile
 
-/// `sonora bench files`: decoding and encoding through `AudioFile` (WAV 16-bit,
+/// `sonora-bench files`: decoding and encoding through `AudioFile` (WAV 16-bit,
 /// FLAC, IMA4) and sample-rate conversion through `Resampler`, beside the same
 /// work done by calling libsndfile / libsoxr directly from C, in one run — the C
 /// side also ends with (or starts from) one buffer per channel, as Sonora does. IMA4 is

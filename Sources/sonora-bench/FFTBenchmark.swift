@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CKissFFT
-import SonoraVoice
+import SonoraDSP
 
 /// Sonora's real FFT (the echo canceller's) against KissFFT's real transform (Debian's
 /// libkissfft, BSD) at the canceller's sizes: a forward and an inverse transform per pair,

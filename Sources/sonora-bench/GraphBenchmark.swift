@@ -3,7 +3,7 @@ import SonoraCore
 import SonoraDSP
 import SonoraUnits
 
-/// `sonora bench graph`: what the unit model and the graph cost on top of the
+/// `sonora-bench graph`: what the unit model and the graph cost on top of the
 /// DSP they run. Each case renders the same work twice in one run — through
 /// an `AudioGraph` of units, and as a hand-written loop over the same kernels
 /// with no graph — and reports the graph's time against the loop's × 1.05

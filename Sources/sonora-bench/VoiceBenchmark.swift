@@ -4,7 +4,7 @@ import Glibc
 import CSpeexDSP
 import SonoraVoice
 
-/// `sonora bench voice`: Sonora's echo canceller beside SpeexDSP's (MDF, 2048 taps, with
+/// `sonora-bench voice`: Sonora's echo canceller beside SpeexDSP's (MDF, 2048 taps, with
 /// its residual echo suppressor — the anchor aec-eval measures as "speex-mdf+res") on one
 /// generated 16 kHz scenario: a speech-like far end (glottal pulses through moving
 /// formants, pauses), a room of RT60 250 ms behind a 60 ms delay, −65 dBFS noise, and a

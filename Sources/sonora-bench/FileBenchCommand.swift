@@ -11,8 +11,8 @@ struct FileBenchCommand: ParsableCommand {
             bare library (ratio ≤ 1.05, lower is better).
 
             Examples:
-              sonora bench files
-              sonora bench files --json --seconds 5
+              sonora-bench files
+              sonora-bench files --json --seconds 5
             """
     )
 

@@ -16,8 +16,8 @@ struct VoiceBenchCommand: ParsableCommand {
             seven scenarios against four anchors — is aec-eval's, in BENCHMARKS.md.
 
             Examples:
-              sonora bench voice
-              sonora bench voice --json
+              sonora-bench voice
+              sonora-bench voice --json
             """
     )
 

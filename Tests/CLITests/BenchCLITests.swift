@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// The `sonora-bench` binary `swift build` made beside `sonora`.
+let sonoraBenchBinary: String? = sonoraBinary.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("sonora-bench").path }
+    .flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+
+/// The shared libraries an ELF binary names as NEEDED (`readelf -d`), e.g. "libjack.so.0".
+func neededLibraries(_ binary: String) throws -> [String] {
+    let outcome = try runProcess("/usr/bin/readelf", ["-d", binary])
+    return outcome.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+        guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+        return String(line[line.index(after: open)..<close])
+    }
+}
+
+// Enabled by `sonora` alone: a build that makes no sonora-bench beside it fails here.
+@Suite("sonora-bench, a program of its own", .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct BenchCLITests {
+    static let benchmarks = ["ring", "graph", "files", "io", "lv2", "voice"]
+    /// The anchors' libraries: the benchmarks need them, the appliance must not.
+    static let anchorLibraries = ["libjack", "libspeexdsp", "libkissfft"]
+
+    func bench(_ arguments: String...) throws -> Outcome {
+        try runProcess(try #require(sonoraBenchBinary, "sonora-bench is built beside sonora"), arguments)
+    }
+
+    @Test func sonoraHasNoBenchCommand() throws {
+        let help = try sonora("--help")
+        #expect(help.status == 0)
+        let subcommands = help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        #expect(!subcommands.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("bench") })
+        let bench = try sonora("bench", "ring")
+        #expect(bench.status != 0)
+    }
+
+    @Test func sonoraBenchListsTheSixBenchmarks() throws {
+        let help = try bench("--help")
+        #expect(help.status == 0)
+        let subcommands = help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        let listed = subcommands.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(Set(listed).isSuperset(of: Self.benchmarks))
+        #expect(help.stdout.contains("Examples:") && help.stdout.contains("sonora-bench ring --json"))
+    }
+
+    @Test(arguments: benchmarks)
+    func everyBenchmarkHasHelpWithAnExample(benchmark: String) throws {
+        let help = try bench(benchmark, "--help")
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:") && help.stdout.contains("sonora-bench \(benchmark)"))
+    }
+
+    @Test func badOptionsExitNonZeroWithTheReasonOnStderr() throws {
+        let outcome = try bench("ring", "--trials", "0")
+        #expect(outcome.status != 0 && outcome.stderr.contains("--trials must be in 1…100"))
+    }
+
+    /// The appliance links only what it uses: the benchmark anchors live in sonora-bench.
+    @Test func onlySonoraBenchLinksTheAnchors() throws {
+        let appliance = try neededLibraries(sonoraBinary!)
+        #expect(!appliance.isEmpty)
+        for library in Self.anchorLibraries {
+            #expect(!appliance.contains { $0.hasPrefix(library) }, "sonora links \(library)")
+        }
+        let benchmarks = try neededLibraries(try #require(sonoraBenchBinary, "sonora-bench is built beside sonora"))
+        for library in Self.anchorLibraries {
+            #expect(benchmarks.contains { $0.hasPrefix(library) }, "sonora-bench does not link \(library)")
+        }
+    }
+}
