@@ -1,6 +1,7 @@
 import CLV2Support
 import CLilv
 import Logging
+import SonoraCore
 import Synchronization
 
 /// log:log for one plugin instance. A plugin may log from any thread, its `run()`

@@ -115,6 +115,11 @@ extension LV2Unit {
         return state
     }
 
+    /// The file in its bundle a preset labelled `label` is saved as (`savePreset`).
+    public static func presetFileName(label: String) -> String {
+        label.map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce("") { $0 + String($1) } + ".ttl"
+    }
+
     /// Writes the present state as a Turtle preset bundle `directory` (made if missing),
     /// with `label`, as preset `uri` (default: a file URI in the bundle). Returns the preset's URI.
     @discardableResult
@@ -125,7 +130,7 @@ extension LV2Unit {
             throw AudioError(.permissions, "cannot make preset bundle \(directory): \(error.localizedDescription)")
         }
         if let uri { try LV2URIText.check(uri, what: "preset URI", code: .invalidPropertyValue) }
-        let fileName = label.map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce("") { $0 + String($1) } + ".ttl"
+        let fileName = Self.presetFileName(label: label)
         let presetURI = uri ?? URL(fileURLWithPath: directory).appendingPathComponent(fileName).absoluteString
         let state = try newState(directory: directory)
         defer { lilv_state_free(state) }

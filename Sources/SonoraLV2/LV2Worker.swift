@@ -1,5 +1,4 @@
 import CLilv
-import Foundation
 import SonoraCore
 import Synchronization
 
@@ -17,64 +16,59 @@ public final class LV2Worker: @unchecked Sendable {
 
     public let mode: Mode
     let feature: UnsafeMutablePointer<LV2_Worker_Schedule>
-    private let requests: RecordRing
+    /// `.thread`: requests go to SonoraCore's `Worker`, which calls the plugin's `work()`.
+    private let requests: Worker
     private let responses: RecordRing
-    /// Scratch for one request or response (the realtime side's and the worker thread's are separate).
+    /// Scratch for one response on the realtime side.
     private let responseScratch: UnsafeMutableRawPointer
-    private let requestScratch: UnsafeMutableRawPointer
     static let recordCapacity = 16 * 1024
     /// At most 15 bytes: Linux truncates longer thread names.
     static let threadName = "lv2-worker"
-    private var interface: UnsafePointer<LV2_Worker_Interface>?
-    private var pluginHandle: LV2_Handle?
-    private var semaphore = sem_t()
-    /// Set by stop(); read by the worker thread after each wake-up.
-    private let stopping = Atomic<Bool>(false)
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    /// What the worker thread needs to call `work()`; set by `attach` while the thread is stopped.
+    private let target: WorkTarget
 
     init(mode: Mode) throws(AudioError) {
         self.mode = mode
-        requests = try RecordRing(capacity: 64 * 1024)
+        let target = WorkTarget()
+        self.target = target
+        requests = try Worker(name: Self.threadName, capacity: 64 * 1024, maximumJobSize: Self.recordCapacity) { job in
+            target.work(job.bytes)
+        }
         responses = try RecordRing(capacity: 64 * 1024)
         responseScratch = .allocate(byteCount: Self.recordCapacity, alignment: 16)
-        requestScratch = .allocate(byteCount: Self.recordCapacity, alignment: 16)
         feature = .allocate(capacity: 1)
-        sem_init(&semaphore, 0, 0)
         feature.initialize(to: LV2_Worker_Schedule(handle: Unmanaged.passUnretained(self).toOpaque(), schedule_work: {
             handle, size, data in
             guard let handle else { return LV2_WORKER_ERR_UNKNOWN }
             return Unmanaged<LV2Worker>.fromOpaque(handle)._withUnsafeGuaranteedRef { $0.schedule(size: Int(size), data: data) }
         }))
+        target.owner = Unmanaged.passUnretained(self).toOpaque()
     }
 
     deinit {
         stop()
-        sem_destroy(&semaphore)
         feature.deallocate()
         responseScratch.deallocate()
-        requestScratch.deallocate()
     }
+
+    private var interface: UnsafePointer<LV2_Worker_Interface>? { target.interface }
+    private var pluginHandle: LV2_Handle? { target.handle }
 
     /// Connects the worker to the instance's `worker:interface` and, in `.thread` mode, starts the thread.
     func attach(interface: UnsafePointer<LV2_Worker_Interface>?, handle: LV2_Handle?) {
-        self.interface = interface
-        pluginHandle = handle
-        guard mode == .thread, interface != nil, thread == nil else { return }
-        stopping.store(false, ordering: .relaxed)
-        let thread = Thread { [unowned self] in self.serve() }
-        thread.name = Self.threadName
-        self.thread = thread
-        thread.start()
+        requests.stop()
+        target.interface = interface
+        target.handle = handle
+        guard mode == .thread, interface != nil else { return }
+        do { try requests.start() } catch {
+            // No thread: schedule_work answers ERR_UNKNOWN instead of queueing work nobody runs.
+            target.interface = nil
+        }
     }
 
-    /// Stops the worker thread (if any), waiting for it.
+    /// Stops the worker thread (if any) after the requests already queued, waiting for it.
     func stop() {
-        guard thread != nil else { return }
-        stopping.store(true, ordering: .releasing)
-        sem_post(&semaphore)
-        finished.wait()
-        thread = nil
+        requests.stop()
     }
 
     private func schedule(size: Int, data: UnsafeRawPointer?) -> LV2_Worker_Status {
@@ -83,29 +77,15 @@ public final class LV2Worker: @unchecked Sendable {
         case .inline:
             return work(pluginHandle, Self.respond, Unmanaged.passUnretained(self).toOpaque(), UInt32(size), data)
         case .thread:
-            guard requests.push(tag: 0, data, count: size) else { return LV2_WORKER_ERR_NO_SPACE }
-            sem_post(&semaphore)
-            return LV2_WORKER_SUCCESS
+            return requests.submit(data, count: size) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
         }
     }
 
-    private static let respond: LV2_Worker_Respond_Function = { handle, size, data in
+    static let respond: LV2_Worker_Respond_Function = { handle, size, data in
         guard let handle else { return LV2_WORKER_ERR_UNKNOWN }
         return Unmanaged<LV2Worker>.fromOpaque(handle)._withUnsafeGuaranteedRef {
             $0.responses.push(tag: 0, data, count: Int(size)) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
         }
-    }
-
-    private func serve() {
-        while true {
-            while sem_wait(&semaphore) != 0 {}
-            if stopping.load(ordering: .acquiring) { break }
-            while let record = requests.pop(into: requestScratch, capacity: Self.recordCapacity) {
-                guard record.count <= Self.recordCapacity, let work = interface?.pointee.work else { continue }
-                _ = work(pluginHandle, Self.respond, Unmanaged.passUnretained(self).toOpaque(), UInt32(record.count), requestScratch)
-            }
-        }
-        finished.signal()
     }
 
     /// Realtime side, after each `run()`: hands pending responses to the plugin, then calls `end_run`.
@@ -123,6 +103,20 @@ public final class LV2Worker: @unchecked Sendable {
     }
 
     /// Whether the worker thread has requests it has not taken yet (for tests waiting on it).
-    var hasPendingRequests: Bool { !requests.isEmpty }
+    var hasPendingRequests: Bool { requests.hasPendingJobs }
     var hasPendingResponses: Bool { !responses.isEmpty }
+}
+
+/// The plugin's `work()` and where its responses go, for the worker thread. Written only
+/// while the thread is stopped (attach), read only by it afterwards.
+private final class WorkTarget: @unchecked Sendable {
+    var interface: UnsafePointer<LV2_Worker_Interface>?
+    var handle: LV2_Handle?
+    /// The LV2Worker, unretained: the respond function's handle.
+    var owner: UnsafeMutableRawPointer?
+
+    func work(_ bytes: UnsafeRawBufferPointer) {
+        guard let work = interface?.pointee.work else { return }
+        _ = work(handle, LV2Worker.respond, owner, UInt32(bytes.count), bytes.baseAddress)
+    }
 }

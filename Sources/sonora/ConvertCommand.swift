@@ -57,9 +57,7 @@ struct ConvertCommand: ParsableCommand {
     }
 
     private func convert() throws {
-        if FileManager.default.fileExists(atPath: output) && !overwrite {
-            throw AudioError(.permissions, "\(output) exists; use --overwrite to replace it")
-        }
+        try OutputFile.check(output, inputs: [input], overwrite: overwrite)
         let source = try ExtAudioFile.open(input)
         let inputFormat = source.file.dataFormat
         let type = try outputType()

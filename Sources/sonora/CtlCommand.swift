@@ -196,6 +196,7 @@ struct CtlCommand: ParsableCommand {
             print(String(format: "latency: %d frames (%.2f ms)", s.latencyFrames, s.latencyMilliseconds))
             print(String(format: "rate scalar: %.6f", s.rateScalar))
             print("interruptions: \(s.interruptions)")
+            for failure in s.recorderFailures { print("recording failed: \(failure)") }
         case .reloaded:
             print("reloaded")
         case .saved(let path):

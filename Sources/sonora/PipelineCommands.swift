@@ -15,8 +15,14 @@ struct RunCommand: ParsableCommand {
             the graph, starts the I/O thread on the configured device (or the null device
             with `fallback: null`), serves the control socket, and prints a status line each
             interval. SIGHUP re-reads the file and applies what changed (an invalid file is
-            reported and the running pipeline kept). SIGINT/SIGTERM fade out, stop the device,
-            finish recorded files and exit 0; a second signal exits at once.
+            reported and the running pipeline kept). SIGINT/SIGTERM (and SIGUSR1, SIGUSR2,
+            SIGQUIT) fade out, stop the device, finish recorded files and exit 0; a second
+            signal skips the fade, the files are finished anyway. A recording that fails (a
+            full disk) is logged at once, keeps what was written, shows in the status line
+            and the `status` answer (recorder_failures), and makes the exit status 1.
+            Recordings rewrite their header every second: after a SIGKILL the hidden partial
+            `.NAME.partial-PID` holds all but the last second, and the next run moves it to
+            NAME-recovered-PID.EXT (and says so).
 
             Examples:
               sonora run Configs/default.yaml
@@ -139,10 +145,13 @@ struct RenderCommand: ParsableCommand {
             The config's `input` node plays --input, `output` is written to --output (type
             from the extension; 24-bit integer, or 32-bit float for .caf). Deterministic: the
             same config and input give the same bytes. Length: --seconds, else the input's.
+            An existing output is replaced only with --overwrite, and never when it is the
+            config, the input or a file a node plays. A failed render leaves no output.
 
             Examples:
               sonora render Configs/effects-lv2.yaml --input voice.wav --output processed.wav
               sonora render Configs/default.yaml --output melody.wav --seconds 4 --json
+              sonora render Configs/mixer.yaml --output mix.wav --seconds 2 --overwrite
             """
     )
 
@@ -157,6 +166,9 @@ struct RenderCommand: ParsableCommand {
 
     @Option(help: "Seconds to render (default: the input's length).")
     var seconds: Double?
+
+    @Flag(help: "Replace the output file if it exists.")
+    var overwrite = false
 
     @Flag(help: "Print a JSON summary.")
     var json = false
@@ -180,6 +192,13 @@ struct RenderCommand: ParsableCommand {
             do { try AudioFile.open(input).close() } catch { throw CLIError("--input \(input): \(error.message)") }
             configuration.device.inputFile = URL(fileURLWithPath: input).standardizedFileURL.path
         }
+        // Everything that can be refused is refused before the build creates any file.
+        if let seconds { guard seconds > 0 && seconds <= 86400 else { throw CLIError("--seconds must be in (0, 86400]") } }
+        let url = URL(fileURLWithPath: output)
+        guard let type = AudioFileType(pathExtension: url.pathExtension) else {
+            throw CLIError("\(output): cannot tell the file type from the extension (use .wav, .aif, .caf, .flac)")
+        }
+        try OutputFile.check(output, inputs: [config] + (input.map { [$0] } ?? []), overwrite: overwrite)
         let pipeline: BuiltPipeline
         do { pipeline = try PipelineBuilder.build(configuration, target: .offline) } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
@@ -188,27 +207,30 @@ struct RenderCommand: ParsableCommand {
         let rate = configuration.engine.sampleRate
         let frames: Int
         if let seconds {
-            guard seconds > 0 && seconds <= 86400 else { throw CLIError("--seconds must be in (0, 86400]") }
             frames = Int(seconds * Double(rate))
         } else if let inputFrames = pipeline.inputFrames {
             frames = inputFrames
         } else {
             throw CLIError("give --seconds, or an --input whose length sets it")
         }
-        let url = URL(fileURLWithPath: output)
-        guard let type = AudioFileType(pathExtension: url.pathExtension) else {
-            throw CLIError("\(output): cannot tell the file type from the extension (use .wav, .aif, .caf, .flac)")
-        }
+        // The files the nodes play and record are inputs too.
+        let nodeFiles = pipeline.nodes.compactMap { ($0.unit as? FilePlayerUnit)?.path ?? ($0.unit as? FileRecorderUnit)?.path }
+        try OutputFile.check(output, inputs: nodeFiles, overwrite: overwrite)
         let channels = configuration.engine.channels
         let format = type == .caf
             ? StreamFormat.linearPCM(sampleRate: Double(rate), channels: channels, sample: .float32)
             : StreamFormat.linearPCM(sampleRate: Double(rate), channels: channels, sample: .int24, bigEndian: type == .aiff)
+        for stale in AudioFile.recoverStalePartials(of: output) { FileHandle.standardError.write(Data("sonora: \(stale)\n".utf8)) }
+        let file: AudioFile
+        do { file = try AudioFile.create(output, type: type, format: format, erase: overwrite) } catch { throw CLIError("\(error)") }
         do {
-            let file = try AudioFile.create(output, type: type, format: format, erase: true)
             try pipeline.renderOffline(frames: frames) { list in try file.writeFrames(from: list) }
             try file.close()
             try pipeline.finishRecorders()
         } catch {
+            // Nothing half-rendered appears under the output's name, and no partial stays.
+            file.abandon()
+            try? pipeline.finishRecorders()
             throw CLIError("\(error)")
         }
         pipeline.graph.uninitialize()

@@ -72,7 +72,7 @@ struct PluginsCLITests {
         let spaced = try run(["plugins", "apply", "http://lv2plug.in/plugins/eg-amp", "-c", "gain", "-6", "--json", Self.input, output])
         #expect(spaced.status == 0, "\(spaced.stderr)")
         #expect(spaced.stdout.contains("\"gain\" : -6"))
-        let equals = try run(["plugins", "apply", "http://lv2plug.in/plugins/eg-amp", "-c", "gain=-3", "--json", Self.input, output])
+        let equals = try run(["plugins", "apply", "http://lv2plug.in/plugins/eg-amp", "-c", "gain=-3", "--json", "--overwrite", Self.input, output])
         #expect(equals.stdout.contains("\"gain\" : -3"))
     }
 

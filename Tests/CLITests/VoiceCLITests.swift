@@ -70,14 +70,12 @@ struct VoiceCLITests {
         #expect(info.stdout.contains("16000"))
     }
 
-    @Test("mismatched lengths, a bad format, a wrong WAV rate and a missing file fail with the file named")
+    @Test("a bad format, a wrong WAV rate and a missing file fail with the file named")
     func errors() throws {
-        let (mic, ref) = scenario()
+        let (mic, _) = scenario()
         try writeFloats(mic, to: "mic.raw")
-        try writeFloats(Array(ref.prefix(1000)), to: "short.raw")
-        var outcome = try sonora("voice", "process", "--rate", "16000", path("mic.raw"), path("short.raw"), path("out.raw"))
-        #expect(outcome.status != 0 && outcome.stderr.contains("short.raw") && outcome.stderr.contains("same length"))
-        outcome = try sonora("voice", "process", "--rate", "16000", "--format", "f64", path("mic.raw"), path("mic.raw"), path("out.raw"))
+        // (Inputs of different lengths are accepted: OutputSafetyCLITests.)
+        var outcome = try sonora("voice", "process", "--rate", "16000", "--format", "f64", path("mic.raw"), path("mic.raw"), path("out.raw"))
         #expect(outcome.status != 0 && outcome.stderr.contains("f64"))
         try Data([1, 2, 3]).write(to: directory.appendingPathComponent("odd.raw"))
         outcome = try sonora("voice", "process", "--rate", "16000", path("odd.raw"), path("odd.raw"), path("out.raw"))

@@ -7,8 +7,10 @@ import SonoraDSP
 /// written through libsndfile as canonical Float32 frames.
 ///
 /// Files being created are written under a temporary name beside the target
-/// and renamed into place by `close()`, so a failed or abandoned write never
-/// leaves a file that looks complete.
+/// (`.NAME.partial-PID`) and renamed into place by `close()`, so a failed or abandoned
+/// write never leaves a file that looks complete. Recordings set
+/// `keepsWrittenAudioOnFailure` and call `updateHeader()` now and then instead: what was
+/// written survives a full disk and a killed process (`recoverStalePartials` finds it).
 public final class AudioFile {
     public enum Mode: Sendable { case read, readWrite }
 
@@ -26,6 +28,9 @@ public final class AudioFile {
     private var integerWriteScale: Float?
     private var integerWriteCeiling: Float = 0
     private var failed = false
+    /// For recordings: after a failed write, `close()` still finishes the file (its header
+    /// sized to what was written) and moves it into place instead of removing it.
+    public var keepsWrittenAudioOnFailure = false
     private var scratch: [Float] = []
     private var shortScratch: [Int16] = []
 
@@ -118,7 +123,7 @@ public final class AudioFile {
             throw AudioError(.permissions, "\(path) exists; pass erase to replace it")
         }
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial-\(getpid())"
+        let temporary = partialPath(for: path)
         if format.formatID == .appleIMA4 && (type == .caf || type == .aifc) {
             let ima4 = try IMA4File.create(temporary, format: format, container: type == .caf ? .caf : .aifc)
             return AudioFile(path: path, ima4: ima4, temporaryPath: temporary)
@@ -326,8 +331,27 @@ public final class AudioFile {
         frames += count
     }
 
+    /// Writes the header's sizes for the frames written so far (WAV's RIFF and data
+    /// sizes, CAF's data chunk, AIFF's frame count), so the file as it stands on disk
+    /// reads as that many frames even if the process dies before `close()`.
+    public func updateHeader() throws(AudioError) {
+        guard let handle else { return }
+        guard sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) == 0 else {
+            throw AudioError(.unspecified, "\(path): cannot update the header: \(String(cString: sf_strerror(handle)))")
+        }
+    }
+
+    /// Closes a file being created without finishing it: the temporary file is removed
+    /// and nothing appears under the name (a failed render). An opened file is just closed.
+    public func abandon() {
+        failed = true
+        keepsWrittenAudioOnFailure = false
+        try? close()
+    }
+
     /// Finishes the file. A created file appears under its name only now, and
-    /// only if every write succeeded; otherwise the partial file is removed.
+    /// only if every write succeeded (or `keepsWrittenAudioOnFailure` is set); otherwise
+    /// the partial file is removed.
     public func close() throws(AudioError) {
         var status: Int32 = 0
         if let ima4 {
@@ -342,7 +366,7 @@ public final class AudioFile {
         }
         guard let temporaryPath else { return }
         self.temporaryPath = nil
-        guard status == 0, !failed else {
+        guard status == 0, !failed || keepsWrittenAudioOnFailure else {
             unlink(temporaryPath)
             throw AudioError(.unspecified, "\(path): not written (an earlier write failed)")
         }

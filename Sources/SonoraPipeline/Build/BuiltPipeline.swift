@@ -59,8 +59,13 @@ public final class BuiltPipeline: @unchecked Sendable {
     /// Frames the offline input file holds (nil without one).
     public var inputFrames: Int? { (input as? FilePlayerUnit).map(\.frameCount) }
 
-    /// Finishes every recorder (drains and closes its file).
+    /// Finishes every recorder (drains and closes its file), all of them even when one
+    /// fails; throws the first failure.
     public func finishRecorders() throws {
-        for recorder in recorders { try recorder.finish() }
+        var first: Error?
+        for recorder in recorders {
+            do { try recorder.finish() } catch { first = first ?? error }
+        }
+        if let first { throw first }
     }
 }

@@ -157,11 +157,14 @@ public enum ControlResponse: Equatable, Sendable {
         public var rateScalar: Double
         public var interruptions: Int
         public var running: Bool
+        /// Recorders stopped by a write error (a full disk); empty when all is well.
+        public var recorderFailures: [RecorderFailure] = []
 
         enum CodingKeys: String, CodingKey {
             case device, cycles, xruns, interruptions, running
             case loadMean = "load_mean", loadMax = "load_max", latencyFrames = "latency_frames"
             case latencyMilliseconds = "latency_ms", rateScalar = "rate_scalar"
+            case recorderFailures = "recorder_failures"
         }
     }
 

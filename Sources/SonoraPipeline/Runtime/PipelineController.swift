@@ -239,7 +239,9 @@ public final class PipelineController: @unchecked Sendable {
             device: device.driver, cycles: statistics.cycles, xruns: statistics.xruns,
             loadMean: statistics.loadMean, loadMax: statistics.loadMax,
             latencyFrames: latency, latencyMilliseconds: Double(latency) * 1000 / Double(format.sampleRate),
-            rateScalar: statistics.rateScalar, interruptions: statistics.interruptions, running: device.isRunning)
+            rateScalar: statistics.rateScalar, interruptions: statistics.interruptions, running: device.isRunning,
+            // Recorders stopped by a write error (a full disk), empty when all is well.
+            recorderFailures: pipeline.recorderFailures)
     }
 
     // MARK: Reload and save

@@ -10,8 +10,9 @@ import Glibc
 
 /// The appliance process (`sonora run CONFIG`): validate, build, start the I/O thread,
 /// serve the control socket, print a status line each interval, reload on SIGHUP, and on
-/// SIGINT/SIGTERM fade out, stop the device, finish the recorders and exit 0. A second
-/// SIGINT/SIGTERM exits at once.
+/// SIGINT/SIGTERM (or SIGUSR1, SIGUSR2, SIGQUIT) fade out, stop the device, finish the
+/// recorders and exit 0. A second signal skips the fade; the files are finished anyway.
+/// A recorder's write error is logged at once and makes the exit status 1.
 public final class PipelineRuntime {
     public struct Options {
         /// Stop by itself after this many seconds (nil: run until a signal).
@@ -34,27 +35,49 @@ public final class PipelineRuntime {
         self.status = status
     }
 
-    /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread and every thread created
-    /// after, so only the runtime's wait sees them. Call first thing in `main`.
+    /// Blocks the signals the runtime handles in the calling thread and every thread
+    /// created after, so only the runtime's wait sees them. Call first thing in `main`.
     public static func blockSignals() {
+        var set = handledSignals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Signals that stop the runtime cleanly. SIGUSR1/2 and SIGQUIT would otherwise kill
+    /// the process on the spot and leave an unfinished recording.
+    static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGQUIT]
+
+    static var handledSignals: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGHUP)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
+        for signal in stopSignals + [SIGHUP] { sigaddset(&set, signal) }
+        return set
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGUSR1: "SIGUSR1"
+        case SIGUSR2: "SIGUSR2"
+        case SIGQUIT: "SIGQUIT"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
     }
 
     public enum Failure: Error, CustomStringConvertible {
         case configuration(ConfigurationErrors)
         case device(AudioError)
         case control(String)
+        /// Ran and stopped cleanly, but a recording failed (each was logged when it happened).
+        case recording([String])
 
         public var description: String {
             switch self {
             case .configuration(let errors): errors.description
             case .device(let error): "device: \(error)"
             case .control(let message): "control socket: \(message)"
+            case .recording(let failures): failures.joined(separator: "\n")
             }
         }
 
@@ -75,6 +98,7 @@ public final class PipelineRuntime {
         do { device = try DeviceOpener.open(configuration, logger: logger) } catch { throw .device(error) }
         let pipeline: BuiltPipeline
         do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
+        for stale in pipeline.staleRecordings { logger.warning("\(stale)") }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
         var server: ControlServer?
         if let path = configuration.socketPath {
@@ -94,45 +118,72 @@ public final class PipelineRuntime {
         logger.info("running \(configPath) on \(deviceName): \(device.format.sampleRate) Hz, period \(device.format.periodFrames) × \(device.format.periods)\(server.map { ", control at \($0.path)" } ?? "")")
         for note in device.format.notes { logger.notice("\(note)") }
 
-        waitForSignals(controller: controller)
+        var reported = Set<String>()
+        waitForSignals(controller: controller, reported: &reported)
 
-        // Stop: fade, stop the device, finish the files, close the socket.
+        // Stop: fade (a second stop signal cuts it short), stop the device, finish the
+        // files, close the socket. Signals stay blocked: nothing interrupts the finishing.
         if let io = controller.pipeline.io {
             io.fadeOut(frames: Int(options.fadeMilliseconds / 1000 * Double(device.format.sampleRate)))
             let deadline = HostTime.now.seconds + 0.5
-            while !io.isFadedOut && device.isRunning && HostTime.now.seconds < deadline { usleep(2000) }
+            while !io.isFadedOut && device.isRunning && HostTime.now.seconds < deadline {
+                if let signal = pendingStopSignal() {
+                    logger.info("\(Self.signalName(signal)) again: skipping the fade-out; finishing the files")
+                    break
+                }
+                usleep(2000)
+            }
         }
         controller.serialized { controller.pipeline.graph.stop() }
         server?.stop()
-        do { try controller.pipeline.finishRecorders() } catch { logger.error("recorder: \(error)") }
+        reportRecorderFailures(controller, reported: &reported)
+        do { try controller.pipeline.finishRecorders() } catch {
+            if !reported.contains((error as? AudioError)?.message ?? "\(error)") { logger.error("recorder: \(error)") }
+        }
+        let failures = controller.serialized { controller.pipeline.recorderFailures }
         for event in device.takeEvents() { logger.notice("\(event)") }
         let statistics = device.statistics
         logger.info("stopped after \(statistics.cycles) cycles, \(statistics.xruns) xruns")
         controller.serialized { controller.pipeline.graph.uninitialize() }
+        if !failures.isEmpty { throw .recording(failures.map(\.description)) }
     }
 
-    private func waitForSignals(controller: PipelineController) {
+    /// Logs each recorder failure once, as soon as it is seen (the writer thread only publishes it).
+    func reportRecorderFailures(_ controller: PipelineController, reported: inout Set<String>) {
+        for failure in controller.serialized({ controller.pipeline.recorderFailures }) where !reported.contains(failure.message) {
+            reported.insert(failure.message)
+            logger.error("\(failure)")
+        }
+    }
+
+    /// A stop signal already delivered and waiting, taken (without waiting).
+    private func pendingStopSignal() -> Int32? {
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGHUP)
+        for signal in Self.stopSignals { sigaddset(&set, signal) }
+        var immediately = timespec(tv_sec: 0, tv_nsec: 0)
+        let signal = sigtimedwait(&set, nil, &immediately)
+        return signal > 0 ? signal : nil
+    }
+
+    private func waitForSignals(controller: PipelineController, reported: inout Set<String>) {
+        var set = Self.handledSignals
         let started = HostTime.now.seconds
         var nextStatus = started + controller.pipeline.configuration.status.interval
         while true {
             var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
             let signal = sigtimedwait(&set, nil, &timeout)
             switch signal {
-            case SIGINT, SIGTERM:
-                logger.info("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping")
-                installImmediateExit()
-                return
             case SIGHUP:
                 reload(controller)
+            case _ where Self.stopSignals.contains(signal):
+                logger.info("\(Self.signalName(signal)): stopping")
+                return
             default:
                 break
             }
             for event in controller.device.takeEvents() { logger.notice("\(event)") }
+            reportRecorderFailures(controller, reported: &reported)
             let now = HostTime.now.seconds
             let interval = controller.pipeline.configuration.status.interval
             if interval > 0 && now >= nextStatus {
@@ -141,18 +192,6 @@ public final class PipelineRuntime {
             }
             if let seconds = options.seconds, now - started >= seconds { return }
         }
-    }
-
-    /// A second SIGINT/SIGTERM while stopping exits at once.
-    private func installImmediateExit() {
-        let handler: @convention(c) (Int32) -> Void = { _ in _exit(130) }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     func reload(_ controller: PipelineController) {
@@ -189,6 +228,8 @@ public final class PipelineRuntime {
             }.joined(separator: ", ")
             line += ", meters: " + text
         }
+        let failed = controller.serialized { controller.pipeline.recorderFailures }
+        if !failed.isEmpty { line += ", recording failed: " + failed.map(\.node).joined(separator: ", ") }
         return line
     }
 }

@@ -8,22 +8,30 @@ import Glibc
 #endif
 
 /// Records what passes through it to a file ('aufx'/'frec', Sonora's): the audio goes
-/// on unchanged; on the realtime thread it is only copied into a lock-free ring, and a
-/// writer thread encodes it into the file. `finish()` drains the ring and closes the file
-/// (which appears, complete, only then — AudioFile writes to a temporary name first).
+/// on unchanged; on the realtime thread it is only copied into a lock-free ring and the
+/// writer (SonoraCore's `Worker`) woken; the writer thread encodes it into the file.
+///
+/// No lost data: the writer rewrites the header's sizes about once a second, so a killed
+/// process leaves a hidden partial that reads as all but the last second (the next
+/// recorder of the same file recovers it to a visible name: `staleRecordings`). A failed
+/// write (a full disk) stops the recording at once, closes the file with what was
+/// written under its name, and is published in `failure` for the control side to report;
+/// the audio keeps flowing. `finish()` drains the ring and closes the file.
 public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .effect, subType: "frec", manufacturer: .sonora)
+
+    /// Seconds of audio between header rewrites: what a killed recording can lose.
+    public static let headerInterval = 1.0
 
     public private(set) var path: String?
     private var fileType: AudioFileType = .wave
     private var fileFormat: StreamFormat?
     private var ring: SampleRing?
-    private var writer: RealtimeThread?
-    private let stopping = Atomic<Bool>(false)
-    private let writerDone = Atomic<Bool>(true)
+    private var writer: RecordingWriter?
+    private var worker: Worker?
     private let overruns = Atomic<Int>(0)
-    private let framesWritten = Atomic<Int>(0)
-    private var writeError: AudioError?
+    /// Partial files of this recording left by killed processes, dealt with when it started.
+    public private(set) var staleRecordings: [StalePartialFile] = []
 
     public init() {
         super.init(description: Self.componentDescription, name: "FileRecorder", inputs: 1, outputs: 1)
@@ -46,8 +54,14 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     }
 
     /// Frames the writer thread has written, and the frames lost because the ring was full.
-    public var recordedFrames: Int { framesWritten.load(ordering: .relaxed) }
+    public var recordedFrames: Int { writer?.framesWritten.load(ordering: .relaxed) ?? finishedFrames }
     public var lostWrites: Int { overruns.load(ordering: .relaxed) }
+    private var finishedFrames = 0
+    private var finishedFailure: AudioError?
+
+    /// The write error that stopped this recording (nil while it is fine). Set by the
+    /// writer thread; read from any thread.
+    public var failure: AudioError? { writer?.failure ?? finishedFailure }
 
     public override func allocateRenderResources() throws(AudioError) {
         guard let path else { return }
@@ -56,73 +70,127 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
         let dataFormat = fileFormat ?? (fileType == .caf
             ? StreamFormat.linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32, interleaved: true)
             : StreamFormat.linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .int24, interleaved: true, bigEndian: fileType == .aiff))
+        staleRecordings = AudioFile.recoverStalePartials(of: path)
         let file = try AudioFile.create(path, type: fileType, format: dataFormat, erase: true)
+        file.keepsWrittenAudioOnFailure = true
         let ring = try SampleRing(channelCount: channels, capacity: Int(format.sampleRate) * 2)
-        self.ring = ring
-        stopping.store(false, ordering: .relaxed)
-        writerDone.store(false, ordering: .relaxed)
-        writeError = nil
+        // The file is handed to the writer, used only on the worker thread from now on.
+        let writer = RecordingWriter(file: file, ring: ring, headerFrames: Int(format.sampleRate * Self.headerInterval))
         // A normal-priority thread: file writes may block, which the I/O thread must never.
-        // The file is handed to the writer thread and used only there from now on.
-        let handOff = UncheckedFile(file: file)
-        writer = try RealtimeThread(RealtimeThreadOptions(name: "sonora-recorder", priority: nil, flushDenormals: false)) { [self] in
-            self.drain(ring: ring, file: handOff.file, channels: channels)
-        }
+        // The interval drains the ring even if the realtime side stops waking it.
+        let worker = try Worker(name: "sonora-recorder", capacity: 4096, maximumJobSize: 64, interval: 0.25, afterJobs: { writer.drain() })
+        try worker.start()
+        self.ring = ring
+        self.writer = writer
+        self.worker = worker
+        finishedFailure = nil
+        finishedFrames = 0
     }
 
     public override func deallocateRenderResources() {
         _ = try? finish()
     }
 
-    /// Writes what is left and closes the file. Call after the last render.
+    /// Writes what is left and closes the file. Call after the last render. Throws the
+    /// write error if one stopped the recording (the file then holds what was written).
     @discardableResult
     public func finish() throws(AudioError) -> Int {
-        guard writer != nil else { return framesWritten.load(ordering: .relaxed) }
-        stopping.store(true, ordering: .releasing)
-        writer?.join()
-        writer = nil
-        ring = nil
-        if let writeError { throw writeError }
-        return framesWritten.load(ordering: .relaxed)
-    }
-
-    private func drain(ring: SampleRing, file: AudioFile, channels: Int) {
-        defer { writerDone.store(true, ordering: .releasing) }
-        do {
-            while true {
-                let finishing = stopping.load(ordering: .acquiring)
-                let region = ring.readRegion(maxFrames: 4096)
-                if region.frameCount == 0 {
-                    if finishing { break }
-                    usleep(5000)
-                    continue
-                }
-                if region.first.frameCount > 0 { try file.writeFrames(from: region.first) }
-                if region.second.frameCount > 0 { try file.writeFrames(from: region.second) }
-                try ring.commitRead(region.frameCount)
-                framesWritten.wrappingAdd(region.frameCount, ordering: .relaxed)
-            }
-            try file.close()
-        } catch {
-            writeError = error
-            try? file.close()
+        guard let worker, let writer else {
+            if let finishedFailure { throw finishedFailure }
+            return finishedFrames
         }
+        worker.stop()  // runs the last drain
+        writer.close()
+        self.worker = nil
+        self.writer = nil
+        ring = nil
+        finishedFrames = writer.framesWritten.load(ordering: .relaxed)
+        finishedFailure = writer.failure
+        if let finishedFailure { throw finishedFailure }
+        return finishedFrames
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let input = context.input(0)
         context.output.copy(from: input)
-        guard let ring else { return .noError }
+        guard let ring, let worker else { return .noError }
         let region = ring.writeRegion(maxFrames: context.frameCount)
         if region.frameCount < context.frameCount { overruns.wrappingAdd(1, ordering: .relaxed) }
         region.first.copy(from: input)
         if region.second.frameCount > 0 { region.second.copy(from: input.frames(from: region.first.frameCount, count: region.second.frameCount)) }
         try? ring.commitWrite(region.frameCount)
+        worker.wake()
         return .noError
     }
 }
 
-/// An AudioFile moved to one other thread, which alone uses it afterwards.
-private struct UncheckedFile: @unchecked Sendable {
+/// The recorder's file side, run only on its worker thread (and by `close()` after the
+/// thread has stopped): ring → file, header rewrites, the first write error kept.
+private final class RecordingWriter: @unchecked Sendable {
     let file: AudioFile
+    let ring: SampleRing
+    let framesWritten = Atomic<Int>(0)
+    /// Set (releasing) after `error` is written; `failure` reads it acquiring.
+    private let failed = Atomic<Bool>(false)
+    private var error: AudioError?
+    private let headerFrames: Int
+    private var framesAtLastHeader = 0
+    private var closed = false
+
+    init(file: AudioFile, ring: SampleRing, headerFrames: Int) {
+        self.file = file
+        self.ring = ring
+        self.headerFrames = max(1, headerFrames)
+    }
+
+    var failure: AudioError? { failed.load(ordering: .acquiring) ? error : nil }
+
+    func drain() {
+        while true {
+            let region = ring.readRegion(maxFrames: 4096)
+            guard region.frameCount > 0 else { break }
+            if !closed {
+                do {
+                    if region.first.frameCount > 0 { try file.writeFrames(from: region.first) }
+                    if region.second.frameCount > 0 { try file.writeFrames(from: region.second) }
+                    let written = framesWritten.wrappingAdd(region.frameCount, ordering: .relaxed).newValue
+                    if written - framesAtLastHeader >= headerFrames {
+                        try file.updateHeader()
+                        framesAtLastHeader = written
+                    }
+                } catch {
+                    fail(error)
+                }
+            }
+            // After a failure the audio is let go: the ring must not fill and count overruns.
+            try? ring.commitRead(region.frameCount)
+        }
+    }
+
+    /// Stops at the first error: the file is closed at once with what was written.
+    private func fail(_ error: AudioError) {
+        framesWritten.store(file.frameCount, ordering: .relaxed)
+        let kept = closeFile()
+        var message = "\(file.path): recording stopped: \(error.message); "
+        message += kept == nil ? "kept \(file.frameCount) frames" : "the file could not be closed: \(kept!.message)"
+        self.error = AudioError(error.code, message)
+        failed.store(true, ordering: .releasing)
+    }
+
+    /// Closes the file once; returns the error if closing failed.
+    @discardableResult
+    func closeFile() -> AudioError? {
+        guard !closed else { return nil }
+        closed = true
+        do { try file.close() } catch { return error }
+        return nil
+    }
+
+    /// After the worker has stopped.
+    func close() {
+        if let error = closeFile(), self.error == nil {
+            self.error = error
+            failed.store(true, ordering: .releasing)
+        }
+    }
 }

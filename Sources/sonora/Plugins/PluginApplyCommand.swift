@@ -18,7 +18,8 @@ struct PluginApplyCommand: ParsableCommand {
             feed the input buses in order (main bus, then sidechain). The output has
             every output bus's channels in order, as 32-bit float. At the end the
             control outputs and the latency are printed (--json for scripts). Plugin
-            work (worker:schedule) runs inline, so a render is deterministic.
+            work (worker:schedule) runs inline, so a render is deterministic. OUT is never
+            IN, and an existing OUT is replaced only with --overwrite.
 
             Examples:
               sonora plugins apply http://lv2plug.in/plugins/eg-amp -c gain -6 in.wav out.wav
@@ -41,6 +42,9 @@ struct PluginApplyCommand: ParsableCommand {
 
     @Flag(help: "Print the result (control outputs, latency) as JSON.")
     var json = false
+
+    @Flag(help: "Replace OUT if it exists (never when it is IN).")
+    var overwrite = false
 
     @Argument(parsing: .allUnrecognized, help: "IN.wav OUT.wav (after the values of -c SYMBOL VALUE).")
     var arguments: [String] = []
@@ -94,6 +98,7 @@ struct PluginApplyCommand: ParsableCommand {
 
     private func apply() throws {
         let (controlValues, inputPath, outputPath) = try parse()
+        try OutputFile.check(outputPath, inputs: [inputPath], overwrite: overwrite)
         guard (1...65536).contains(blockSize) else { throw CLIError("--block-size \(blockSize) is outside 1…65536") }
         let input = try PluginAudioFile.read(inputPath)
         let unit = try LV2Unit(
@@ -112,7 +117,7 @@ struct PluginApplyCommand: ParsableCommand {
         let outputs = try unit.renderOffline(inputs: inputs, frameCount: input.channels.first?.count ?? 0, blockSize: blockSize)
         let channels = outputs.flatMap { $0 }
         guard !channels.isEmpty else { throw CLIError("\(unit.plugin.uri) has no audio output to write") }
-        try PluginAudioFile.write(channels, sampleRate: input.sampleRate, to: outputPath)
+        try PluginAudioFile.write(channels, sampleRate: input.sampleRate, to: outputPath, erase: overwrite)
 
         var controlsSet: [String: Float] = [:]
         var controlOutputs: [String: Float] = [:]

@@ -21,9 +21,9 @@ enum PluginAudioFile {
         return (channels, file.dataFormat.sampleRate)
     }
 
-    static func write(_ channels: [[Float]], sampleRate: Double, to path: String) throws(AudioError) {
+    static func write(_ channels: [[Float]], sampleRate: Double, to path: String, erase: Bool) throws(AudioError) {
         let format = StreamFormat.linearPCM(sampleRate: sampleRate, channels: channels.count, sample: .float32)
-        let file = try AudioFile.create(path, type: AudioFileType(pathExtension: URL(fileURLWithPath: path).pathExtension) ?? .wave, format: format, erase: true)
+        let file = try AudioFile.create(path, type: AudioFileType(pathExtension: URL(fileURLWithPath: path).pathExtension) ?? .wave, format: format, erase: erase)
         let frames = channels.first?.count ?? 0
         let block = 8192
         let buffers = try OwnedAudioBufferList(channelCount: channels.count, frameCapacity: block)
@@ -35,7 +35,10 @@ enum PluginAudioFile {
                     buffers.list.samples(index).update(from: $0.baseAddress! + position, count: count)
                 }
             }
-            try file.writeFrames(from: buffers.list(frameCount: count))
+            do { try file.writeFrames(from: buffers.list(frameCount: count)) } catch {
+                file.abandon()
+                throw error
+            }
             position += count
         }
         try file.close()

@@ -12,7 +12,8 @@ struct PluginSavePresetCommand: ParsableCommand {
             The plugin is instantiated, the --preset (if any) and the -c SYMBOL=VALUE
             controls are applied, and its state is written with lilv into BUNDLE_DIR
             (manifest.ttl and LABEL.ttl). Put the bundle's parent on LV2_PATH to see it
-            among the plugin's presets.
+            among the plugin's presets. An existing LABEL.ttl is replaced only with
+            --overwrite (manifest.ttl gains an entry; other presets in it are kept).
 
             Examples:
               sonora plugins save-preset URI ~/.lv2/quiet.lv2 -c gain=-6 --label Quiet
@@ -38,7 +39,12 @@ struct PluginSavePresetCommand: ParsableCommand {
     @Option(help: "The preset's URI (default: the file URI of LABEL.ttl in the bundle).")
     var presetURI: String?
 
+    @Flag(help: "Replace the bundle's LABEL.ttl if it exists.")
+    var overwrite = false
+
     func run() throws {
+        let presetFile = (bundle as NSString).appendingPathComponent(LV2Unit.presetFileName(label: label))
+        try OutputFile.check(presetFile, inputs: [], overwrite: overwrite)
         do {
             let unit = try LV2Unit(uri: uri, options: .init(workerMode: .inline))
             if let preset { try unit.applyPreset(named: preset) }

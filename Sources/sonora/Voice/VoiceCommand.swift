@@ -25,9 +25,12 @@ struct VoiceProcessCommand: ParsableCommand {
             float32 in [-1, 1] (--format f32, the default) or int16 (--format s16), or WAV
             files (by the .wav extension). REF[n] is what the loudspeaker played when
             MIC[n] was captured; the canceller finds the echo's delay itself (up to
-            --max-delay). OUT gets the same length and format, time-aligned with MIC
-            (the canceller's fixed latency is compensated). Processing is causal, in
-            10 ms frames, exactly as on a live device.
+            --max-delay). OUT gets MIC's length, time-aligned with MIC (the canceller's
+            fixed latency is compensated): a REF shorter than MIC is padded with silence,
+            a longer one is cut to MIC's length. A WAV OUT has MIC's sample format when MIC
+            is a WAV (16-bit in, 16-bit out), else --format's. Processing is causal, in
+            10 ms frames, exactly as on a live device. OUT is never one of the inputs, and
+            an existing OUT is replaced only with --overwrite.
 
             Examples:
               sonora voice process --rate 16000 mic.raw ref.raw out.raw
@@ -40,8 +43,11 @@ struct VoiceProcessCommand: ParsableCommand {
     @Option(help: "Sample rate of all three files, Hz (8000…96000).")
     var rate: Double
 
-    @Option(help: "Raw sample format: f32 (float32 LE) or s16 (int16 LE); WAV output uses it as its sample type.")
-    var format: String = "f32"
+    @Option(help: "Raw sample format: f32 (float32 LE, the default) or s16 (int16 LE); a WAV OUT uses it when MIC is not a WAV, or when given.")
+    var format: String?
+
+    @Flag(help: "Replace OUT if it exists (never when it is MIC or REF).")
+    var overwrite = false
 
     @Option(help: "Residual echo suppression strength, 0 (linear filter only) … 1.")
     var strength: Float = 0.5
@@ -90,8 +96,8 @@ struct VoiceProcessCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let sampleFormat = VoiceSignalFile.SampleFormat(rawValue: format) else {
-            throw CLIError("--format \(format): use f32 or s16")
+        guard let sampleFormat = VoiceSignalFile.SampleFormat(rawValue: format ?? "f32") else {
+            throw CLIError("--format \(format ?? ""): use f32 or s16")
         }
         var configuration = EchoCancellerConfiguration(sampleRate: rate)
         configuration.suppressionStrength = strength
@@ -108,16 +114,22 @@ struct VoiceProcessCommand: ParsableCommand {
             throw CLIError("\(error)")
         }
         canceller.isBypassed = bypass
-        let micSamples = try VoiceSignalFile.read(mic, format: sampleFormat, rate: rate)
-        let refSamples = try VoiceSignalFile.read(ref, format: sampleFormat, rate: rate)
+        let (micSamples, micSample) = try VoiceSignalFile.readWithSampleType(mic, format: sampleFormat, rate: rate)
+        var refSamples = try VoiceSignalFile.read(ref, format: sampleFormat, rate: rate)
         guard !micSamples.isEmpty else { throw CLIError("\(mic): no samples") }
-        guard micSamples.count == refSamples.count else {
-            throw CLIError("\(mic) has \(micSamples.count) samples but \(ref) has \(refSamples.count); they must be the same length")
+        try OutputFile.check(out, inputs: [mic, ref], overwrite: overwrite)
+        // MIC sets the length: REF padded with silence or cut (recordings of one session
+        // differ by a few samples).
+        if refSamples.count < micSamples.count {
+            refSamples += [Float](repeating: 0, count: micSamples.count - refSamples.count)
+        } else if refSamples.count > micSamples.count {
+            refSamples.removeLast(refSamples.count - micSamples.count)
         }
+        let wavSample: PCMSample = format == nil ? (micSample ?? .float32) : (sampleFormat == .f32 ? .float32 : .int16)
         let start = clock()
         let output = Self.cancel(micSamples, refSamples, with: canceller)
         let cpu = Double(clock() - start) / Double(CLOCKS_PER_SEC)
-        try VoiceSignalFile.write(output, to: out, format: sampleFormat, rate: rate)
+        try VoiceSignalFile.write(output, to: out, format: sampleFormat, wavSample: wavSample, rate: rate)
         if json {
             try printJSON(Result(
                 frames: micSamples.count, sampleRate: rate, latencyFrames: canceller.latencyFrames,

@@ -2,6 +2,10 @@ import Foundation
 import SonoraCore
 import SonoraFile
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A mono signal file for `sonora voice process`: headerless little-endian float32 or
 /// int16 (the aec-eval contract), or WAV (any PCM libsndfile reads) chosen by extension.
 enum VoiceSignalFile {
@@ -13,6 +17,11 @@ enum VoiceSignalFile {
 
     /// Reads `path` as mono samples at `rate`. Errors name the file and the problem.
     static func read(_ path: String, format: SampleFormat, rate: Double) throws -> [Float] {
+        try readWithSampleType(path, format: format, rate: rate).samples
+    }
+
+    /// Reads `path` as mono samples at `rate`, with the WAV's sample type (nil for raw files).
+    static func readWithSampleType(_ path: String, format: SampleFormat, rate: Double) throws -> (samples: [Float], sample: PCMSample?) {
         if isWAV(path) {
             let file = try AudioFile.open(path)
             defer { try? file.close() }
@@ -24,11 +33,11 @@ enum VoiceSignalFile {
                 throw CLIError("\(path): sample rate \(Int(data.sampleRate)) Hz, but --rate is \(Int(rate)) Hz")
             }
             var samples = [Float](repeating: 0, count: file.frameCount)
-            guard !samples.isEmpty else { return [] }
+            guard !samples.isEmpty else { return ([], data.pcmSample) }
             let read = try samples.withUnsafeMutableBufferPointer { buffer in
                 try withMonoList(buffer) { try file.readFrames(into: $0, from: 0) }
             }
-            return Array(samples.prefix(read))
+            return (Array(samples.prefix(read)), data.pcmSample)
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError("\(path): cannot be read (missing or not a file)")
@@ -53,16 +62,16 @@ enum VoiceSignalFile {
         if format == .f32, let bad = samples.firstIndex(where: { !$0.isFinite }) {
             throw CLIError("\(path): sample \(bad) is not a finite number (is the file float32 little-endian?)")
         }
-        return samples
+        return (samples, nil)
     }
 
-    /// Writes `samples` to `path` in `format` (or as 16-bit WAV / float WAV by extension),
-    /// through a temporary file so a failure leaves nothing half-written.
-    static func write(_ samples: [Float], to path: String, format: SampleFormat, rate: Double) throws {
-        let temporary = path + ".partial"
+    /// Writes `samples` to `path` in `format` (a WAV by extension, as `wavSample`), through a
+    /// hidden temporary file so a failure leaves nothing half-written. The caller has
+    /// checked that `path` may be written (OutputFile).
+    static func write(_ samples: [Float], to path: String, format: SampleFormat, wavSample: PCMSample, rate: Double) throws {
         if isWAV(path) {
-            let sample: PCMSample = format == .f32 ? .float32 : .int16
-            let file = try AudioFile.create(temporary, type: .wave, format: .linearPCM(sampleRate: rate, channels: 1, sample: sample), erase: true)
+            // AudioFile writes through its own hidden partial and renames it into place.
+            let file = try AudioFile.create(path, type: .wave, format: .linearPCM(sampleRate: rate, channels: 1, sample: wavSample), erase: true)
             do {
                 var copy = samples
                 if !copy.isEmpty {
@@ -72,11 +81,11 @@ enum VoiceSignalFile {
                 }
                 try file.close()
             } catch {
-                try? file.close()
-                try? FileManager.default.removeItem(atPath: temporary)
+                file.abandon()
                 throw error
             }
         } else {
+            let temporary = AudioFile.partialPath(for: path)
             var data = Data(capacity: samples.count * (format == .f32 ? 4 : 2))
             for value in samples {
                 if format == .f32 {
@@ -90,12 +99,12 @@ enum VoiceSignalFile {
             guard FileManager.default.createFile(atPath: temporary, contents: data) else {
                 throw CLIError("\(path): cannot be written")
             }
-        }
-        _ = try? FileManager.default.removeItem(atPath: path)
-        do {
-            try FileManager.default.moveItem(atPath: temporary, toPath: path)
-        } catch {
-            throw CLIError("\(path): cannot be written (\(error.localizedDescription))")
+            // rename(2) replaces the old file in one step (the caller allowed it).
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CLIError("\(path): cannot be written (\(reason))")
+            }
         }
     }
 

@@ -1,18 +1,18 @@
-import SonoraCore
-
 /// Variable-length records (`tag`, bytes) over a single-producer single-consumer
 /// `ByteRing`: a record is published whole, so the reader never sees half of one.
-/// Realtime-safe on both ends (no allocation, no locks).
-final class RecordRing: @unchecked Sendable {
+/// Realtime-safe on both ends (no allocation, no locks). The LV2 host's worker, log and
+/// patch queues, and `Worker`'s job queue, are records over this ring.
+public final class RecordRing: @unchecked Sendable {
     private let ring: ByteRing
-    static let headerSize = 8
+    /// Bytes each record takes beyond its payload (tag and length).
+    public static let headerSize = 8
 
-    init(capacity: Int) throws(AudioError) {
+    public init(capacity: Int) throws(AudioError) {
         ring = try ByteRing(capacity: capacity)
     }
 
     /// Appends a record; false (and nothing written) if it does not fit.
-    func push(tag: UInt32, _ bytes: UnsafeRawPointer?, count: Int) -> Bool {
+    public func push(tag: UInt32, _ bytes: UnsafeRawPointer?, count: Int) -> Bool {
         let total = Self.headerSize + count
         let region = ring.writeRegion(maxBytes: total)
         guard region.count == total else { return false }
@@ -27,7 +27,7 @@ final class RecordRing: @unchecked Sendable {
 
     /// Takes the next record into `buffer` (at most `capacity` bytes; a longer record is
     /// dropped and reported with its full length so the caller can tell).
-    func pop(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (tag: UInt32, count: Int)? {
+    public func pop(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (tag: UInt32, count: Int)? {
         let available = ring.readRegion()
         guard available.count >= Self.headerSize else { return nil }
         var header: (UInt32, UInt32) = (0, 0)
@@ -41,7 +41,7 @@ final class RecordRing: @unchecked Sendable {
         return (header.0, count)
     }
 
-    var isEmpty: Bool { ring.readableBytes == 0 }
+    public var isEmpty: Bool { ring.readableBytes == 0 }
 
     private static func scatter(_ source: UnsafeRawPointer, count: Int, into region: ByteRingRegion, at offset: Int) {
         let firstPart = max(0, min(count, region.first.count - offset))
