@@ -140,9 +140,9 @@ struct OutputSafetyCLITests {
     @Test("voice process takes inputs a few samples apart (MIC sets the length) and keeps 16-bit WAVs 16-bit")
     func voiceProcessLengthsAndSampleFormat() throws {
         let mic = folder + "/mic.wav", short = folder + "/short.wav", long = folder + "/long.wav"
-        soxWAV(mic, seconds: "8000s")
-        soxWAV(short, seconds: "7997s")
-        soxWAV(long, seconds: "8005s")
+        soxWAV(mic, seconds: "0.5")  // 8000 samples
+        soxWAV(short, seconds: "0.4998")  // 7997
+        soxWAV(long, seconds: "0.5003")  // 8005
         for (ref, name) in [(short, "a.wav"), (long, "b.wav")] {
             let out = folder + "/" + name
             let outcome = try sonora("voice", "process", "--rate", "16000", mic, ref, out)

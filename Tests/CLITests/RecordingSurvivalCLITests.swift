@@ -163,6 +163,8 @@ struct RecordingSurvivalCLITests {
         let partial = folder + "/.twice.wav.partial-\(run.process.processIdentifier)"
         #expect(eventually { (soxFrames(partial) ?? 0) > 0 }, "\(run.errorText)")
         run.signal(SIGTERM)
+        // The second once the first is being handled (sent together, the kernel merges them).
+        #expect(eventually { run.errorText.contains("SIGTERM: stopping") })
         run.signal(SIGTERM)
         #expect(run.finish() == 0, "\(run.errorText)")
         let frames = try #require(soxFrames(recording), "no finished recording")
