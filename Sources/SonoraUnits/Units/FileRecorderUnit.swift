@@ -29,6 +29,9 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     private var ring: SampleRing?
     private var writer: RecordingWriter?
     private var worker: Worker?
+    /// What `process` uses, unretained (kept alive by `ring` and `worker`): no reference
+    /// counting on the realtime thread.
+    private var realtime: (ring: Unmanaged<SampleRing>, worker: Unmanaged<Worker>)?
     private let overruns = Atomic<Int>(0)
     /// Partial files of this recording left by killed processes, dealt with when it started.
     public private(set) var staleRecordings: [StalePartialFile] = []
@@ -83,6 +86,7 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
         self.ring = ring
         self.writer = writer
         self.worker = worker
+        realtime = (Unmanaged.passUnretained(ring), Unmanaged.passUnretained(worker))
         finishedFailure = nil
         finishedFrames = 0
     }
@@ -99,6 +103,7 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
             if let finishedFailure { throw finishedFailure }
             return finishedFrames
         }
+        realtime = nil
         worker.stop()  // runs the last drain
         writer.close()
         self.worker = nil
@@ -113,13 +118,15 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let input = context.input(0)
         context.output.copy(from: input)
-        guard let ring, let worker else { return .noError }
-        let region = ring.writeRegion(maxFrames: context.frameCount)
-        if region.frameCount < context.frameCount { overruns.wrappingAdd(1, ordering: .relaxed) }
-        region.first.copy(from: input)
-        if region.second.frameCount > 0 { region.second.copy(from: input.frames(from: region.first.frameCount, count: region.second.frameCount)) }
-        try? ring.commitWrite(region.frameCount)
-        worker.wake()
+        guard let realtime else { return .noError }
+        realtime.ring._withUnsafeGuaranteedRef { ring in
+            let region = ring.writeRegion(maxFrames: context.frameCount)
+            if region.frameCount < context.frameCount { overruns.wrappingAdd(1, ordering: .relaxed) }
+            region.first.copy(from: input)
+            if region.second.frameCount > 0 { region.second.copy(from: input.frames(from: region.first.frameCount, count: region.second.frameCount)) }
+            try? ring.commitWrite(region.frameCount)
+        }
+        realtime.worker._withUnsafeGuaranteedRef { $0.wake() }
         return .noError
     }
 }
