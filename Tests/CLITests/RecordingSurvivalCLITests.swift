@@ -203,6 +203,37 @@ struct RecordingSurvivalCLITests {
         #expect(left == ["rec.wav"], "\(left)")
     }
 
+    @Test("a failed recording whose node a reload removed still makes the exit status 1",
+          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func failureSurvivesTheReloadThatRemovesItsNode() throws {
+        let mount = folder + "/full-reload"
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        guard tool("/bin/mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount) == 0 else {
+            print("skipped: mount -t tmpfs is not permitted here")
+            return
+        }
+        defer { _ = tool("/bin/umount", mount) }
+        let path = folder + "/reload.yaml"
+        try config(recording: mount + "/rec.wav").write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try Running(["run", path])
+        #expect(eventually { run.errorText.contains("recording stopped") }, "\(run.errorText)")
+        // The same pipeline without the recorder.
+        try """
+            engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
+            device: {playback: "null"}
+            nodes:
+              - {id: tone, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -6 dB}}
+            connections:
+              - {from: tone, to: output}
+            status: {interval: 0.2}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        run.signal(SIGHUP)
+        #expect(eventually { run.errorText.contains("reloaded") }, "\(run.errorText)")
+        run.signal(SIGTERM)
+        #expect(run.finish() == 1, "\(run.errorText)")
+        #expect((soxFrames(mount + "/rec.wav") ?? 0) > 40000)
+    }
+
     @discardableResult
     func tool(_ path: String, _ arguments: String...) -> Int32 {
         let process = Process()

@@ -28,7 +28,7 @@ extension BuiltPipeline {
     /// Recorders stopped by a write error, in node order (read under the controller's
     /// serialization: a reload changes the nodes).
     public var recorderFailures: [RecorderFailure] {
-        nodes.compactMap { node in
+        retiredRecorderFailures + nodes.compactMap { node in
             guard let recorder = node.unit as? FileRecorderUnit, let failure = recorder.failure else { return nil }
             return RecorderFailure(node: node.id, file: recorder.path ?? "", message: failure.message)
         }

@@ -14,6 +14,9 @@ public final class BuiltPipeline: @unchecked Sendable {
     public let input: AudioUnit?
     /// The parameter values the config set, per node.
     public private(set) var configuredParameters: [String: [ResolvedParameter]]
+    /// Failures of recorders a reload removed: carried from pipeline to pipeline, so the
+    /// exit status still reports them (see `recorderFailures`).
+    var retiredRecorderFailures: [RecorderFailure] = []
 
     init(
         configuration: PipelineConfiguration, graph: AudioGraph, nodes: [PipelineNode], head: AudioUnit,

@@ -40,7 +40,7 @@ struct PipelineReloader {
         let rate = Double(new.engine.sampleRate)
 
         var nodes = pipeline.nodes.filter { !removed.contains($0.id) }
-        var retiredRecorders: [FileRecorderUnit] = []
+        var retiredRecorders: [(id: String, recorder: FileRecorderUnit)] = []
         if !removed.isEmpty || !added.isEmpty || rewired {
             // Build the new nodes into the live graph, then wire everything as the new file says.
             for (id, files) in changedFiles where !files.isEmpty && newNodes[id] != nil {
@@ -51,11 +51,14 @@ struct PipelineReloader {
             if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
             for id in removed {
                 if let node = pipeline.node(id) {
-                    if let recorder = node.unit as? FileRecorderUnit { retiredRecorders.append(recorder) }
+                    if let recorder = node.unit as? FileRecorderUnit { retiredRecorders.append((id, recorder)) }
                     try graph.removeNode(node.node)
                 }
             }
             nodes += context.nodes
+            for node in context.nodes {
+                for stale in (node.unit as? FileRecorderUnit)?.staleRecordings ?? [] { controller.logger.warning("\(stale)") }
+            }
             var byID = Dictionary(nodes.map { ($0.id, $0.node) }, uniquingKeysWith: { a, _ in a })
             byID["output"] = pipeline.headNode
             if let input = graph.nodes.first(where: { graph.name($0) == "input" }) { byID["input"] = input }
@@ -98,14 +101,22 @@ struct PipelineReloader {
             }
         }
         if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
-        controller.replace(BuiltPipeline(
+        let replacement = BuiltPipeline(
             configuration: new, graph: graph, nodes: nodes, head: pipeline.head, headNode: pipeline.headNode, io: pipeline.io,
-            input: pipeline.input, parameters: pipeline.configuredParameters))
+            input: pipeline.input, parameters: pipeline.configuredParameters)
+        replacement.retiredRecorderFailures = pipeline.retiredRecorderFailures
+        controller.replace(replacement)
         // A removed recorder is finished once the realtime side has let go of it (the
         // update is applied at the next cycle; a few periods later it is retired).
         if !retiredRecorders.isEmpty {
             usleep(UInt32(min(1.0, 4 * Double(new.engine.periodFrames * new.engine.periods) / rate) * 1_000_000))
-            for recorder in retiredRecorders { try? recorder.finish() }
+            for (id, recorder) in retiredRecorders {
+                // A failed recording stays reported after its node is gone (status, exit status).
+                do { try recorder.finish() } catch {
+                    replacement.retiredRecorderFailures.append(RecorderFailure(
+                        node: id, file: recorder.path ?? "", message: error.message))
+                }
+            }
         }
     }
 
