@@ -128,6 +128,8 @@ public final class Worker: @unchecked Sendable {
             while sem_wait(semaphore) != 0 {}
             return
         }
+        // sem_timedwait takes a CLOCK_REALTIME deadline: a clock step delays or hastens one
+        // periodic wake-up at most; wake-ups posted by the producer are not affected.
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let nanoseconds = Int(deadline.tv_nsec) + intervalNanoseconds
