@@ -1,4 +1,5 @@
 import Foundation
+import SonoraTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,11 +11,8 @@ import Glibc
 /// `./a.wav`, not through a symlink, not with --overwrite. A failed render leaves nothing.
 @Suite("No command overwrites a file it was not asked to", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct OutputSafetyCLITests {
-    let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-outputs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let temporary = try! TemporaryFolder(prefix: "sonora-outputs")
+    var folder: String { temporary.path }
 
     func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
@@ -33,18 +31,7 @@ struct OutputSafetyCLITests {
 
     /// What `sonora` runs in, relative paths included.
     func sonoraIn(_ directory: String, _ arguments: String...) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: sonoraBinary!)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        try CLIRunner(executable: "/bin/sh").run(["-c", "cd \"$0\" && exec \"$@\"", directory, sonoraBinary!] + arguments)
     }
 
     var mixer: String { packageRoot.appendingPathComponent("Configs/mixer.yaml").path }

@@ -1,4 +1,5 @@
 import Foundation
+import SonoraTestSupport
 import Synchronization
 import Testing
 
@@ -12,13 +13,11 @@ import Glibc
 /// once, in the status and in the exit status.
 @Suite("sonora run keeps its recordings", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct RecordingSurvivalCLITests {
-    let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-recordings-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let temporary = try! TemporaryFolder(prefix: "sonora-recordings")
+    var folder: String { temporary.path }
 
-    /// A running `sonora run`, its output collected as it comes.
+    /// A running `sonora run`, its output readable while it runs (what SonoraTestSupport's
+    /// RunningCommand does not offer: these tests wait for log lines before signalling).
     final class Running: @unchecked Sendable {
         let process = Process()
         final class Sink: Sendable { let data = Mutex(Data()) }

@@ -1,5 +1,5 @@
-import CAllocationCounter
 import SonoraCore
+import SonoraTestSupport
 import Synchronization
 import Testing
 
@@ -111,7 +111,7 @@ struct WorkerPrimitiveTests {
         #expect(throws: AudioError.self) { try Worker(name: "x", interval: 0) }
     }
 
-    @Test(.enabled(if: sonora_allocation_counter_available() != 0))
+    @Test(.enabled(if: AllocationCounter.isAvailable))
     func submitAndWakeDoNotTouchTheHeap() throws {
         let log = Log()
         let worker = try Worker(name: "test-worker", capacity: 1 << 20, maximumJobSize: 64, perform: { _ in }, afterJobs: {
@@ -123,13 +123,13 @@ struct WorkerPrimitiveTests {
             _ = worker.submit(&payload, count: 16)  // warm up: first calls may instantiate metadata
             worker.wake()
         }
-        sonora_allocation_counter_begin()
         var refused = 0
-        for _ in 0..<10_000 {
-            if !worker.submit(tag: 3, &payload, count: 16) { refused += 1 }
-            worker.wake()
+        let calls = AllocationCounter.count {
+            for _ in 0..<10_000 {
+                if !worker.submit(tag: 3, &payload, count: 16) { refused += 1 }
+                worker.wake()
+            }
         }
-        let calls = sonora_allocation_counter_end()
         worker.stop()
         #expect(calls == 0, "\(calls) heap calls in 10,000 submits and wakes")
         #expect(refused == 0)

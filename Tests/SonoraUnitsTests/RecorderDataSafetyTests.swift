@@ -1,7 +1,7 @@
-import CAllocationCounter
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraTestSupport
 import Testing
 @testable import SonoraUnits
 
@@ -14,11 +14,8 @@ import Glibc
 /// written kept and the error published, and the partials of dead processes are recovered.
 @Suite("FileRecorder keeps what it recorded", .serialized)
 struct RecorderDataSafetyTests {
-    let folder: String = {
-        let path = NSTemporaryDirectory() + "sonora-recorder-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let temporary = try! TemporaryFolder(prefix: "sonora-recorder")
+    var folder: String { temporary.path }
 
     /// tone → recorder → generic output, initialized (the recorder's file is open).
     static func graph(recordingTo path: String) throws -> (AudioGraph, FileRecorderUnit) {
@@ -179,12 +176,11 @@ struct RecorderDataSafetyTests {
 }
 
 /// The recorder's realtime side (ring copy + waking its Worker) makes no heap calls.
-@Suite("No allocation while recording", .serialized, .enabled(if: sonora_allocation_counter_available() != 0))
+@Suite("No allocation while recording", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RecorderAllocationTests {
     @Test func recordingRendersWithoutHeapCalls() throws {
-        let folder = NSTemporaryDirectory() + "sonora-recorder-alloc-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder(prefix: "sonora-recorder-alloc")
+        let folder = temporary.path
         let graph = AudioGraph()
         let tone = ToneGeneratorUnit()
         let recorder = FileRecorderUnit()
@@ -205,9 +201,9 @@ struct RecorderAllocationTests {
         for _ in 0..<50 { #expect(cycle() == .noError) }
         var heapCalls = 0
         for _ in 0..<2_000 {
-            sonora_allocation_counter_begin()
+            AllocationCounter.begin()
             _ = cycle()
-            heapCalls += sonora_allocation_counter_end()
+            heapCalls += AllocationCounter.end()
             // Let the writer keep up (the ring holds 2 s): offline renders run far ahead.
             if rendered - recorder.recordedFrames > 48000 { _ = RecorderDataSafetyTests.eventually { rendered - recorder.recordedFrames < 4800 } }
         }
