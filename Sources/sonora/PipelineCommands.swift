@@ -213,6 +213,7 @@ struct RenderCommand: ParsableCommand {
         } else {
             throw CLIError("give --seconds, or an --input whose length sets it")
         }
+        for stale in pipeline.staleRecordings { FileHandle.standardError.write(Data("sonora: \(stale)\n".utf8)) }
         // The files the nodes play and record are inputs too.
         let nodeFiles = pipeline.nodes.compactMap { ($0.unit as? FilePlayerUnit)?.path ?? ($0.unit as? FileRecorderUnit)?.path }
         try OutputFile.check(output, inputs: nodeFiles, overwrite: overwrite)
