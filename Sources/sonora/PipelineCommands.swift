@@ -21,8 +21,9 @@ struct RunCommand: ParsableCommand {
             full disk) is logged at once, keeps what was written, shows in the status line
             and the `status` answer (recorder_failures), and makes the exit status 1.
             Recordings rewrite their header every second: after a SIGKILL the hidden partial
-            `.NAME.partial-PID` holds all but the last second, and the next run moves it to
-            NAME-recovered-PID.EXT (and says so).
+            `.NAME.partial-PID` reads (sox, Sonora) as all but the last second, and the next
+            run moves it to NAME-recovered-PID.EXT, a WAV's sizes extended to every whole
+            frame on disk (and says so).
 
             Examples:
               sonora run Configs/default.yaml

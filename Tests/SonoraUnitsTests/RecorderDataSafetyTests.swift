@@ -140,6 +140,35 @@ struct RecorderDataSafetyTests {
         graph.uninitialize()
     }
 
+    @Test func aRecoveredWAVKeepsTheAudioWrittenAfterItsLastHeaderRewrite() throws {
+        let path = folder + "/late.wav"
+        let partial = AudioFile.partialPath(for: path, processID: deadProcessID())
+        // 1000 stereo 16-bit frames whose header counts 400 (its last rewrite), plus a torn frame.
+        let scratch = folder + "/scratch.wav"
+        let file = try AudioFile.create(scratch, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 1000)
+        for frame in 0..<1000 { buffers.list.samples(0)[frame] = Float(frame) / 2000 }
+        try file.writeFrames(from: buffers.list)
+        try file.close()
+        var bytes = try #require(FileManager.default.contents(atPath: scratch))
+        #expect(bytes.count == 44 + 4000)
+        func put(_ value: UInt32, at offset: Int) { withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + 4, with: $0) } }
+        put(36 + 1600, at: 4)
+        put(1600, at: 40)
+        bytes.append(contentsOf: [1, 2])
+        #expect(FileManager.default.createFile(atPath: partial, contents: bytes))
+        #expect(Self.frames(partial) == 400)
+
+        let stale = AudioFile.recoverStalePartials(of: path)
+        guard case .recovered(let target, let frames) = stale.first?.outcome else {
+            Issue.record("not recovered: \(stale)")
+            return
+        }
+        #expect(frames == 1000 && Self.frames(target) == 1000)
+        #expect((try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) == 44 + 4000)
+        if let sox = soxFrames(target) { #expect(sox == 1000) }
+    }
+
     /// The id of a process that has exited.
     func deadProcessID() -> pid_t {
         let process = Process()

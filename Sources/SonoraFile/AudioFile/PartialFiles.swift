@@ -59,6 +59,8 @@ extension AudioFile {
             let partial = folder + "/" + name
             var attributes = stat()
             guard lstat(partial, &attributes) == 0, (attributes.st_mode & S_IFMT) == S_IFREG else { continue }
+            extendWAVSizesToFileEnd(partial)
+            guard lstat(partial, &attributes) == 0 else { continue }
             let frames = (try? AudioFile.open(partial)).map { file -> Int in
                 defer { try? file.close() }
                 return file.frameCount
@@ -83,6 +85,55 @@ extension AudioFile {
             }
         }
         return results
+    }
+
+    /// A killed recording's WAV header counts the frames of its last rewrite (up to a second
+    /// old); the audio after it is in the file. When `data` is the last chunk (as a
+    /// recording writes it), its size and RIFF's are set to the whole frames the file
+    /// holds, and a torn last frame is cut. Anything else is left as it is.
+    static func extendWAVSizesToFileEnd(_ path: String) {
+        let descriptor = Glibc.open(path, O_RDWR)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return }
+        let fileSize = Int(status.st_size)
+        func read(_ count: Int, at offset: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
+            return bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) } == count ? bytes : nil
+        }
+        func word(_ bytes: [UInt8], _ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
+        guard let riff = read(12, at: 0), riff[0..<4] == [0x52, 0x49, 0x46, 0x46], riff[8..<12] == [0x57, 0x41, 0x56, 0x45] else { return }
+        var offset = 12
+        var blockAlign = 0
+        while offset + 8 <= fileSize, let header = read(8, at: offset) {
+            let size = word(header, 4)
+            if header[0..<4] == [0x66, 0x6D, 0x74, 0x20], let format = read(16, at: offset + 8) {  // "fmt "
+                blockAlign = Int(format[12]) | Int(format[13]) << 8
+            }
+            if header[0..<4] == [0x64, 0x61, 0x74, 0x61] {  // "data"
+                let start = offset + 8
+                guard blockAlign > 0, start + size <= fileSize else { return }
+                let whole = (fileSize - start) / blockAlign * blockAlign
+                guard whole > size, start + whole <= Int(UInt32.max) else { return }
+                // Only when audio follows the counted data: a file finished but not yet moved
+                // into place has its trailing chunks there instead.
+                if let next = read(4, at: start + size + (size & 1)),
+                   ["LIST", "cue ", "smpl", "inst", "PEAK", "acid", "bext", "id3 ", "JUNK", "fact", "cart"].contains(String(decoding: next, as: UTF8.self))
+                { return }
+                var sizes = [UInt8](repeating: 0, count: 4)
+                func put(_ value: Int, at position: Int) -> Bool {
+                    for index in 0..<4 { sizes[index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+                    return sizes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, 4, off_t(position)) } == 4
+                }
+                guard put(whole, at: offset + 4), put(start + whole - 8, at: 4) else { return }
+                _ = ftruncate(descriptor, off_t(start + whole))
+                return
+            }
+            offset += 8 + size + (size & 1)
+        }
     }
 
     /// `NAME-recovered-PID.EXT` beside `path`, with a counter if that exists too.

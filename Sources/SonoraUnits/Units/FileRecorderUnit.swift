@@ -13,7 +13,8 @@ import Glibc
 ///
 /// No lost data: the writer rewrites the header's sizes about once a second, so a killed
 /// process leaves a hidden partial that reads as all but the last second (the next
-/// recorder of the same file recovers it to a visible name: `staleRecordings`). A failed
+/// recorder of the same file recovers it to a visible name, a WAV with every whole frame
+/// on disk: `staleRecordings`). A failed
 /// write (a full disk) stops the recording at once, closes the file with what was
 /// written under its name, and is published in `failure` for the control side to report;
 /// the audio keeps flowing. `finish()` drains the ring and closes the file.
