@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
         .testTarget(
             name: "SonoraUnitsTests",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SonoraLV2Tests",
