@@ -74,15 +74,11 @@ struct OutputSafetyCLITests {
     }
 
     @Test("a render that fails on a full disk leaves neither the output nor a partial",
-          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+          .enabled(if: SmallDisk.isAvailable, "mounting a small tmpfs needs root and a container that allows it"))
     func failedRenderLeavesNothing() throws {
-        let mount = folder + "/full"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        guard tool("/bin/mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount) == 0 else {
-            print("skipped: mount -t tmpfs is not permitted here")
-            return
-        }
-        defer { _ = tool("/bin/umount", mount) }
+        let disk = try SmallDisk(bytes: 256 << 10)
+        defer { withExtendedLifetime(disk) {} }  // mounted until the test ends
+        let mount = disk.path
         let outcome = try sonora("render", mixer, "--output", mount + "/big.wav", "--seconds", "5")
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains("No space left"), "\(outcome.stderr)")
@@ -92,7 +88,7 @@ struct OutputSafetyCLITests {
     @Test("render removes a header-only partial a killed render left, and says so")
     func renderCleansUpItsOwnStalePartial() throws {
         let output = folder + "/out.wav"
-        let dead = deadProcessID()
+        let dead = TestProcess.deadProcessID()
         let stale = folder + "/.out.wav.partial-\(dead)"
         // What a render killed before its first write leaves: a 44-byte WAV header.
         var header = Data("RIFF".utf8) + Data([36, 0, 0, 0]) + Data("WAVEfmt ".utf8)
@@ -189,22 +185,5 @@ struct OutputSafetyCLITests {
         #expect(contents(input) == before)
     }
 
-    func deadProcessID() -> pid_t {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try? process.run()
-        process.waitUntilExit()
-        return process.processIdentifier
-    }
 
-    @discardableResult
-    func tool(_ path: String, _ arguments: String...) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
 }

@@ -175,15 +175,11 @@ struct RecordingSurvivalCLITests {
     }
 
     @Test("a full disk: logged at once, in the status, the file kept, exit status 1",
-          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+          .enabled(if: SmallDisk.isAvailable, "mounting a small tmpfs needs root and a container that allows it"))
     func fullDisk() throws {
-        let mount = folder + "/full"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        guard tool("/bin/mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount) == 0 else {
-            print("skipped: mount -t tmpfs is not permitted here")
-            return
-        }
-        defer { _ = tool("/bin/umount", mount) }
+        let disk = try SmallDisk(bytes: 256 << 10)
+        defer { withExtendedLifetime(disk) {} }  // mounted until the test ends
+        let mount = disk.path
         let recording = mount + "/rec.wav"
         let socket = "/tmp/sonora-rec-\(getpid())-\(UInt16.random(in: 0...UInt16.max)).sock"
         let run = try start(recording: recording, socket: socket)
@@ -195,7 +191,7 @@ struct RecordingSurvivalCLITests {
         let status = json(controlExchange(socket, "{\"cmd\":\"status\"}\n"))
         let failures = (status["status"] as? [String: Any])?["recorder_failures"] as? [[String: Any]]
         #expect(failures?.first?["node"] as? String == "rec", "\(status)")
-        #expect((failures?.first?["file"] as? String)?.hasSuffix("/full/rec.wav") == true)
+        #expect(failures?.first?["file"] as? String == recording)
         run.signal(SIGTERM)
         #expect(run.finish() == 1, "\(run.errorText)")
         // What was written is there, under its name, with a header that says so.
@@ -206,15 +202,11 @@ struct RecordingSurvivalCLITests {
     }
 
     @Test("a failed recording whose node a reload removed still makes the exit status 1",
-          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+          .enabled(if: SmallDisk.isAvailable, "mounting a small tmpfs needs root and a container that allows it"))
     func failureSurvivesTheReloadThatRemovesItsNode() throws {
-        let mount = folder + "/full-reload"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        guard tool("/bin/mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount) == 0 else {
-            print("skipped: mount -t tmpfs is not permitted here")
-            return
-        }
-        defer { _ = tool("/bin/umount", mount) }
+        let disk = try SmallDisk(bytes: 256 << 10)
+        defer { withExtendedLifetime(disk) {} }  // mounted until the test ends
+        let mount = disk.path
         let path = folder + "/reload.yaml"
         try config(recording: mount + "/rec.wav").write(toFile: path, atomically: true, encoding: .utf8)
         let run = try Running(["run", path])
@@ -236,14 +228,4 @@ struct RecordingSurvivalCLITests {
         #expect((soxFrames(mount + "/rec.wav") ?? 0) > 40000)
     }
 
-    @discardableResult
-    func tool(_ path: String, _ arguments: String...) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
 }

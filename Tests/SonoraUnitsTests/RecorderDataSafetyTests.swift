@@ -71,16 +71,11 @@ struct RecorderDataSafetyTests {
         graph.uninitialize()
     }
 
-    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    @Test(.enabled(if: SmallDisk.isAvailable, "mounting a small tmpfs needs root and a container that allows it"))
     func aFullDiskStopsTheRecordingAndKeepsWhatWasWritten() throws {
-        let mount = folder + "/full"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        guard run("/bin/mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount) == 0 else {
-            // A container may refuse mount(2) even to root.
-            print("skipped: mount -t tmpfs is not permitted here")
-            return
-        }
-        defer { _ = run("/bin/umount", mount) }
+        let disk = try SmallDisk(bytes: 256 << 10)
+        defer { withExtendedLifetime(disk) {} }  // mounted until the test ends
+        let mount = disk.path
         let path = mount + "/rec.wav"
         let (graph, recorder) = try Self.graph(recordingTo: path)
         #expect(recorder.failure == nil)
@@ -104,7 +99,7 @@ struct RecorderDataSafetyTests {
 
     @Test func partialsOfDeadProcessesAreRecoveredOrRemovedAndOthersLeftAlone() throws {
         let path = folder + "/take.wav"
-        let dead = deadProcessID()
+        let dead = TestProcess.deadProcessID()
         // A partial holding audio (as a killed recorder leaves it), one holding only a
         // header, and one of a live process (pid 1).
         let withAudio = AudioFile.partialPath(for: path, processID: dead)
@@ -114,7 +109,7 @@ struct RecorderDataSafetyTests {
         try file.writeFrames(from: buffers.list)
         try file.close()
         #expect(rename(scratch, withAudio) == 0)
-        let otherDead = deadProcessID()
+        let otherDead = TestProcess.deadProcessID()
         let empty = AudioFile.partialPath(for: path, processID: otherDead)
         let emptyFile = try AudioFile.create(scratch, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))
         try emptyFile.close()
@@ -142,7 +137,7 @@ struct RecorderDataSafetyTests {
 
     @Test func aRecoveredWAVKeepsTheAudioWrittenAfterItsLastHeaderRewrite() throws {
         let path = folder + "/late.wav"
-        let partial = AudioFile.partialPath(for: path, processID: deadProcessID())
+        let partial = AudioFile.partialPath(for: path, processID: TestProcess.deadProcessID())
         // 1000 stereo 16-bit frames whose header counts 400 (its last rewrite), plus a torn frame.
         let scratch = folder + "/scratch.wav"
         let file = try AudioFile.create(scratch, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 2, sample: .int16))
@@ -169,25 +164,7 @@ struct RecorderDataSafetyTests {
         if let sox = soxFrames(target) { #expect(sox == 1000) }
     }
 
-    /// The id of a process that has exited.
-    func deadProcessID() -> pid_t {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try? process.run()
-        process.waitUntilExit()
-        return process.processIdentifier
-    }
 
-    @discardableResult
-    func run(_ tool: String, _ arguments: String...) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
 
     /// Frames as sox reads them (nil without sox).
     func soxFrames(_ path: String) -> Int? {
