@@ -14,20 +14,6 @@ private func ctl(_ arguments: String...) throws -> Outcome {
     try runProcess(controlTestBinary!, ["ctl"] + arguments)
 }
 
-/// A connected client socket (nil if the connection failed).
-private func connectClient(_ path: String) -> Int32? {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-    guard connected == 0 else {
-        close(fd)
-        return nil
-    }
-    return fd
-}
 
 /// What /proc says about a process: resident memory (kB) and threads.
 private func processCounts(_ pid: Int32) -> (rssKilobytes: Int, threads: Int) {
@@ -256,7 +242,7 @@ struct ControlCLITests {
         let daemon = try RunningDaemon(config: config(socket: socket, timeout: 1), socket: socket, folder: folder)
         defer { daemon.stop() }
         try #require(daemon.isServing, "the daemon did not start")
-        let fd = try #require(connectClient(socket))
+        let fd = try #require(UnixSocket.connect(socket))
         defer { close(fd) }
         // 17 bytes, one every 0.3 s: each byte comes well within 1 s of the last, the whole
         // request does not come within 1 s of its first byte.
@@ -287,14 +273,14 @@ struct ControlCLITests {
         let before = processCounts(pid)
         var clients: [Int32] = []
         defer { clients.forEach { close($0) } }
-        for _ in 0..<64 { if let fd = connectClient(socket) { clients.append(fd) } }
+        for _ in 0..<64 { if let fd = UnixSocket.connect(socket) { clients.append(fd) } }
         #expect(clients.count == 64)
         #expect(json(controlExchange(socket, "{\"cmd\":\"status\"}\n"))["ok"] as? Bool == true)
         let after = processCounts(pid)
         print("64 idle clients: RSS \(before.rssKilobytes) → \(after.rssKilobytes) kB, threads \(before.threads) → \(after.threads)")
         #expect(after.threads <= before.threads + 1, "threads \(before.threads) → \(after.threads)")
         #expect(after.rssKilobytes - before.rssKilobytes < 8 * 1024, "RSS \(before.rssKilobytes) → \(after.rssKilobytes) kB")
-        for _ in 0..<36 { if let fd = connectClient(socket) { clients.append(fd) } }
+        for _ in 0..<36 { if let fd = UnixSocket.connect(socket) { clients.append(fd) } }
         #expect(clients.count == 100)
         let answer = json(controlExchange(socket, "{\"cmd\":\"status\"}\n"))
         #expect(answer["ok"] as? Bool == true, "\(answer)")

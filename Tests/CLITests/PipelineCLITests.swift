@@ -8,14 +8,8 @@ import Glibc
 
 /// One line exchanged with a control socket (nil: closed without an answer).
 func controlExchange(_ path: String, _ line: String, timeout: Int = 10) -> String? {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
+    guard let fd = UnixSocket.connect(path) else { return nil }
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-    guard connected == 0 else { return nil }
     var time = timeval(tv_sec: timeout, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     if !line.isEmpty {

@@ -1,24 +1,13 @@
 import Foundation
 import Logging
 import SonoraPipeline
+import SonoraTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-private func connectTo(_ path: String) -> Int32? {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-    guard connected == 0 else {
-        close(fd)
-        return nil
-    }
-    return fd
-}
 
 private func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
     var offset = 0
@@ -67,7 +56,7 @@ struct ControlServerTests {
     func framing() throws {
         let server = try makeServer()
         defer { server.stop() }
-        let fd = try #require(connectTo(server.path))
+        let fd = try #require(UnixSocket.connect(server.path))
         defer { close(fd) }
         sendAll(fd, Array(#"{"cmd":"status"}"#.utf8) + [10])
         #expect(readLine(fd)?["ok"] as? Bool == true)
@@ -92,7 +81,7 @@ struct ControlServerTests {
         defer { clients.forEach { close($0) } }
         let partial = Array(#"{"cmd":"status","pad":""#.utf8) + [UInt8](repeating: 120, count: 60_000)
         for _ in 0..<10 {
-            let fd = try #require(connectTo(server.path))
+            let fd = try #require(UnixSocket.connect(server.path))
             sendAll(fd, partial)
             clients.append(fd)
         }
@@ -120,13 +109,13 @@ struct ControlServerTests {
         var clients: [Int32] = []
         defer { clients.forEach { close($0) } }
         for index in 0..<4 {
-            let fd = try #require(connectTo(server.path))
+            let fd = try #require(UnixSocket.connect(server.path))
             clients.append(fd)
             // The first client is part-way into a request; the others are idle.
             if index == 0 { sendAll(fd, Array(#"{"cmd":"#.utf8)) }
             _ = eventually(server) { $0.clients == index + 1 }
         }
-        let late = try #require(connectTo(server.path))
+        let late = try #require(UnixSocket.connect(server.path))
         defer { close(late) }
         sendAll(late, Array(#"{"cmd":"status"}"#.utf8) + [10])
         #expect(readLine(late)?["ok"] as? Bool == true)
@@ -146,12 +135,12 @@ struct ControlServerTests {
         }
         server.start()
         defer { server.stop() }
-        let first = try #require(connectTo(server.path)), second = try #require(connectTo(server.path))
+        let first = try #require(UnixSocket.connect(server.path)), second = try #require(UnixSocket.connect(server.path))
         defer { close(first); close(second) }
         sendAll(first, Array(#"{"cmd":"reload"}"#.utf8) + [10])
         sendAll(second, Array(#"{"cmd":"reload"}"#.utf8) + [10])
         _ = eventually(server) { $0.requests == 2 }
-        let third = try #require(connectTo(server.path))
+        let third = try #require(UnixSocket.connect(server.path))
         defer { close(third) }
         #expect(readLine(third)?["code"] as? String == "busy")
         gate.signal()
@@ -165,11 +154,11 @@ struct ControlServerTests {
     func deadlines() throws {
         let server = try makeServer(timeout: 0.5)
         defer { server.stop() }
-        let silent = try #require(connectTo(server.path))
+        let silent = try #require(UnixSocket.connect(server.path))
         defer { close(silent) }
         let answer = readLine(silent)
         #expect(answer?["code"] as? String == "timeout" && (answer?["error"] as? String)?.contains("timed out") == true)
-        let trickle = try #require(connectTo(server.path))
+        let trickle = try #require(UnixSocket.connect(server.path))
         defer { close(trickle) }
         var sent = 0
         for byte in Array(#"{"cmd":"status"}"#.utf8) {
@@ -191,7 +180,7 @@ struct ControlServerTests {
         var clients: [Int32] = []
         defer { clients.forEach { close($0) } }
         let before = threadCount()
-        for _ in 0..<64 { if let fd = connectTo(server.path) { clients.append(fd) } }
+        for _ in 0..<64 { if let fd = UnixSocket.connect(server.path) { clients.append(fd) } }
         #expect(eventually(server) { $0.clients == 64 }.clients == 64)
         let after = threadCount()
         // Other suites may start threads meanwhile; 64 clients must not add 64.
