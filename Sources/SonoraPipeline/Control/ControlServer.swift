@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import SonoraCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,8 +16,9 @@ import Glibc
 /// thread per client cost ~8 MB each and let idle clients lock `sonora ctl` out. SwiftNIO
 /// would do the same job but adds a large dependency to a small appliance binary for one
 /// socket with short lines; a poll loop is ~300 lines and has no dependency. Requests run
-/// one at a time on a worker queue (the controller is serialized anyway), so a slow
-/// `reload` never stalls accepting, reading or deadlines.
+/// one at a time on SonoraCore's `Worker` (the controller is serialized anyway): the loop
+/// submits the request line, the worker decodes and handles it, so a slow `reload` never
+/// stalls accepting, reading or deadlines.
 ///
 /// Limits: a request line is at most 64 KiB and must be complete within `timeout`
 /// seconds of its first byte (a silent client: of connecting, or of its last answer) — a
@@ -50,7 +52,8 @@ public final class ControlServer: @unchecked Sendable {
     private let identity: (device: UInt64, inode: UInt64)
     private let handler: Handler
     private let logger: Logger
-    private let worker = DispatchQueue(label: "sonora-control-requests")
+    /// Runs requests off the loop: a job is a request's serial (8 bytes) and its line.
+    private var worker: Worker!
     private let finished = Mutex<[(serial: Int, answer: [UInt8])]>([])
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -114,10 +117,32 @@ public final class ControlServer: @unchecked Sendable {
         }
         for end in ends { Self.makeNonBlocking(end) }
         wake = (ends[0], ends[1])
+        // Every client may have one request in flight.
+        let jobSize = 8 + ControlProtocol.maximumRequestBytes
+        worker = try Worker(
+            name: "sonora-ctl-work", capacity: min(maximumClients, 64) * (jobSize + RecordRing.headerSize) + jobSize + RecordRing.headerSize,
+            maximumJobSize: jobSize, perform: { [unowned(unsafe) self] job in self.perform(job) })
+    }
+
+    /// On the worker thread: decode the request, handle it, hand the answer to the loop.
+    private func perform(_ job: Worker.Job) {
+        let serial = job.bytes.loadUnaligned(as: Int.self)
+        let line = UnsafeRawBufferPointer(rebasing: job.bytes[8...])
+        var answer: [UInt8]
+        switch ControlRequest.decode(line) {
+        case .failure(let failure): answer = ControlResponse.failure(failure).line()
+        case .success(let request): answer = handler(request).line()
+        }
+        if answer.count > ControlProtocol.maximumResponseBytes {
+            answer = ControlResponse.failure(ControlFailure(.tooLong, "the answer is longer than \(ControlProtocol.maximumResponseBytes) bytes")).line()
+        }
+        finished.withLock { $0.append((serial, answer)) }
+        signalWake()
     }
 
     deinit {
         stop()
+        worker.stop()
         close(wake.read)
         close(wake.write)
         chunk.deallocate()
@@ -128,6 +153,7 @@ public final class ControlServer: @unchecked Sendable {
     /// Starts the event-loop thread.
     public func start() {
         guard !stopping.load(ordering: .acquiring), !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        do { try worker.start() } catch { logger.error("control: \(error)") }
         let thread = Thread { [self] in
             loop()
             loopEnded.signal()
@@ -334,20 +360,13 @@ public final class ControlServer: @unchecked Sendable {
             }
             if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { continue }
             counts.requests += 1
-            switch ControlRequest.decode(line) {
-            case .failure(let failure):
-                queue(ControlResponse.failure(failure).line(), to: connection, now: now)
-            case .success(let request):
+            var job = withUnsafeBytes(of: connection.serial) { Array($0) }
+            job += line
+            let submitted = job.withUnsafeBytes { worker.submit($0.baseAddress, count: $0.count) }
+            if submitted {
                 connection.phase = .handling
-                let serial = connection.serial
-                worker.async { [self] in
-                    var answer = handler(request).line()
-                    if answer.count > ControlProtocol.maximumResponseBytes {
-                        answer = ControlResponse.failure(ControlFailure(.tooLong, "the answer is longer than \(ControlProtocol.maximumResponseBytes) bytes")).line()
-                    }
-                    finished.withLock { $0.append((serial, answer)) }
-                    signalWake()
-                }
+            } else {
+                queue(ControlResponse.failure(ControlFailure(.busy, "the control worker is busy; try again")).line(), to: connection, now: now)
             }
             return
         }
