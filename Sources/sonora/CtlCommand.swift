@@ -23,7 +23,7 @@ struct CtlCommand: ParsableCommand {
               sonora ctl set mixer volume -6dB --scope input --element 1 --ramp 0.2
               sonora ctl property eq bypass on
               sonora ctl params eq --json
-              sonora ctl save /etc/sonora/current.yaml
+              sonora ctl save --overwrite /etc/sonora/current.yaml
             """
     )
 
@@ -42,6 +42,9 @@ struct CtlCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the daemon's answer.")
     var timeout: Double = 5
 
+    @Flag(help: "save: replace an existing file (without it, an existing path is refused).")
+    var overwrite = false
+
     @Flag(help: "Print the daemon's JSON answer.")
     var json = false
 
@@ -54,13 +57,14 @@ struct CtlCommand: ParsableCommand {
         guard timeout > 0 && timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
         if let ramp, !(ramp >= 0 && ramp <= 60) { throw ValidationError("--ramp must be 0…60 seconds") }
         if let element, element < 0 { throw ValidationError("--element must be 0 or more") }
+        if overwrite && words.first != "save" { throw ValidationError("--overwrite goes with save") }
     }
 
     /// The typed request the words ask for.
     func request() throws -> ControlRequest {
         // A word such as --scpoe is a mistyped option, not a value (values never start with --).
         if let option = words.first(where: { $0.hasPrefix("--") }) {
-            let known = ["--socket", "--scope", "--element", "--ramp", "--timeout", "--json", "--help"]
+            let known = ["--socket", "--scope", "--element", "--ramp", "--timeout", "--overwrite", "--json", "--help"]
             throw ValidationError("unknown option '\(option)'\(Self.hint(option, known))")
         }
         let verbs = ControlVerb.allCases.map(\.rawValue)
@@ -105,7 +109,7 @@ struct CtlCommand: ParsableCommand {
             }
         case .save:
             try need(1...1)
-            return .save(path: URL(fileURLWithPath: args[0]).standardizedFileURL.path)
+            return .save(path: URL(fileURLWithPath: args[0]).standardizedFileURL.path, overwrite: overwrite)
         }
     }
 

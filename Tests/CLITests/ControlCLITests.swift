@@ -191,7 +191,7 @@ struct ControlCLITests {
         // Every command prints something readable; --json prints the answer.
         let saved = folder + "/saved.yaml"
         let commands: [[String]] = [["nodes"], ["params", "trim"], ["get", "trim", "gain"], ["property", "eq", "preset"], ["property", "trim", "latency"],
-                                    ["meters"], ["status"], ["version"], ["save", saved]]
+                                    ["meters"], ["status"], ["version"], ["save", "--overwrite", saved]]
         for words in commands {
             let human = try runProcess(controlTestBinary!, ["ctl", "--socket", socket] + words)
             #expect(human.status == 0, "\(words): \(human.stderr)")
@@ -199,6 +199,8 @@ struct ControlCLITests {
             let raw = try runProcess(controlTestBinary!, ["ctl", "--socket", socket, "--json"] + words)
             #expect(raw.status == 0 && json(raw.stdout)["ok"] as? Bool == true, "\(words) --json: \(raw.stdout)")
         }
+        let refused = try ctl("--socket", socket, "save", saved)
+        #expect(refused.status != 0 && refused.stderr.contains("exists; save with overwrite"), "\(refused.stderr)")
         let version = try ctl("--socket", socket, "version")
         let cliVersion = try runProcess(controlTestBinary!, ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(version.stdout.contains("sonora \(cliVersion), control protocol 1"), "\(version.stdout) vs \(cliVersion)")

@@ -165,6 +165,12 @@ struct PipelineCLITests {
         // Save the running state as a config that checks clean.
         let saved = folder + "/saved.yaml"
         #expect(json(controlExchange(socket, "{\"cmd\":\"save\",\"path\":\"\(saved)\"}\n"))["ok"] as? Bool == true)
+        // An existing file is replaced only when asked; the control socket, a folder never.
+        let again = json(controlExchange(socket, "{\"cmd\":\"save\",\"path\":\"\(saved)\"}\n"))
+        #expect(again["ok"] as? Bool == false && (again["error"] as? String)?.contains("exists; save with overwrite") == true, "\(again)")
+        #expect(json(controlExchange(socket, "{\"cmd\":\"save\",\"path\":\"\(saved)\",\"overwrite\":true}\n"))["ok"] as? Bool == true)
+        let overSocket = json(controlExchange(socket, "{\"cmd\":\"save\",\"path\":\"\(socket)\",\"overwrite\":true}\n"))
+        #expect(overSocket["ok"] as? Bool == false && FileManager.default.fileExists(atPath: socket), "\(overSocket)")
         #expect(try sonora("check", saved).status == 0)
         #expect((try? String(contentsOfFile: saved, encoding: .utf8))?.contains("value: -20.0}  # Gain") == true)
 

@@ -105,7 +105,7 @@ struct ControlProtocolTests {
     }
 
     @Test("requests round-trip through their JSON", arguments: [
-        ControlRequest.nodes, .parameters(node: "eq"), .meters, .status, .reload, .version, .save(path: "/tmp/x.yaml"),
+        ControlRequest.nodes, .parameters(node: "eq"), .meters, .status, .reload, .version, .save(path: "/tmp/x.yaml", overwrite: false), .save(path: "/tmp/y.yaml", overwrite: true),
         .get(.init(node: "mix", parameter: .name("volume"), scope: .input, element: 1)),
         .set(.init(node: "mix", parameter: .id(0), scope: .output, element: 0), value: .number(-6), ramp: 0.2),
         .set(.init(node: "g", parameter: .name("gain")), value: .text("-6 dB"), ramp: nil),

@@ -34,6 +34,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         switch self {
         case .get: ["scope", "element"]
         case .set: ["scope", "element", "ramp"]
+        case .save: ["overwrite"]
         default: []
         }
     }
@@ -53,7 +54,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .meters: "every meter of every node"
         case .status: "device, cycles, xruns, load, latency"
         case .reload: "re-reads the config file (refused if invalid)"
-        case .save: "writes the running pipeline as a config"
+        case .save: "writes the running pipeline as a config (an existing file only with overwrite)"
         case .version: "the protocol's and Sonora's versions"
         }
     }

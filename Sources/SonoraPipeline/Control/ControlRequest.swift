@@ -14,7 +14,8 @@ public enum ControlRequest: Equatable, Sendable {
     case meters
     case status
     case reload
-    case save(path: String)
+    /// `overwrite`: replace an existing file (the running config, typically); without it an existing path is refused.
+    case save(path: String, overwrite: Bool)
     case version
 
     /// A parameter by node, name or ID, and (optionally) scope and element.
@@ -186,7 +187,7 @@ extension ControlRequest: Decodable {
         case .save:
             let path = try fields.requiredString("path")
             guard !path.isEmpty else { throw ControlFailure(.badField, field: "path", "\"path\" is empty") }
-            self = .save(path: path)
+            self = .save(path: path, overwrite: try fields.boolean("overwrite") ?? false)
         }
     }
 }
@@ -231,7 +232,9 @@ extension ControlRequest: Encodable {
                 try container.encode(ControlProperty.preset.rawValue, forKey: FieldKey("property"))
                 try container.encode(name, forKey: FieldKey("value"))
             }
-        case .save(let path): try container.encode(path, forKey: FieldKey("path"))
+        case .save(let path, let overwrite):
+            try container.encode(path, forKey: FieldKey("path"))
+            if overwrite { try container.encode(true, forKey: FieldKey("overwrite")) }
         }
     }
 

@@ -99,8 +99,10 @@ public final class PipelineController: @unchecked Sendable {
                 throw ControlFailure(.reloadRefused, lines.joined(separator: "\n"), diagnostics: lines)
             }
             return .reloaded
-        case .save(let path):
-            do { try save(to: path) } catch { throw ControlFailure(.failed, field: "path", "\(error)") }
+        case .save(let path, let overwrite):
+            do { try save(to: path, overwrite: overwrite) } catch let failure as ControlFailure { throw failure } catch {
+                throw ControlFailure(.failed, field: "path", "\(error)")
+            }
             return .saved(path: path)
         case .version:
             return .version(.current)
@@ -271,7 +273,19 @@ public final class PipelineController: @unchecked Sendable {
 
     /// Writes the running pipeline back as a config: the file's structure with every
     /// writable parameter's current value and each node's present preset.
-    public func save(to path: String) throws {
+    /// Refuses an existing file unless `overwrite`, and anything that is not a regular file
+    /// (a folder, the control socket, a device node) always — as every command that writes.
+    public func save(to path: String, overwrite: Bool = false) throws {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFREG else {
+                throw ControlFailure(.failed, field: "path", "\(path) exists and is not a regular file; it is never replaced")
+            }
+            guard overwrite else {
+                throw ControlFailure(.failed, field: "path", "\(path) exists; save with overwrite (sonora ctl save --overwrite) to replace it")
+            }
+        }
         let text = PipelineWriter.yaml(for: pipeline)
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
