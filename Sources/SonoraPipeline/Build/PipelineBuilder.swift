@@ -187,7 +187,7 @@ struct BuildContext {
             }
             return
         }
-        var build = NodeBuild(spec: spec, configuration: configuration, target: target, format: format)
+        var build = NodeBuild(spec: spec, kind: kind, configuration: configuration, target: target, format: format)
         let unit = kind.make(&build)
         diagnostics += build.diagnostics
         guard let unit else { return }

@@ -6,6 +6,7 @@ import SonoraUnits
 /// the pipeline is built for, and where problems go.
 public struct NodeBuild {
     public let spec: NodeSpec
+    public let kind: NodeKind
     public let configuration: PipelineConfiguration
     public let target: PipelineBuilder.Target
     /// The engine's format, which every element runs at unless the kind says otherwise.
@@ -14,8 +15,9 @@ public struct NodeBuild {
     /// Files the node reads, stamped when built, so a reload can tell they changed.
     var inputFiles: [FileStamp] = []
 
-    init(spec: NodeSpec, configuration: PipelineConfiguration, target: PipelineBuilder.Target, format: StreamFormat) {
+    init(spec: NodeSpec, kind: NodeKind, configuration: PipelineConfiguration, target: PipelineBuilder.Target, format: StreamFormat) {
         self.spec = spec
+        self.kind = kind
         self.configuration = configuration
         self.target = target
         self.format = format
@@ -42,8 +44,7 @@ public struct NodeBuild {
     public mutating func path(_ key: String) -> String? {
         guard let option = spec.options[key], let written = option.value.text else { return nil }
         let path = configuration.resolvedPath(written)
-        let kind = spec.kind
-        switch NodeKindCatalog.standard.kind(named: kind)?.option(key)?.type {
+        switch kind.option(key)?.type {
         case .inputFile:
             guard FileManager.default.isReadableFile(atPath: path), let stamp = FileStamp(path: path) else {
                 error(at: key, "file '\(Diagnostic.excerpt(written))' does not exist or is not readable")
