@@ -69,6 +69,8 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
 
     public override var pullsInputsItself: Bool { true }
 
+    public override var hasChannelLayouts: Bool { true }
+
     /// A raw-PCM input needs no connection or callback: the provider feeds it.
     public override var requiresConnectedInputs: Bool { inputProvider == nil }
 
