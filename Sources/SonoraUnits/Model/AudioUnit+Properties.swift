@@ -204,6 +204,16 @@ extension AudioUnit {
         throws(AudioError)
     {
         try checkAddress(.streamFormat, scope: scope, element: element)
+        if isInitialized {
+            // Only the rate may change while initialized, and only on units that allow it.
+            var sameButRate = scope == .input ? inputs[element].format : outputs[element].format
+            sameButRate.sampleRate = format.sampleRate
+            if sameButRate == format && canChangeSampleRateWhileInitialized(scope: scope) {
+                try setSampleRate(format.sampleRate, scope: scope, element: element)
+                notifyListeners(.streamFormat, scope, element)
+                return
+            }
+        }
         try requireUninitialized(.streamFormat)
         guard supports(format, scope: scope, element: element) else {
             throw AudioError(.formatNotSupported, "\(name) cannot take \(format) on \(scope) element \(element)")
@@ -253,7 +263,9 @@ extension AudioUnit {
         guard rate > 0 && rate.isFinite else {
             throw AudioError(.invalidPropertyValue, "\(name): sample rate \(rate) is not a positive rate")
         }
-        try requireUninitialized(.sampleRate)
+        let live = isInitialized && canChangeSampleRateWhileInitialized(scope: scope)
+        if !live { try requireUninitialized(.sampleRate) }
+        let saved = (inputs.map(\.format), outputs.map(\.format))
         if scope == .global {
             for index in inputs.indices { inputs[index].format.sampleRate = rate }
             for index in outputs.indices { outputs[index].format.sampleRate = rate }
@@ -261,6 +273,15 @@ extension AudioUnit {
             inputs[element].format.sampleRate = rate
         } else {
             outputs[element].format.sampleRate = rate
+        }
+        if live {
+            do {
+                try sampleRateDidChangeWhileInitialized()
+            } catch {
+                for (index, format) in saved.0.enumerated() { inputs[index].format = format }
+                for (index, format) in saved.1.enumerated() { outputs[index].format = format }
+                throw error
+            }
         }
         notifyListeners(.sampleRate, scope, element)
     }

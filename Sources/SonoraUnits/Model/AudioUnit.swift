@@ -211,6 +211,17 @@ open class AudioUnit: @unchecked Sendable {
         rebuildParameterSlots(keeping: old)
     }
 
+    /// Whether a sample rate of `scope` may change while initialized (a converter re-rates
+    /// itself; Core Audio's other units refuse with -10849). Such a unit is told through
+    /// `sampleRateDidChangeWhileInitialized()`, and undoes nothing if that throws: the base restores the rate.
+    func canChangeSampleRateWhileInitialized(scope: AudioUnitScope) -> Bool { false }
+
+    /// Applies a sample-rate change while initialized (control thread; hand render state over with `send(.message)`).
+    func sampleRateDidChangeWhileInitialized() throws(AudioError) {}
+
+    /// Applies a message sent with `send(.message(_:))`, on the realtime thread at a cycle start.
+    func receive(_ message: RealtimeMessage) {}
+
     /// True for units with an AudioChannelLayout property on their input and output elements
     /// (units that keep channels apart: mixers, converters, pass-through units).
     open var hasChannelLayouts: Bool { false }
