@@ -163,10 +163,15 @@ struct ReadmeUnitsExampleTests {
         try graph.connect(eqNode, bus: 0, to: mixerNode, input: 0)
         try graph.connect(mixerNode, bus: 0, to: out, input: 0)
         try graph.initialize()
+        try mixer.setProperty(.meteringMode, scope: .output, element: 0, to: .flag(true))
+        try mixer.setChannelLayout(AudioChannelLayout(tag: .stereo), scope: .output, element: 0)
         try mixer.setParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: 0.5, bufferOffset: 64)
         try mixer.rampParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: 1, duration: 4800)
         let audio = try graph.renderOffline(frameCount: 48000)
         #expect(audio.count == 2 && audio[0].count == 48000)
+        let peakLeft = try mixer.parameter(MultiChannelMixerUnit.Parameter.postPeakHoldLevel + 0, scope: .output, element: 0)
+        let measured = 20 * log10(Double(audio[0].suffix(4800).map(abs).max() ?? 0))
+        #expect(peakLeft > -40 && abs(Double(peakLeft) - measured) < 3, "meter \(peakLeft) dB, signal peak \(measured) dB")
         let error = #expect(throws: AudioError.self) { _ = try mixer.property(.streamFormat, scope: .global, element: 0) }
         #expect(error?.description == "invalid scope (-10866): MultiChannelMixer: StreamFormat is not available in the global scope")
     }

@@ -85,6 +85,8 @@ struct RenderTests {
         let mixer = MultiChannelMixerUnit(inputs: 1)
         try mixer.setRenderCallback(ConstantSource(0.5), input: 0)
         try mixer.setParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 0, to: 0.5)
+        try mixer.setProperty(.meteringMode, scope: .input, element: 0, to: .flag(true))
+        try mixer.setProperty(.meteringMode, scope: .output, element: 0, to: .flag(true))
         try mixer.initialize()
         _ = try renderFrames(mixer, frames: 480)
         // One block: mean square 0.25 smoothed once with a 0.3 s time constant.

@@ -314,6 +314,8 @@ struct BuildContext {
             taken[key] = connection.location
             do {
                 try graph.connect(source, bus: connection.fromBus, to: destination, input: connection.toInput)
+                // Formats are known now; checked here so the error points at the connection.
+                try graph.checkFormats(source, bus: connection.fromBus, to: destination, input: connection.toInput)
             } catch {
                 self.error(connection.location, error.message)
             }

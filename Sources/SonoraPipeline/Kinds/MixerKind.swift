@@ -11,6 +11,11 @@ extension NodeKind {
         if let inputs = build.option("inputs")?.value.integer {
             do { try mixer.setElementCount(inputs, scope: .input) } catch { build.error(at: "inputs", error) }
         }
+        // A pipeline's meters are read through `ctl meters`: metering on for every element (Core Audio's default is off).
+        try? mixer.setProperty(.meteringMode, scope: .output, element: 0, to: .flag(true))
+        for element in 0..<mixer.elementCount(.input) {
+            try? mixer.setProperty(.meteringMode, scope: .input, element: element, to: .flag(true))
+        }
         return mixer
     }
 }

@@ -107,7 +107,10 @@ public final class AudioGraph: @unchecked Sendable {
     // MARK: Connections
 
     /// Feeds `destination`'s input `input` from `source`'s output `bus`
-    /// (`AUGraphConnectNodeInput`). Checked at once: nodes, elements, formats, cycles.
+    /// (`AUGraphConnectNodeInput`). Checked at once: nodes, elements, cycles. Formats are
+    /// checked when Core Audio checks them: at `initialize()` (or `update()` for a new
+    /// node), so formats may still be set after connecting — and here only when both
+    /// units are already initialized, as their formats can no longer change.
     public func connect(_ source: Node, bus: Int, to destination: Node, input: Int) throws(AudioError) {
         let from = try unit(source)
         let to = try unit(destination)
@@ -118,10 +121,8 @@ public final class AudioGraph: @unchecked Sendable {
         guard input >= 0 && input < to.elementCount(.input) else {
             throw AudioError(.invalidElement, "\(edge): \(name(destination)) has \(to.elementCount(.input)) inputs")
         }
-        let produced = try from.streamFormat(scope: .output, element: bus)
-        let taken = try to.streamFormat(scope: .input, element: input)
-        guard produced.channelsPerFrame == taken.channelsPerFrame && produced.sampleRate == taken.sampleRate else {
-            throw AudioError(.formatNotSupported, "\(edge): \(name(source)) produces \(produced), \(name(destination)) takes \(taken)")
+        if from.isInitialized && to.isInitialized {
+            try checkFormats(source, bus: bus, to: destination, input: input)
         }
         if let path = path(from: destination, to: source) {
             let loop = ([source] + path).map(name).joined(separator: " → ")
@@ -130,6 +131,24 @@ public final class AudioGraph: @unchecked Sendable {
         connections = connections.filter { !($0.destination == destination && $0.input == input) }
         replaceCallback(InputKey(node: destination, input: input), with: nil)
         connections.insert(Connection(source: source, bus: bus, destination: destination, input: input))
+    }
+
+    /// Throws, naming both nodes, unless `source`'s output `bus` produces the channel count
+    /// and sample rate `destination`'s input `input` takes. For callers that want a connection's
+    /// formats checked before `initialize()` (a config checker reporting where the connection is).
+    public func checkFormats(_ source: Node, bus: Int, to destination: Node, input: Int) throws(AudioError) {
+        let edge = "\(name(source)) output \(bus) → \(name(destination)) input \(input)"
+        let produced = try unit(source).streamFormat(scope: .output, element: bus)
+        let taken = try unit(destination).streamFormat(scope: .input, element: input)
+        guard produced.channelsPerFrame == taken.channelsPerFrame && produced.sampleRate == taken.sampleRate else {
+            throw AudioError(.formatNotSupported, "\(edge): \(name(source)) produces \(produced), \(name(destination)) takes \(taken)")
+        }
+    }
+
+    /// Checks the formats of `edges` in a fixed order (destination, then input).
+    private func checkFormats(of edges: some Sequence<Connection>) throws(AudioError) {
+        let ordered = edges.sorted { ($0.destination, $0.input) < ($1.destination, $1.input) }
+        for edge in ordered { try checkFormats(edge.source, bus: edge.bus, to: edge.destination, input: edge.input) }
     }
 
     /// Removes whatever feeds `destination`'s input `input`.
@@ -187,6 +206,7 @@ public final class AudioGraph: @unchecked Sendable {
                 .graphOutputNodeError,
                 heads.isEmpty ? "the graph has no output unit to pull from" : "the graph has \(heads.count) output units: \(heads.map(name).joined(separator: ", "))")
         }
+        try checkFormats(of: connections)
         for node in nodes { try wireUninitialized(node) }
         var initialized: [AudioUnit] = []
         do {
@@ -262,6 +282,11 @@ public final class AudioGraph: @unchecked Sendable {
             throw AudioError(.graphOutputNodeError, "the graph's output unit was removed; uninitialize to rebuild")
         }
         let added = Set(nodes).subtracting(appliedNodes)
+        do {
+            try checkFormats(of: connections.subtracting(appliedConnections))
+        } catch {
+            throw AudioError(error.code, "update: \(error.message)")
+        }
         var initializedNow: [AudioUnit] = []
         do {
             for node in added.sorted() {

@@ -20,10 +20,12 @@ public enum AudioUnitPropertyValue {
     case presentPreset(AudioUnitPreset?)
     case classInfo(AudioUnitState)
     case elementName(String?)
-    /// A switch: EnableIO, IsRunning, HasIO.
+    /// A switch: EnableIO, IsRunning, HasIO, MeteringMode.
     case flag(Bool)
     /// A device, by the name that opens it (CurrentDevice).
     case device(String)
+    /// What each channel carries (AudioChannelLayout); nil removes the layout.
+    case channelLayout(AudioChannelLayout?)
 }
 
 /// Size in bytes (as Core Audio's C API would report it) and writability of a property.
@@ -65,6 +67,10 @@ extension AudioUnit {
         case .presentPreset: return AudioUnitPropertyInfo(size: 16, isWritable: true)
         case .classInfo: return AudioUnitPropertyInfo(size: 8, isWritable: true)
         case .elementName: return AudioUnitPropertyInfo(size: 8, isWritable: true)
+        case .audioChannelLayout:
+            // The size of the layout set, or of a bare header when none is (so a first set can ask).
+            let layout = scope == .input ? inputs[element].layout : outputs[element].layout
+            return AudioUnitPropertyInfo(size: layout?.byteSize ?? 12, isWritable: true)
         default: throw AudioError(.invalidProperty, "\(name) has no \(id)")
         }
     }
@@ -105,6 +111,7 @@ extension AudioUnit {
         case .presentPreset: return .presentPreset(presentPresetValue)
         case .classInfo: return .classInfo(state)
         case .elementName: return .elementName(scope == .input ? inputs[element].name : outputs[element].name)
+        case .audioChannelLayout: return .channelLayout(try channelLayout(scope: scope, element: element))
         default: throw AudioError(.invalidProperty, "\(name) has no \(id)")
         }
     }
@@ -138,6 +145,7 @@ extension AudioUnit {
             guard let preset else { throw mismatch() }
             try setPresentPreset(preset)
         case (.classInfo, .classInfo(let state)): try restore(state)
+        case (.audioChannelLayout, .channelLayout(let layout)): try setChannelLayout(layout, scope: scope, element: element)
         case (.elementName, .elementName(let text)):
             if scope == .input { inputs[element].name = text } else { outputs[element].name = text }
             notifyListeners(id, scope, element)
@@ -160,6 +168,10 @@ extension AudioUnit {
         }
         switch id {
         case .streamFormat, .elementName:
+            try scopes(.input, .output)
+            try requireElement(in: scope)
+        case .audioChannelLayout:
+            guard hasChannelLayouts else { throw AudioError(.invalidProperty, "\(name) has no \(id)") }
             try scopes(.input, .output)
             try requireElement(in: scope)
         case .sampleRate:
@@ -192,12 +204,57 @@ extension AudioUnit {
         throws(AudioError)
     {
         try checkAddress(.streamFormat, scope: scope, element: element)
+        if isInitialized {
+            // Only the rate may change while initialized, and only on units that allow it.
+            var sameButRate = scope == .input ? inputs[element].format : outputs[element].format
+            sameButRate.sampleRate = format.sampleRate
+            if sameButRate == format && canChangeSampleRateWhileInitialized(scope: scope) {
+                try setSampleRate(format.sampleRate, scope: scope, element: element)
+                notifyListeners(.streamFormat, scope, element)
+                return
+            }
+        }
         try requireUninitialized(.streamFormat)
         guard supports(format, scope: scope, element: element) else {
             throw AudioError(.formatNotSupported, "\(name) cannot take \(format) on \(scope) element \(element)")
         }
-        if scope == .input { inputs[element].format = format } else { outputs[element].format = format }
+        // A layout describes the channels it was set for; a new channel count drops it.
+        if scope == .input {
+            if inputs[element].format.channelsPerFrame != format.channelsPerFrame { inputs[element].layout = nil }
+            inputs[element].format = format
+        } else {
+            if outputs[element].format.channelsPerFrame != format.channelsPerFrame { outputs[element].layout = nil }
+            outputs[element].format = format
+        }
+        elementsDidChange(scope)
         notifyListeners(.streamFormat, scope, element)
+    }
+
+    /// The element's channel layout (AudioChannelLayout), or `-10850` if none was set.
+    public func channelLayout(scope: AudioUnitScope, element: AudioUnitElement) throws(AudioError) -> AudioChannelLayout {
+        try checkAddress(.audioChannelLayout, scope: scope, element: element)
+        guard let layout = scope == .input ? inputs[element].layout : outputs[element].layout else {
+            throw AudioError(.propertyNotInUse, "\(name): \(scope) element \(element) has no channel layout set")
+        }
+        return layout
+    }
+
+    /// Sets (or, with nil, removes) an element's channel layout. A layout must describe as
+    /// many channels as the element's stream format has (else `-10851`, as Core Audio refuses it).
+    public func setChannelLayout(_ layout: AudioChannelLayout?, scope: AudioUnitScope, element: AudioUnitElement)
+        throws(AudioError)
+    {
+        try checkAddress(.audioChannelLayout, scope: scope, element: element)
+        if let layout {
+            let channels = Int(try streamFormat(scope: scope, element: element).channelsPerFrame)
+            guard layout.channelCount == channels else {
+                throw AudioError(
+                    .invalidPropertyValue,
+                    "\(name): a layout of \(layout.channelCount) channels (\(layout)) does not fit \(scope) element \(element), which has \(channels)")
+            }
+        }
+        if scope == .input { inputs[element].layout = layout } else { outputs[element].layout = layout }
+        notifyListeners(.audioChannelLayout, scope, element)
     }
 
     /// Sets the sample rate of one element, or of every element for the global scope.
@@ -206,7 +263,9 @@ extension AudioUnit {
         guard rate > 0 && rate.isFinite else {
             throw AudioError(.invalidPropertyValue, "\(name): sample rate \(rate) is not a positive rate")
         }
-        try requireUninitialized(.sampleRate)
+        let live = isInitialized && canChangeSampleRateWhileInitialized(scope: scope)
+        if !live { try requireUninitialized(.sampleRate) }
+        let saved = (inputs.map(\.format), outputs.map(\.format))
         if scope == .global {
             for index in inputs.indices { inputs[index].format.sampleRate = rate }
             for index in outputs.indices { outputs[index].format.sampleRate = rate }
@@ -214,6 +273,15 @@ extension AudioUnit {
             inputs[element].format.sampleRate = rate
         } else {
             outputs[element].format.sampleRate = rate
+        }
+        if live {
+            do {
+                try sampleRateDidChangeWhileInitialized()
+            } catch {
+                for (index, format) in saved.0.enumerated() { inputs[index].format = format }
+                for (index, format) in saved.1.enumerated() { outputs[index].format = format }
+                throw error
+            }
         }
         notifyListeners(.sampleRate, scope, element)
     }
@@ -238,6 +306,7 @@ extension AudioUnit {
             while outputs.count < count { outputs.append(OutputElement(format: template)) }
         }
         rebuildParameterSlots(keeping: old)
+        elementsDidChange(scope)
         notifyListeners(.elementCount, scope, 0)
     }
 

@@ -90,6 +90,8 @@ extension AudioUnit {
                 for bus in 0..<core.pointee.outputCount { core.pointee.cachedSampleTimes[bus] = -1 }
             case .reset:
                 resetRenderState()
+            case .message(let message):
+                receive(message)
             }
         }
         if applied > 0 {

@@ -28,6 +28,7 @@ open class AudioUnit: @unchecked Sendable {
 
     struct InputElement {
         var format: StreamFormat
+        var layout: AudioChannelLayout?
         var name: String?
         var callback: RenderCallback?
         var callbackTarget: RenderCallbackTarget?
@@ -36,6 +37,7 @@ open class AudioUnit: @unchecked Sendable {
 
     struct OutputElement {
         var format: StreamFormat
+        var layout: AudioChannelLayout?
         var name: String?
     }
 
@@ -49,7 +51,9 @@ open class AudioUnit: @unchecked Sendable {
     let outputCountIsWritable: Bool
 
     // Parameters: definitions, the slot of each address, the control-side value of each slot.
-    public let parameterDefinitions: [AudioUnitParameterDefinition]
+    /// Fixed at `init` for most units; a unit whose parameters follow its formats (a
+    /// mixer's per-channel meters) replaces them with `replaceParameterDefinitions(_:)`.
+    public internal(set) var parameterDefinitions: [AudioUnitParameterDefinition]
     var slotBases: [Int] = []
     var slotValues: [Float] = []
 
@@ -194,6 +198,33 @@ open class AudioUnit: @unchecked Sendable {
     public func propertyDidChange(_ id: AudioUnitPropertyID, scope: AudioUnitScope = .global, element: AudioUnitElement = 0) {
         notifyListeners(id, scope, element)
     }
+
+    /// Called (uninitialized, on the control thread) after a stream format or element count
+    /// of `scope` changed, before listeners hear of it: for units whose parameters or
+    /// per-element properties follow their formats.
+    func elementsDidChange(_ scope: AudioUnitScope) {}
+
+    /// Replaces the parameter definitions, keeping the value of every address that remains.
+    func replaceParameterDefinitions(_ definitions: [AudioUnitParameterDefinition]) {
+        let old = parameterValuesByAddress
+        parameterDefinitions = definitions
+        rebuildParameterSlots(keeping: old)
+    }
+
+    /// Whether a sample rate of `scope` may change while initialized (a converter re-rates
+    /// itself; Core Audio's other units refuse with -10849). Such a unit is told through
+    /// `sampleRateDidChangeWhileInitialized()`, and undoes nothing if that throws: the base restores the rate.
+    func canChangeSampleRateWhileInitialized(scope: AudioUnitScope) -> Bool { false }
+
+    /// Applies a sample-rate change while initialized (control thread; hand render state over with `send(.message)`).
+    func sampleRateDidChangeWhileInitialized() throws(AudioError) {}
+
+    /// Applies a message sent with `send(.message(_:))`, on the realtime thread at a cycle start.
+    func receive(_ message: RealtimeMessage) {}
+
+    /// True for units with an AudioChannelLayout property on their input and output elements
+    /// (units that keep channels apart: mixers, converters, pass-through units).
+    open var hasChannelLayouts: Bool { false }
 
     /// Whether BypassEffect is meaningful for this unit.
     open var supportsBypass: Bool { inputs.count >= 1 && outputs.count >= 1 }

@@ -13,6 +13,7 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
     public static let latency = AudioUnitPropertyID(rawValue: 12)
     public static let maximumFramesPerSlice = AudioUnitPropertyID(rawValue: 14)
     public static let parameterValueStrings = AudioUnitPropertyID(rawValue: 16)
+    public static let audioChannelLayout = AudioUnitPropertyID(rawValue: 19)
     public static let tailTime = AudioUnitPropertyID(rawValue: 20)
     public static let bypassEffect = AudioUnitPropertyID(rawValue: 21)
     public static let lastRenderError = AudioUnitPropertyID(rawValue: 22)
@@ -20,6 +21,8 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
     public static let factoryPresets = AudioUnitPropertyID(rawValue: 24)
     public static let elementName = AudioUnitPropertyID(rawValue: 30)
     public static let presentPreset = AudioUnitPropertyID(rawValue: 36)
+    /// Whether a mixer measures levels on an element (its meter parameters); off by default.
+    public static let meteringMode = AudioUnitPropertyID(rawValue: 3007)
     // Output units (AudioOutputUnit properties).
     public static let currentDevice = AudioUnitPropertyID(rawValue: 2000)
     public static let isRunning = AudioUnitPropertyID(rawValue: 2001)
@@ -34,6 +37,7 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
         .parameterValueStrings: "ParameterValueStrings", .tailTime: "TailTime", .bypassEffect: "BypassEffect",
         .lastRenderError: "LastRenderError", .setRenderCallback: "SetRenderCallback",
         .factoryPresets: "FactoryPresets", .elementName: "ElementName", .presentPreset: "PresentPreset",
+        .audioChannelLayout: "AudioChannelLayout", .meteringMode: "MeteringMode",
         .currentDevice: "CurrentDevice", .isRunning: "IsRunning", .enableIO: "EnableIO",
         .setInputCallback: "SetInputCallback", .hasIO: "HasIO",
     ]

@@ -21,8 +21,16 @@ struct ParameterEvent: BitwiseCopyable {
     var hasStartValue: Bool
 }
 
+/// A unit's own control → realtime message (`AudioUnit.receive(_:)`): a value and an
+/// unretained object the control side keeps alive (retire it when it is replaced).
+struct RealtimeMessage: BitwiseCopyable {
+    var value: Double
+    var object: UnsafeMutableRawPointer?
+}
+
 /// Control → realtime commands of one unit.
 enum RealtimeCommand: BitwiseCopyable {
+    case message(RealtimeMessage)
     case parameter(ParameterEvent)
     case setInput(element: Int32, source: InputSource)
     case setNotify(index: Int32, callback: RenderCallback?)

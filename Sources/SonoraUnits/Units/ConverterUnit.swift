@@ -69,6 +69,8 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
 
     public override var pullsInputsItself: Bool { true }
 
+    public override var hasChannelLayouts: Bool { true }
+
     /// A raw-PCM input needs no connection or callback: the provider feeds it.
     public override var requiresConnectedInputs: Bool { inputProvider == nil }
 
@@ -113,6 +115,7 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
             } catch {
                 throw AudioError(error.code, "Converter: \(error.message)")
             }
+            try warm(resamplerOwner!, channels: inputChannels, rate: input.sampleRate)
         } else {
             resamplerOwner = nil
         }
@@ -151,6 +154,61 @@ public final class ConverterUnit: AudioUnit, @unchecked Sendable {
         resampledBuffers = nil
         rawInputBuffers = nil
         pcmScratchBuffers = nil
+    }
+
+    // MARK: Rate changes while initialized
+
+    /// A ported program varies the rate by setting a sample rate on the running converter
+    /// (Core Audio's converter takes it without uninitialize).
+    override func canChangeSampleRateWhileInitialized(scope: AudioUnitScope) -> Bool { true }
+
+    /// Builds the resampler for the new rates here, off the realtime thread, and hands it over;
+    /// the old one is freed once the realtime side has taken the new one.
+    override func sampleRateDidChangeWhileInitialized() throws(AudioError) {
+        try validateFormats()
+        let input = try streamFormat(scope: .input, element: 0)
+        let output = try streamFormat(scope: .output, element: 0)
+        var fresh: Resampler?
+        if input.sampleRate != output.sampleRate {
+            let quality = Resampler.Quality(rawValue: Int(try parameter(Parameter.quality))) ?? .high
+            do {
+                fresh = try Resampler(from: input.sampleRate, to: output.sampleRate, channels: Int(input.channelsPerFrame), quality: quality)
+            } catch {
+                throw AudioError(error.code, "Converter: \(error.message)")
+            }
+        }
+        if let fresh { try warm(fresh, channels: Int(input.channelsPerFrame), rate: input.sampleRate) }
+        retire(resamplerOwner)
+        resamplerOwner = fresh
+        send(.message(RealtimeMessage(
+            value: output.sampleRate / input.sampleRate, object: fresh.map { Unmanaged.passUnretained($0).toOpaque() })))
+        propertyDidChange(.latency)
+    }
+
+    /// libsoxr keeps allocating through its first second or so of slices (its own warm-up covers
+    /// one block): run a second of silence through in slices here, so the render thread never
+    /// meets those allocations. Not cleared afterwards (a clear frees them again); the silence
+    /// it holds comes out as a few milliseconds of silence at the switch.
+    private func warm(_ resampler: Resampler, channels: Int, rate: Double) throws(AudioError) {
+        let slice = maximumFramesPerSlice
+        let input = try OwnedAudioBufferList(channelCount: channels, frameCapacity: slice)
+        let output = try OwnedAudioBufferList(channelCount: channels, frameCapacity: slice)
+        var fed = 0
+        while fed < Int(rate) {
+            var offset = 0
+            while offset < slice {
+                let (consumed, _) = resampler.process(input.list.frames(from: offset, count: slice - offset), into: output.list)
+                if consumed == 0 { break }
+                offset += consumed
+            }
+            fed += slice
+        }
+    }
+
+    override func receive(_ message: RealtimeMessage) {
+        guard let state = realtime else { return }
+        state.pointee.resampler = message.object.map { Unmanaged<Resampler>.fromOpaque($0) }
+        state.pointee.ratio = message.value
     }
 
     public override func resetRenderState() {

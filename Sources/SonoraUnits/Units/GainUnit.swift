@@ -17,6 +17,8 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
     @exclusivity(unchecked) private var muteSlot = 0
     @exclusivity(unchecked) private var panSlot = 0
 
+    public override var hasChannelLayouts: Bool { true }
+
     public init() {
         super.init(
             description: Self.componentDescription, name: "Gain", inputs: 1, outputs: 1,

@@ -1,16 +1,19 @@
 import SonoraCore
 import SonoraDSP
+import Synchronization
 
 /// Core Audio's multichannel mixer ('aumx'/'mcmx'): any number of inputs (mono or
 /// any channel count) summed into one output. Per input: volume (linear gain,
 /// rampable), enable, pan; on the output: volume. Mono inputs are panned with the
 /// equal-power law; multichannel inputs take pan as balance. Metering like Core
 /// Audio's: average and peak power in dB, before and after each input's volume
-/// and on the output, for the first two channels.
+/// and on the output, for every channel of the element's format — measured only
+/// on elements whose MeteringMode is on (off by default, as in Core Audio: meters
+/// cost two passes over every channel).
 public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .mixer, subType: "mcmx", manufacturer: .apple)
 
-    /// Core Audio's parameter IDs (kMultiChannelMixerParam_…); meters add the channel (0 or 1).
+    /// Core Audio's parameter IDs (kMultiChannelMixerParam_…); meters add the channel.
     public enum Parameter {
         public static let volume: AudioUnitParameterID = 0
         public static let enable: AudioUnitParameterID = 1
@@ -21,23 +24,44 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         public static let postPeakHoldLevel: AudioUnitParameterID = 4000
     }
 
-    static let meteredChannels = 2
+    /// Meter channels of the input scope (the widest input) and of the output.
+    private var inputMeterChannels = 0
+    private var outputMeterChannels = 0
+    /// MeteringMode per input element and of the output (control side).
+    private var inputMetering: [Bool]
+    private var outputMetering = false
 
     /// Per-render state, reached through raw pointers only.
     private struct Slots {
         var volume = 0, enable = 0, pan = 0, outputVolume = 0
-        var preAverage = 0, prePeak = 0, postAverage = 0, postPeak = 0
-        var outAverage = 0, outPeak = 0
     }
 
     @exclusivity(unchecked) private var slots = Slots()
     @exclusivity(unchecked) private var meters: UnsafeMutablePointer<LevelMeter>?
     @exclusivity(unchecked) private var meterCount = 0
     @exclusivity(unchecked) private var gainScratch: UnsafeMutablePointer<Float>?
+    /// Slot of element 0 of each meter parameter: [pre average, pre peak, post average, post peak][input channel], then
+    /// [output average, output peak][output channel].
+    @exclusivity(unchecked) private var meterSlots: UnsafeMutablePointer<Int>?
+    /// MeteringMode as the render side reads it: one flag per input element, then the output's.
+    /// Written by the control side at any time, hence atomics.
+    @exclusivity(unchecked) private var meteringFlags: UnsafeMutablePointer<Atomic<Bool>>?
+    /// What the render side last saw of each flag (render side only), to reset meters on a switch.
+    @exclusivity(unchecked) private var meteringSeen: UnsafeMutablePointer<Bool>?
 
     public init(inputs: Int = 2) {
-        func meter(_ id: AudioUnitParameterID, _ scope: AudioUnitScope, _ name: String, _ identifier: String) -> [AudioUnitParameterDefinition] {
-            (0..<Self.meteredChannels).map { channel in
+        inputMetering = Array(repeating: false, count: inputs)
+        super.init(
+            description: Self.componentDescription, name: "MultiChannelMixer", inputs: inputs, outputs: 1,
+            parameters: [], inputCountIsWritable: true)
+        updateMeterParameters()
+    }
+
+    private static func definitions(inputChannels: Int, outputChannels: Int) -> [AudioUnitParameterDefinition] {
+        func meter(_ id: AudioUnitParameterID, _ scope: AudioUnitScope, _ channels: Int, _ name: String, _ identifier: String)
+            -> [AudioUnitParameterDefinition]
+        {
+            (0..<channels).map { channel in
                 AudioUnitParameterDefinition(
                     id + AudioUnitParameterID(channel), scope: scope,
                     AudioUnitParameterInfo(
@@ -58,21 +82,72 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 AudioUnitParameterInfo(name: "Pan", identifier: "pan", unit: .pan, minValue: -1, maxValue: 1, defaultValue: 0)),
             AudioUnitParameterDefinition(Parameter.volume, scope: .output, volume),
         ]
-        definitions += meter(Parameter.preAveragePower, .input, "Pre Average Power", "preAveragePower")
-        definitions += meter(Parameter.prePeakHoldLevel, .input, "Pre Peak Hold Level", "prePeakHoldLevel")
-        definitions += meter(Parameter.postAveragePower, .input, "Post Average Power", "postAveragePower")
-        definitions += meter(Parameter.postPeakHoldLevel, .input, "Post Peak Hold Level", "postPeakHoldLevel")
-        definitions += meter(Parameter.postAveragePower, .output, "Output Average Power", "outputAveragePower")
-        definitions += meter(Parameter.postPeakHoldLevel, .output, "Output Peak Hold Level", "outputPeakHoldLevel")
-        super.init(
-            description: Self.componentDescription, name: "MultiChannelMixer", inputs: inputs, outputs: 1,
-            parameters: definitions, inputCountIsWritable: true)
+        definitions += meter(Parameter.preAveragePower, .input, inputChannels, "Pre Average Power", "preAveragePower")
+        definitions += meter(Parameter.prePeakHoldLevel, .input, inputChannels, "Pre Peak Hold Level", "prePeakHoldLevel")
+        definitions += meter(Parameter.postAveragePower, .input, inputChannels, "Post Average Power", "postAveragePower")
+        definitions += meter(Parameter.postPeakHoldLevel, .input, inputChannels, "Post Peak Hold Level", "postPeakHoldLevel")
+        definitions += meter(Parameter.postAveragePower, .output, outputChannels, "Output Average Power", "outputAveragePower")
+        definitions += meter(Parameter.postPeakHoldLevel, .output, outputChannels, "Output Peak Hold Level", "outputPeakHoldLevel")
+        return definitions
+    }
+
+    /// One meter parameter per channel of the widest input and of the output.
+    private func updateMeterParameters() {
+        let inputChannels = inputs.map { Int($0.format.channelsPerFrame) }.max() ?? 0
+        let outputChannels = outputs.map { Int($0.format.channelsPerFrame) }.max() ?? 0
+        guard inputChannels != inputMeterChannels || outputChannels != outputMeterChannels || parameterDefinitions.isEmpty
+        else { return }
+        inputMeterChannels = inputChannels
+        outputMeterChannels = outputChannels
+        replaceParameterDefinitions(Self.definitions(inputChannels: inputChannels, outputChannels: outputChannels))
+    }
+
+    override func elementsDidChange(_ scope: AudioUnitScope) {
+        if inputMetering.count != inputs.count {
+            inputMetering = (0..<inputs.count).map { $0 < inputMetering.count && inputMetering[$0] }
+        }
+        updateMeterParameters()
+    }
+
+    // MARK: MeteringMode
+
+    public override func extendedPropertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
+        throws(AudioError) -> AudioUnitPropertyInfo?
+    {
+        guard id == .meteringMode else { return nil }
+        guard scope == .input || scope == .output else {
+            throw AudioError(.invalidScope, "\(name): MeteringMode is set per input or output element, not in the \(scope) scope")
+        }
+        guard element >= 0 && element < elementCount(scope) else {
+            throw AudioError(.invalidElement, "\(name): \(scope) scope has \(elementCount(scope)) elements, not element \(element)")
+        }
+        return AudioUnitPropertyInfo(size: 4, isWritable: true)
+    }
+
+    public override func extendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
+        throws(AudioError) -> AudioUnitPropertyValue
+    {
+        .flag(scope == .input ? inputMetering[element] : outputMetering)
+    }
+
+    /// MeteringMode may change while rendering: the render side picks it up at its next cycle.
+    public override func setExtendedProperty(
+        _ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement, to value: AudioUnitPropertyValue
+    ) throws(AudioError) {
+        guard case .flag(let on) = value else {
+            throw AudioError(.invalidPropertyValue, "\(name): wrong kind of value for \(id)")
+        }
+        if scope == .input { inputMetering[element] = on } else { outputMetering = on }
+        meteringFlags?[scope == .input ? element : inputs.count].store(on, ordering: .relaxed)
+        propertyDidChange(.meteringMode, scope: scope, element: element)
     }
 
     /// Unconnected inputs are silent, as in Core Audio's mixer.
     public override var requiresConnectedInputs: Bool { false }
 
     public override var supportsBypass: Bool { false }
+
+    public override var hasChannelLayouts: Bool { true }
 
     public override func supports(_ format: StreamFormat, scope: AudioUnitScope, element: AudioUnitElement) -> Bool {
         format.isCanonical && format.validationProblems.isEmpty
@@ -87,19 +162,41 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             slots.volume = try base(Parameter.volume, .input)
             slots.enable = try base(Parameter.enable, .input)
             slots.pan = try base(Parameter.pan, .input)
-            slots.preAverage = try base(Parameter.preAveragePower, .input)
-            slots.prePeak = try base(Parameter.prePeakHoldLevel, .input)
-            slots.postAverage = try base(Parameter.postAveragePower, .input)
-            slots.postPeak = try base(Parameter.postPeakHoldLevel, .input)
         }
         slots.outputVolume = try base(Parameter.volume, .output)
-        slots.outAverage = try base(Parameter.postAveragePower, .output)
-        slots.outPeak = try base(Parameter.postPeakHoldLevel, .output)
+        let inputChannels = inputMeterChannels, outputChannels = outputMeterChannels
+        let table = UnsafeMutablePointer<Int>.allocate(capacity: max(1, 4 * inputChannels + 2 * outputChannels))
+        do {
+            if inputCount > 0 {
+                for (kind, id) in [Parameter.preAveragePower, Parameter.prePeakHoldLevel, Parameter.postAveragePower,
+                                   Parameter.postPeakHoldLevel].enumerated() {
+                    for channel in 0..<inputChannels {
+                        table[kind * inputChannels + channel] = try base(id + AudioUnitParameterID(channel), .input)
+                    }
+                }
+            }
+            for (kind, id) in [Parameter.postAveragePower, Parameter.postPeakHoldLevel].enumerated() {
+                for channel in 0..<outputChannels {
+                    table[4 * inputChannels + kind * outputChannels + channel] = try base(id + AudioUnitParameterID(channel), .output)
+                }
+            }
+        } catch {
+            table.deallocate()
+            throw error
+        }
+        meterSlots = table
         // Meters: [input][pre/post][channel], then [output][channel].
-        meterCount = inputCount * 2 * Self.meteredChannels + Self.meteredChannels
+        meterCount = inputCount * 2 * inputChannels + outputChannels
         let rate = try streamFormat(scope: .output, element: 0).sampleRate
-        meters = .allocate(capacity: meterCount)
+        meters = .allocate(capacity: max(1, meterCount))
         meters!.initialize(repeating: LevelMeter(sampleRate: rate, averagingTime: 0.3, peakDecayTime: 1.5), count: meterCount)
+        meteringFlags = .allocate(capacity: inputCount + 1)
+        meteringSeen = .allocate(capacity: inputCount + 1)
+        for element in 0...inputCount {
+            let on = element < inputCount ? inputMetering[element] : outputMetering
+            (meteringFlags! + element).initialize(to: Atomic(on))
+            (meteringSeen! + element).initialize(to: on)
+        }
         gainScratch = .allocate(capacity: maximumFramesPerSlice)
     }
 
@@ -108,6 +205,12 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         meters = nil
         gainScratch?.deallocate()
         gainScratch = nil
+        meterSlots?.deallocate()
+        meterSlots = nil
+        meteringFlags?.deallocate()
+        meteringFlags = nil
+        meteringSeen?.deallocate()
+        meteringSeen = nil
     }
 
     public override func resetRenderState() {
@@ -115,26 +218,48 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         for index in 0..<meterCount { meters[index].reset() }
     }
 
+    /// Whether element `index` (the output after the inputs) meters this cycle. On a switch
+    /// its meters restart from silence, and publish silence while off rather than freeze.
+    @inline(__always)
+    private func meteringOn(_ index: Int, meters: UnsafeMutablePointer<LevelMeter>, count: Int, silence: () -> Void) -> Bool {
+        let on = meteringFlags![index].load(ordering: .relaxed)
+        if on != meteringSeen![index] {
+            meteringSeen![index] = on
+            for meter in 0..<count { meters[meter].reset() }
+            if !on { silence() }
+        }
+        return on
+    }
+
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let meters, let gains = gainScratch else { return .uninitialized }
+        guard let meters, let gains = gainScratch, let table = meterSlots else { return .uninitialized }
         let output = context.output
         let frames = context.frameCount
         output.clear()
         let outputChannels = output.channelCount
-        let metered = Self.meteredChannels
-        for element in 0..<context.inputCount {
+        let metered = inputMeterChannels
+        let inputCount = context.inputCount
+        for element in 0..<inputCount {
             let enabled = context.parameter(slots.enable + element) >= 0.5
             let pan = context.parameter(slots.pan + element)
             let ramping = context.isRamping(slots.volume + element)
             let volumes: UnsafePointer<Float>? = ramping ? context.parameterValues(slots.volume + element) : nil
             let volume = ramping ? 0 : context.parameter(slots.volume + element)
             let input = context.input(element)
+            let channels = min(input.channelCount, metered)
             let preMeters = meters + element * 2 * metered
             let postMeters = preMeters + metered
-            for channel in 0..<min(input.channelCount, metered) {
-                preMeters[channel].measure(input.samples(channel), count: frames)
-                context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: slots.preAverage + element * metered + channel)
-                context.publish(Float(preMeters[channel].peak), slot: slots.prePeak + element * metered + channel)
+            let metering = meteringOn(element, meters: preMeters, count: 2 * metered) {
+                for kind in 0..<4 {
+                    for channel in 0..<channels { context.publish(0, slot: table[kind * metered + channel] + element) }
+                }
+            }
+            if metering {
+                for channel in 0..<channels {
+                    preMeters[channel].measure(input.samples(channel), count: frames)
+                    context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: table[channel] + element)
+                    context.publish(Float(preMeters[channel].peak), slot: table[metered + channel] + element)
+                }
             }
             guard enabled else { continue }
             for inputChannel in 0..<input.channelCount {
@@ -145,10 +270,11 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 } else {
                     Mixing.copy(source, to: gains, count: frames, gain: volume)
                 }
-                if inputChannel < metered {
+                if metering && inputChannel < metered {
                     postMeters[inputChannel].measure(gains, count: frames)
-                    context.publish(Float(postMeters[inputChannel].meanSquare.squareRoot()), slot: slots.postAverage + element * metered + inputChannel)
-                    context.publish(Float(postMeters[inputChannel].peak), slot: slots.postPeak + element * metered + inputChannel)
+                    context.publish(
+                        Float(postMeters[inputChannel].meanSquare.squareRoot()), slot: table[2 * metered + inputChannel] + element)
+                    context.publish(Float(postMeters[inputChannel].peak), slot: table[3 * metered + inputChannel] + element)
                 }
                 if input.channelCount == 1 && outputChannels == 2 {
                     let (left, right) = PanLaw.equalPower.gains(pan: pan)
@@ -175,11 +301,21 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 for channel in 0..<outputChannels { Mixing.scale(output.samples(channel), count: frames, by: volume) }
             }
         }
-        let outputMeters = meters + meterCount - metered
-        for channel in 0..<min(outputChannels, metered) {
-            outputMeters[channel].measure(output.samples(channel), count: frames)
-            context.publish(Float(outputMeters[channel].meanSquare.squareRoot()), slot: slots.outAverage + channel)
-            context.publish(Float(outputMeters[channel].peak), slot: slots.outPeak + channel)
+        let outputMetered = min(outputChannels, outputMeterChannels)
+        let outputMeters = meters + meterCount - outputMeterChannels
+        let outputSlots = table + 4 * metered
+        let outputMetering = meteringOn(inputCount, meters: outputMeters, count: outputMeterChannels) {
+            for channel in 0..<outputMetered {
+                context.publish(0, slot: outputSlots[channel])
+                context.publish(0, slot: outputSlots[outputMeterChannels + channel])
+            }
+        }
+        if outputMetering {
+            for channel in 0..<outputMetered {
+                outputMeters[channel].measure(output.samples(channel), count: frames)
+                context.publish(Float(outputMeters[channel].meanSquare.squareRoot()), slot: outputSlots[channel])
+                context.publish(Float(outputMeters[channel].peak), slot: outputSlots[outputMeterChannels + channel])
+            }
         }
         return .noError
     }
