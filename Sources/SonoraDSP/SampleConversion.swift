@@ -9,6 +9,9 @@ import SonoraCore
 /// +1.0 becomes 32767 for int16, −1.0 becomes −32768; NaN becomes 0. Floats pass through
 /// unchanged, unclipped.
 ///
+/// 8.24 fixed point (`fixed8_24`) scales by 2^24 (0.5 ⇄ 0x0080_0000) and clips at its own
+/// range, ±128 (−2^31…2^31 − 1 raw), not at ±1: as Core Audio's 8.24 carries headroom.
+///
 /// `stride` is the distance in bytes between one sample of the channel and the next: the
 /// sample size for non-interleaved data, bytes per frame for interleaved data (start at the
 /// channel's byte offset within the frame).
@@ -20,7 +23,7 @@ public enum SampleConversion {
         case .uint8: 1
         case .int16: 2
         case .int24: 3
-        case .int24In32, .int32, .float32: 4
+        case .int24In32, .int32, .float32, .fixed8_24: 4
         case .float64: 8
         }
     }
@@ -71,6 +74,13 @@ public enum SampleConversion {
             while index < count {
                 let word = loadUInt32(source + offset, bigEndian: bigEndian)
                 destination[index] = Float(Int32(bitPattern: word)) * (1 / 2_147_483_648)
+                index &+= 1
+                offset &+= stride
+            }
+        case .fixed8_24:
+            while index < count {
+                let word = loadUInt32(source + offset, bigEndian: bigEndian)
+                destination[index] = Float(Int32(bitPattern: word)) * (1 / 16_777_216)
                 index &+= 1
                 offset &+= stride
             }
@@ -143,6 +153,13 @@ public enum SampleConversion {
                 index &+= 1
                 offset &+= stride
             }
+        case .fixed8_24:
+            while index < count {
+                let value = quantize32(source[index], scale: 16_777_216)
+                storeUInt32(UInt32(bitPattern: value), at: destination + offset, bigEndian: bigEndian)
+                index &+= 1
+                offset &+= stride
+            }
         case .float32:
             while index < count {
                 storeUInt32(source[index].bitPattern, at: destination + offset, bigEndian: bigEndian)
@@ -171,11 +188,12 @@ public enum SampleConversion {
         return Int32(clipped)
     }
 
-    /// As `quantize`, in Double, since Float cannot represent int32's maximum 2147483647.
+    /// As `quantize` into the whole int32 range, in Double, since Float cannot represent
+    /// int32's maximum 2147483647. `scale` 2^31 for int32, 2^24 for 8.24.
     @inlinable
-    static func quantize32(_ x: Float) -> Int32 {
+    static func quantize32(_ x: Float, scale: Double = 2_147_483_648) -> Int32 {
         guard !x.isNaN else { return 0 }
-        let scaled = (Double(x) * 2_147_483_648).rounded(.toNearestOrEven)
+        let scaled = (Double(x) * scale).rounded(.toNearestOrEven)
         return Int32(min(max(scaled, -2_147_483_648), 2_147_483_647))
     }
 

@@ -13,17 +13,19 @@ struct SampleConversionTests {
         case .int16: 32768
         case .int24, .int24In32: 8_388_608
         case .int32: 2_147_483_648
+        case .fixed8_24: 16_777_216
         case .float32, .float64: 1
         }
     }
 
     /// What a value should decode to after an encode: rounded to nearest (ties to even) and
-    /// clipped to −scale…scale − 1 integer steps.
+    /// clipped to −scale…scale − 1 integer steps (8.24: to the whole int32 range, ±128).
     static func quantized(_ x: Float, _ sample: PCMSample) -> Float {
         let scale = scale(sample)
         if sample == .float32 || sample == .float64 { return x }
         if x.isNaN { return 0 }
-        let integer = min(max((Double(x) * scale).rounded(.toNearestOrEven), -scale), scale - 1)
+        let (low, high) = sample == .fixed8_24 ? (-2_147_483_648.0, 2_147_483_647.0) : (-scale, scale - 1)
+        let integer = min(max((Double(x) * scale).rounded(.toNearestOrEven), low), high)
         return Float(integer / scale)
     }
 
@@ -171,6 +173,6 @@ struct SampleConversionTests {
     }
 
     @Test func byteCounts() {
-        #expect(PCMSample.allCases.map { SampleConversion.byteCount(of: $0) } == [1, 2, 3, 4, 4, 4, 8])
+        #expect(PCMSample.allCases.map { SampleConversion.byteCount(of: $0) } == [1, 2, 3, 4, 4, 4, 8, 4])
     }
 }

@@ -1,6 +1,8 @@
 // afconvert-style format strings: `LEI16@44100`, `BEF32@48000x2`, `LEF32@48000x2 deinterleaved`.
 //
-// Grammar (PCM):  (LE|BE)(F|I|UI)BITS[/CONTAINER_BITS[h]]@RATE[xCHANNELS][ deinterleaved]
+// Grammar (PCM):  (LE|BE)(F|I|UI)BITS[.FRACTION_BITS][/CONTAINER_BITS[h]]@RATE[xCHANNELS][ deinterleaved]
+//  - `.FRACTION_BITS` makes integers fixed point, as CAStreamBasicDescription writes them: `LEI8.24`
+//    is 32-bit samples with 24 fraction bits (the iPhone's audio-unit canonical);
 //  - `/32` names a container wider than the sample (24 bits in 32: `LEI24/32`), `h` marks it aligned high;
 //  - `@RATE` may be omitted (rate 0, "any"); `x1` is implied when CHANNELS is omitted.
 // Grammar (other formats): FOURCC@RATE[xCHANNELS], the code without trailing spaces (`ima4@44100x2`, `aac@48000`).
@@ -11,7 +13,9 @@ extension StreamFormat: CustomStringConvertible {
         if isLinearPCM {
             text = isBigEndian ? "BE" : "LE"
             text += isFloat ? "F" : (isSignedInteger ? "I" : "UI")
-            text += String(bitsPerChannel)
+            let fractionBits = sampleFractionBits
+            text += fractionBits > 0 && !isFloat
+                ? "\(Int(bitsPerChannel) - fractionBits).\(fractionBits)" : String(bitsPerChannel)
             let containerBits = bytesPerSample * 8
             if !isPacked || containerBits != Int(bitsPerChannel) {
                 text += "/\(containerBits)"
@@ -107,6 +111,15 @@ extension StreamFormat {
         if let slash = rest.firstIndex(of: "/") {
             container = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
+        }
+        if let dot = rest.firstIndex(of: ".") {
+            guard !flags.contains(.isFloat), let fraction = UInt32(rest[rest.index(after: dot)...]), fraction > 0,
+                fraction < 64, let whole = UInt32(rest[..<dot]), whole > 0
+            else {
+                throw fail("fixed point is integer bits '.' fraction bits (I8.24), both positive, fewer than 64 fraction bits")
+            }
+            rest = Substring(String(whole + fraction))
+            flags.insert(.sampleFractionBits(Int(fraction)))
         }
         guard let bits = UInt32(rest), bits > 0 else { throw fail("bit depth must be a positive integer") }
         var containerBits = bits

@@ -33,6 +33,12 @@ extension StreamFormat {
         if framesPerPacket != 1 {
             problems.append("framesPerPacket \(framesPerPacket) must be 1 for linear PCM")
         }
+        let fractionBits = sampleFractionBits
+        if fractionBits > 0 && isFloat {
+            problems.append("float samples have no fraction bits (\(fractionBits) given)")
+        } else if fractionBits > 0 && fractionBits >= Int(bitsPerChannel) {
+            problems.append("\(fractionBits) fraction bits leave no integer bits in \(bitsPerChannel)-bit samples")
+        }
         if isFloat && isSignedInteger {
             problems.append("isFloat and isSignedInteger are both set")
         }

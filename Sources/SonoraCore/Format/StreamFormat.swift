@@ -44,6 +44,16 @@ extension StreamFormat {
     @inlinable public var isPacked: Bool { formatFlags.contains(.isPacked) }
     @inlinable public var isInterleaved: Bool { !formatFlags.contains(.isNonInterleaved) }
 
+    /// Fraction bits of fixed-point integer samples (24 for 8.24), from the flags'
+    /// `sampleFractionMask` field; 0 for plain integers and floats.
+    public var sampleFractionBits: Int {
+        get { Int((formatFlags.rawValue & AudioFormatFlags.sampleFractionMask.rawValue) >> AudioFormatFlags.sampleFractionShift) }
+        set {
+            formatFlags.remove(.sampleFractionMask)
+            formatFlags.insert(.sampleFractionBits(newValue))
+        }
+    }
+
     /// Buffers a buffer list of this format holds: one per channel when non-interleaved.
     @inlinable public var bufferCount: Int { isInterleaved ? 1 : Int(channelsPerFrame) }
 
@@ -76,13 +86,16 @@ public enum PCMSample: Hashable, Sendable, CaseIterable {
     case int32
     case float32
     case float64
+    /// 8.24 fixed point: a signed 32-bit integer with 24 fraction bits, so 1.0 is
+    /// 0x0100_0000 and the range is ±128 (the iPhone audio units' canonical sample).
+    case fixed8_24
 
     var bits: UInt32 {
         switch self {
         case .uint8: 8
         case .int16: 16
         case .int24, .int24In32: 24
-        case .int32, .float32: 32
+        case .int32, .float32, .fixed8_24: 32
         case .float64: 64
         }
     }
@@ -92,7 +105,7 @@ public enum PCMSample: Hashable, Sendable, CaseIterable {
         case .uint8: 1
         case .int16: 2
         case .int24: 3
-        case .int24In32, .int32, .float32: 4
+        case .int24In32, .int32, .float32, .fixed8_24: 4
         case .float64: 8
         }
     }
@@ -103,6 +116,7 @@ public enum PCMSample: Hashable, Sendable, CaseIterable {
         case .int16, .int24, .int32: [.isSignedInteger, .isPacked]
         case .int24In32: [.isSignedInteger]
         case .float32, .float64: [.isFloat, .isPacked]
+        case .fixed8_24: [.isSignedInteger, .isPacked, .sampleFractionBits(24)]
         }
     }
 }
@@ -132,6 +146,12 @@ extension StreamFormat {
             channelsPerFrame: channelCount, bitsPerChannel: sample.bits)
     }
 
+    /// The iPhone's canonical audio-unit format (`kAudioFormatFlagsAudioUnitCanonical` there):
+    /// native-endian signed 8.24 fixed point, one 4-byte buffer per channel.
+    public static func audioUnitCanonical8_24(sampleRate: Double, channels: Int) -> StreamFormat {
+        .linearPCM(sampleRate: sampleRate, channels: channels, sample: .fixed8_24, interleaved: false)
+    }
+
     /// Apple IMA4 ADPCM: packets of 64 frames, 34 bytes per channel.
     public static func appleIMA4(sampleRate: Double, channels: Int) -> StreamFormat {
         let channelCount = UInt32(clamping: max(channels, 0))
@@ -155,7 +175,7 @@ extension StreamFormat {
         guard isLinearPCM else { return nil }
         return PCMSample.allCases.first { sample in
             sample.bits == bitsPerChannel && UInt32(bytesPerSample) == sample.containerBytes
-                && sample.flags == formatFlags.intersection([.isFloat, .isSignedInteger, .isPacked])
+                && sample.flags == formatFlags.intersection([.isFloat, .isSignedInteger, .isPacked, .sampleFractionMask])
                 && !formatFlags.contains(.isAlignedHigh)
         }
     }

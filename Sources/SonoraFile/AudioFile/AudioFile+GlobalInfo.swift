@@ -12,30 +12,28 @@ extension AudioFile {
     }
 
     /// The data formats `type` can hold (kAudioFileGlobalInfo_AvailableStreamDescriptionsForFormat),
-    /// as checked with libsndfile for stereo at 48 kHz.
+    /// for stereo at 48 kHz: exactly those `create` writes as they are (read back, the file's
+    /// data format is the one listed); `create` refuses the others with 'fmt?'.
     public static func writableFormats(for type: AudioFileType) -> [StreamFormat] {
         let rate = 48000.0
-        var candidates: [StreamFormat] = PCMSample.allCases.filter { $0 != .int24In32 }.flatMap { sample in
-            [false, true].map { StreamFormat.linearPCM(sampleRate: rate, channels: 2, sample: sample, bigEndian: $0) }
+        let pcm = PCMSample.allCases.filter { $0 != .int24In32 && $0 != .fixed8_24 }
+        var candidates: [StreamFormat] = pcm.flatMap { sample in
+            // One-byte samples have no byte order.
+            (sample == .uint8 ? [false] : [false, true]).map {
+                StreamFormat.linearPCM(sampleRate: rate, channels: 2, sample: sample, bigEndian: $0)
+            }
         }
+        var signed8 = StreamFormat.linearPCM(sampleRate: rate, channels: 2, sample: .uint8)
+        signed8.formatFlags.insert(.isSignedInteger)
+        candidates.append(signed8)
         candidates += [AudioFormatID.flac, .vorbis, .opus, .appleLossless, .uLaw, .aLaw].map {
             StreamFormat.compressed($0, sampleRate: rate, channels: 2)
         }
-        var seen: Set<StreamFormat> = []
         // IMA4 in CAF and AIFC is Sonora's own writer, not libsndfile's.
         let ima4: [StreamFormat] = type == .caf || type == .aifc ? [.appleIMA4(sampleRate: rate, channels: 2)] : []
         return ima4 + candidates.filter { format in
-            guard let word = SndfileFormat.word(for: format, in: type) else { return false }
-            // Keep the byte order the container really writes.
-            var actual = format
-            if format.isLinearPCM && format.pcmSample != .uint8 {
-                let endian = word & SndfileFormat.endianMask
-                if endian == Int32(SF_ENDIAN_BIG) { actual.formatFlags.insert(.isBigEndian) }
-                if endian == Int32(SF_ENDIAN_LITTLE) { actual.formatFlags.remove(.isBigEndian) }
-                if endian == 0 && (type == .aiff || type == .aifc) { actual.formatFlags.insert(.isBigEndian) }
-                if endian == 0 && (type == .wave || type == .rf64) { actual.formatFlags.remove(.isBigEndian) }
-            }
-            return seen.insert(actual).inserted && actual == format
+            // A FLAC file takes linear PCM only to encode it: what it holds is FLAC.
+            !(type == .flac && format.isLinearPCM) && SndfileFormat.word(for: format, in: type) != nil
         }
     }
 }

@@ -1,9 +1,6 @@
 import CSndfile
 import SonoraCore
 
-/// Where a packet lies in a buffer of packets (AudioStreamPacketDescription).
-public typealias AudioStreamPacketDescription = AudioFileStream.PacketDescription
-
 extension AudioFile {
     /// Bytes of one packet for constant-size formats (PCM: a frame; IMA4: 34 × channels); nil when it varies.
     public var maximumPacketSize: Int? {

@@ -84,6 +84,22 @@ enum SndfileFormat {
             info.format = word
             guard sf_format_check(&info) != 0 else { return nil }
         }
+        // What libsndfile will write must read back as the format asked for: a type that cannot
+        // hold `format` refuses it ('fmt?' from create) instead of writing something else.
+        // The one exception: a FLAC file encodes the linear PCM it is given (its depth), which
+        // recordings and renders to .flac rely on; `writableFormats` does not list it.
+        if !(type == .flac && format.isLinearPCM) {
+            var written = streamFormat(info)
+            written.sampleRate = format.sampleRate
+            guard comparable(written) == comparable(format) else { return nil }
+        }
         return word
+    }
+
+    /// Byte order means nothing for one-byte samples: 8-bit formats compare without it.
+    private static func comparable(_ format: StreamFormat) -> StreamFormat {
+        var format = format
+        if format.isLinearPCM && format.bitsPerChannel == 8 { format.formatFlags.remove(.isBigEndian) }
+        return format
     }
 }

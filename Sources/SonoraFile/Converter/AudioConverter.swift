@@ -19,6 +19,10 @@ public final class AudioConverter {
     private var imaStates: [IMAADPCMChannel]
     /// Destination-rate frames waiting to fill an IMA4 packet.
     private var pendingPacket: [[Float]]
+    /// Destination bytes `fill` made beyond the frames asked for, handed out by the next `fill`.
+    private var heldBack: [UInt8] = []
+    /// Whether `fill`'s input has said it has no more.
+    private var inputEnded = false
 
     public init(
         from source: StreamFormat, to destination: StreamFormat, channelMap: [Int]? = nil,
@@ -62,31 +66,88 @@ public final class AudioConverter {
         return try encode(tail, final: true)
     }
 
-    /// The pull form (AudioConverterFillComplexBuffer): produces `frameCount`
-    /// destination frames (fewer only at the end), asking `input` for source
-    /// bytes whenever it needs more; `input` returns an empty array at the end.
+    /// The pull form (AudioConverterFillComplexBuffer): produces at most `frameCount`
+    /// destination frames (fewer only at the end), asking `input` for source bytes
+    /// whenever it needs more; `input` returns an empty array at the end, after which
+    /// `input` is not called again until `reset()`. What a conversion makes beyond
+    /// `frameCount` is kept and handed out first by the next `fill` (`reset()` drops it).
+    /// IMA4 comes in whole packets: `frameCount` is rounded down to a multiple of 64 and
+    /// must be at least 64 ('otsz' otherwise).
     public func fill(frameCount: Int, input: () throws -> [UInt8]) throws -> [UInt8] {
-        let frameBytes = destination.formatID == .appleIMA4
-            ? Int(destination.bytesPerPacket) / 64 : Int(destination.bytesPerFrame) * (destination.isInterleaved ? 1 : Int(destination.channelsPerFrame))
-        var output: [UInt8] = []
-        var ended = false
-        while output.count / max(frameBytes, 1) < frameCount && !ended {
+        let granule = destination.formatID == .appleIMA4 ? 64 : 1
+        guard frameCount >= 0, frameCount == 0 || frameCount >= granule else {
+            throw AudioError(.invalidOutputSize, "AudioConverter: fill(frameCount: \(frameCount)) asks for less than one \(granule)-frame IMA4 packet")
+        }
+        let wanted = frameCount / granule * granule
+        var output = heldBack
+        heldBack = []
+        while frames(in: output) < wanted && !inputEnded {
             let bytes = try input()
             if bytes.isEmpty {
-                output += try flush()
-                ended = true
+                output = joined(output, try flush())
+                inputEnded = true
             } else {
-                output += try convert(bytes)
+                output = joined(output, try convert(bytes))
             }
         }
-        return output
+        let (head, tail) = split(output, atFrame: min(wanted, frames(in: output)))
+        heldBack = tail
+        return head
     }
 
-    /// Forgets the stream so far.
+    /// Forgets the stream so far, and any output `fill` held back.
     public func reset() {
+        heldBack = []
+        inputEnded = false
         resampler?.reset()
         imaStates = Array(repeating: IMAADPCMChannel(), count: imaStates.count)
         pendingPacket = Array(repeating: [], count: pendingPacket.count)
+    }
+
+    // MARK: Destination bytes by frame
+
+    /// Bytes of one destination buffer per frame (IMA4: per packet, see `framesPerUnit`).
+    private var unitBytes: Int {
+        destination.formatID == .appleIMA4 ? Int(destination.bytesPerPacket) : Int(destination.bytesPerFrame)
+    }
+
+    private var framesPerUnit: Int { destination.formatID == .appleIMA4 ? 64 : 1 }
+
+    /// Channel buffers in destination bytes: non-interleaved PCM holds one after another.
+    private var planes: Int { destination.isLinearPCM ? destination.bufferCount : 1 }
+
+    private func frames(in bytes: [UInt8]) -> Int {
+        bytes.count / max(unitBytes * planes, 1) * framesPerUnit
+    }
+
+    /// The first `frame` frames and the rest; `frame` is a multiple of `framesPerUnit`.
+    private func split(_ bytes: [UInt8], atFrame frame: Int) -> ([UInt8], [UInt8]) {
+        let plane = bytes.count / planes
+        let cut = frame / framesPerUnit * unitBytes
+        var head: [UInt8] = []
+        var tail: [UInt8] = []
+        head.reserveCapacity(cut * planes)
+        tail.reserveCapacity(bytes.count - cut * planes)
+        for index in 0..<planes {
+            head += bytes[(index * plane)..<(index * plane + cut)]
+            tail += bytes[(index * plane + cut)..<((index + 1) * plane)]
+        }
+        return (head, tail)
+    }
+
+    /// `first` then `second`, buffer by buffer.
+    private func joined(_ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        if planes == 1 || first.isEmpty { return first + second }
+        if second.isEmpty { return first }
+        let a = first.count / planes
+        let b = second.count / planes
+        var result: [UInt8] = []
+        result.reserveCapacity(first.count + second.count)
+        for index in 0..<planes {
+            result += first[(index * a)..<((index + 1) * a)]
+            result += second[(index * b)..<((index + 1) * b)]
+        }
+        return result
     }
 
     // MARK: Steps

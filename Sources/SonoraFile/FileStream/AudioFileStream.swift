@@ -19,12 +19,9 @@ public final class AudioFileStream {
         case readyToProducePackets
     }
 
-    /// Where a packet lies in the bytes handed to the packets handler (AudioStreamPacketDescription).
-    public struct PacketDescription: Equatable, Sendable {
-        public var startOffset: Int
-        public var variableFramesInPacket: Int
-        public var dataByteSize: Int
-    }
+    /// Where a packet lies in the bytes handed to the packets handler: SonoraCore's
+    /// `AudioStreamPacketDescription` (this name kept for callers that used it).
+    public typealias PacketDescription = AudioStreamPacketDescription
 
     public typealias PropertyListener = (Property) -> Void
     /// Receives whole packets; descriptions are nil for constant-size packets.
