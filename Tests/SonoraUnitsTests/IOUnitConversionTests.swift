@@ -130,7 +130,7 @@ struct IOUnitConversionTests {
 
     @Test("no heap calls on the I/O thread while converting both ways", .enabled(if: AllocationCounter.isAvailable))
     func noAllocationWhileConverting() throws {
-        let (capture, _, io, allocations) = try Self.loop(client: (22050, 1, 1), amplitudes: [0.5], deviceChannels: 2, cycles: 200)
+        let (capture, _, io, allocations) = try Self.loop(client: (22050, 1, 1), amplitudes: [0.5], deviceChannels: 2, cycles: 1000)
         #expect(capture[0].count > 0)
         #expect(allocations == 0)
         io.uninitialize()

@@ -176,19 +176,26 @@ private func dropFront(_ count: Int, of fifo: AudioBufferList, holding held: ino
     held = max(0, remaining)
 }
 
-/// Runs silence through a new resampler in the shapes it will see (libsoxr allocates its
-/// internal buffers on first use and grows them to the largest request), so the I/O thread
-/// never makes it allocate. The silence stays in the filter: the stream then starts with
-/// no start-up gap, as if it had begun a little earlier.
+/// Runs silence through a new resampler, in pieces larger than it will ever be given
+/// (libsoxr allocates its internal buffers on first use and grows them to the largest
+/// backlog it has held), so the I/O thread never makes it allocate. The silence stays in
+/// the filter: the stream then starts with no start-up gap, as if it had begun earlier.
 private func warmUp(_ resampler: Resampler, slices: AudioBufferList, into room: AudioBufferList) {
-    slices.clear()
-    for _ in 0..<8 {
+    let large = 8 * max(slices.frameCount, room.frameCount)
+    guard let input = try? OwnedAudioBufferList(channelCount: slices.channelCount, frameCapacity: large),
+        let output = try? OwnedAudioBufferList(channelCount: room.channelCount, frameCapacity: 4 * large)
+    else { return }
+    for pieces in [1, 8, 1, 64] {
+        let piece = max(1, large / pieces)
         var offset = 0
-        while offset < slices.frameCount {
-            let (consumed, _) = resampler.process(slices.frames(from: offset, count: slices.frameCount - offset), into: room)
+        while offset < large {
+            let (consumed, _) = resampler.process(input.list.frames(from: offset, count: min(piece, large - offset)), into: output.list)
             if consumed == 0 { break }
             offset += consumed
         }
+        // And with little room out, so the input backs up inside the filter.
+        _ = resampler.process(input.list, into: output.list(frameCount: 1))
+        while resampler.process(input.list(frameCount: 0), into: output.list).produced > 0 {}
     }
     room.clear()
 }
