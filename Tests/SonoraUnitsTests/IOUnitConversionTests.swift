@@ -128,6 +128,32 @@ struct IOUnitConversionTests {
         io.uninitialize()
     }
 
+    @Test("a graph headed by the converting I/O unit renders in client-rate slices (graph.start drives it)")
+    func graphDriven() throws {
+        let device = try OutputTap(
+            configuration: AudioDeviceConfiguration(sampleRate: 48000, periodFrames: 256, inputChannels: 2, outputChannels: 2, realtimePriority: nil),
+            inProcessLatency: 512, capacity: 400 * 256)
+        let graph = AudioGraph()
+        let io = IOUnit()
+        try io.setDevice(device)
+        try io.setIOEnabled(true, scope: .input, element: 1)
+        try io.setStreamFormat(.canonical(sampleRate: 22050, channels: 1), scope: .input, element: 0)
+        try io.setStreamFormat(.canonical(sampleRate: 22050, channels: 1), scope: .output, element: 1)
+        let node = graph.addNode(io)
+        try graph.setRenderCallback(SineSource(frequency: Self.tone, sampleRate: 22050, amplitudes: [0.5]), node: node, input: 0)
+        let recorder = ClientRecorder(unit: io, channels: 1, capacity: 22050 * 3)
+        try io.setInputCallback(recorder)
+        try graph.initialize()
+        try graph.start()
+        try device.run(cycles: 400)
+        graph.stop()
+        #expect(device.statistics.renderErrors == 0)
+        Self.expectTone(device.played[0], rate: 48000, amplitude: 0.5, "graph-driven device left")
+        Self.expectTone(device.played[1], rate: 48000, amplitude: 0.5, "graph-driven device right")
+        Self.expectTone(recorder.captured[0], rate: 22050, amplitude: 0.5, "graph-driven capture")
+        graph.uninitialize()
+    }
+
     @Test("no heap calls on the I/O thread while converting both ways", .enabled(if: AllocationCounter.isAvailable))
     func noAllocationWhileConverting() throws {
         let (capture, _, io, allocations) = try Self.loop(client: (22050, 1, 1), amplitudes: [0.5], deviceChannels: 2, cycles: 1000)

@@ -395,11 +395,11 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             status = playbackConverter._withUnsafeGuaranteedRef {
                 $0.play(into: cycle.pointee.output, frames: cycle.pointee.frameCount) { slice, sampleTime in
                     stamp.sampleTime = sampleTime
-                    return renderElement0(into: slice, timeStamp: stamp)
+                    return renderElement0(into: slice, frameCount: slice.frameCount, timeStamp: stamp)
                 }
             }
         } else {
-            status = renderElement0(into: cycle.pointee.output.frames(from: 0, count: cycle.pointee.frameCount), timeStamp: stamp)
+            status = renderElement0(into: cycle.pointee.output, frameCount: cycle.pointee.frameCount, timeStamp: stamp)
         }
         applyFade(cycle.pointee.output, frames: cycle.pointee.frameCount)
         return status
@@ -407,19 +407,19 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     /// One render of element 0 (through the driving graph when there is one); the capture
     /// FIFO, when capture converts, then drops the frames this render took.
-    private func renderElement0(into list: AudioBufferList, timeStamp: AudioTimeStamp) -> AudioError.Code {
+    private func renderElement0(into list: AudioBufferList, frameCount: Int, timeStamp: AudioTimeStamp) -> AudioError.Code {
         var flags = RenderActionFlags()
         let status: AudioError.Code
         if let driver {
             status = driver._withUnsafeGuaranteedRef {
-                $0.render(flags: &flags, timeStamp: timeStamp, frameCount: list.frameCount, into: list)
+                $0.render(flags: &flags, timeStamp: timeStamp, frameCount: frameCount, into: list)
             }
         } else {
-            status = render(flags: &flags, timeStamp: timeStamp, bus: Self.outputElement, frameCount: list.frameCount, into: list)
+            status = render(flags: &flags, timeStamp: timeStamp, bus: Self.outputElement, frameCount: frameCount, into: list)
         }
         if inputEnabled, let captureConverter, let cycle = currentCycle {
             _ = convertCapture(cycle)
-            captureConverter._withUnsafeGuaranteedRef { $0.consume(list.frameCount) }
+            captureConverter._withUnsafeGuaranteedRef { $0.consume(frameCount) }
         }
         return status
     }
