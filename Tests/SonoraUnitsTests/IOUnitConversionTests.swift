@@ -20,7 +20,7 @@ struct IOUnitConversionTests {
     /// returns what capture delivered (client format) and what the device played.
     static func loop(
         client: (rate: Double, playChannels: Int, captureChannels: Int), amplitudes: [Float],
-        deviceChannels: Int, cycles: Int = 400
+        deviceChannels: Int, cycles: Int = 400, frequency: Double = tone
     ) throws -> (capture: [[Float]], played: [[Float]], io: IOUnit, allocations: Int) {
         let period = 256
         let device = try OutputTap(
@@ -33,7 +33,7 @@ struct IOUnitConversionTests {
         try io.setIOEnabled(true, scope: .input, element: 1)
         try io.setStreamFormat(.canonical(sampleRate: client.rate, channels: client.playChannels), scope: .input, element: 0)
         try io.setStreamFormat(.canonical(sampleRate: client.rate, channels: client.captureChannels), scope: .output, element: 1)
-        let source = SineSource(frequency: tone, sampleRate: client.rate, amplitudes: amplitudes)
+        let source = SineSource(frequency: frequency, sampleRate: client.rate, amplitudes: amplitudes)
         try io.setRenderCallback(source, input: 0)
         let recorder = ClientRecorder(unit: io, channels: client.captureChannels, capacity: Int(Double(cycles * period) * client.rate / 48000) + 4096)
         try io.setInputCallback(recorder)
@@ -52,7 +52,7 @@ struct IOUnitConversionTests {
         Array(samples.suffix(Int(seconds * rate)))
     }
 
-    static func expectTone(_ samples: [Float], rate: Double, amplitude expected: Double, _ what: String) {
+    static func expectTone(_ samples: [Float], rate: Double, amplitude expected: Double, _ what: String, tone: Double = tone) {
         let window = tail(samples, seconds: 1, rate: rate)
         let frequency = SignalMeasurement.frequency(of: window, sampleRate: rate)
         let amplitude = SignalMeasurement.amplitude(of: window, frequency: tone, sampleRate: rate)
@@ -76,6 +76,14 @@ struct IOUnitConversionTests {
         let onset = Double(capture[0].firstIndex { abs($0) > 0.25 } ?? 0) / 22050
         print("IOUnit conversion: onset \(onset * 1000) ms, reported latency \(io.latency * 1000) ms")
         #expect(abs(onset - io.latency) < 256.0 / 48000, "onset \(onset) s, latency \(io.latency) s")
+        io.uninitialize()
+    }
+
+    @Test("the passband: tones up to 7 kHz from a 22,050 Hz client come back within 0.5 dB both ways", arguments: [100.0, 3000, 6000, 7000])
+    func passband(frequency: Double) throws {
+        let (capture, played, io, _) = try Self.loop(client: (22050, 1, 1), amplitudes: [0.5], deviceChannels: 2, frequency: frequency)
+        Self.expectTone(played[0], rate: 48000, amplitude: 0.5, "device at \(frequency) Hz", tone: frequency)
+        Self.expectTone(capture[0], rate: 22050, amplitude: 0.5, "client capture at \(frequency) Hz", tone: frequency)
         io.uninitialize()
     }
 

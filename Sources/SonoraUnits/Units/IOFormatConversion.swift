@@ -11,9 +11,9 @@ import SonoraDSP
 /// calls) before the device starts; `play` runs on the I/O thread without allocating,
 /// locking or reference counting (the buffers are held as raw views).
 final class IOPlaybackConversion: @unchecked Sendable {
-    /// libsoxr's recipe for both directions: Low (16-bit, flat to about 68 % of the lower
-    /// Nyquist — 7.4 kHz for a 22,050 Hz client) — adds about 1.5 ms each way, where Medium
-    /// and High add about 20 ms in streaming use (measured by the conversion tests).
+    /// libsoxr's recipe for both directions: Low (16-bit; a 22,050 Hz client's tones to 7 kHz
+    /// come back within 0.5 dB through both directions) adds about 1.5 ms each way, where
+    /// Medium and High add about 20 ms in this streaming use (measured by the conversion tests).
     static let quality = Resampler.Quality.low
     let sliceFrames: Int
     /// Device frames the conversion adds: the filter's delay plus the FIFO's mean fill (half a slice).
