@@ -55,16 +55,18 @@ struct IOUnitTests {
         graph.uninitialize()
     }
 
-    @Test("a device at another rate than the client format is refused with both rates named")
+    @Test("a client rate the unit cannot convert to the device's is refused with both rates named")
     func rateMismatch() throws {
+        // (Other rates are converted, as RemoteIO does: IOUnitConversionTests.)
         let device = try TimerDevice(configuration: AudioDeviceConfiguration(sampleRate: 44100, inputChannels: 0), mode: .offline)
         let io = IOUnit()
         try io.setDevice(device)
+        try io.setStreamFormat(.canonical(sampleRate: 100, channels: 2), scope: .input, element: 0)
         #expect {
             try io.initialize()
         } throws: { error in
             let message = (error as? AudioError)?.message ?? ""
-            return message.contains("48000") && message.contains("44100")
+            return message.contains("100.0 Hz") && message.contains("44100")
         }
     }
 }

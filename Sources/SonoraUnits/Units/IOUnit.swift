@@ -1,5 +1,6 @@
 import Logging
 import SonoraCore
+import SonoraDSP
 import SonoraHAL
 import Synchronization
 
@@ -12,8 +13,15 @@ import Synchronization
 /// capture delivers); the device's side is the output scope of element 0 and the input
 /// scope of element 1 (read-only). The input callback (SetInputCallback) is called once
 /// per cycle when captured input is ready; it (or any unit connected to bus 1) gets the
-/// samples with `render(… bus: 1 …)`. Formats are canonical float at the device rate;
-/// the client and device channel counts may differ (extra channels are silent).
+/// samples with `render(… bus: 1 …)`. Formats are canonical float.
+///
+/// As RemoteIO does, the unit converts between each client format and the device (rate by
+/// libsoxr, channels by `ChannelMap`'s default: a mono client plays on every device channel,
+/// a mono device feeds every client channel, many channels into one are averaged). When a
+/// side converts, the graph renders element 0 in client-rate slices of about one period's
+/// duration and each device cycle is taken from a small FIFO; the input callback is told
+/// the converted frames available (a count that varies from cycle to cycle, as on iOS). The
+/// latency this adds is in `latency`. Only enabled elements need a client format.
 ///
 /// The device: `setDevice(_:)` with an open `AudioDevice`, or CurrentDevice as a name
 /// (`null`, `offline`, `inprocess:FRAMES` or an ALSA PCM) opened at `initialize()` with
@@ -52,6 +60,17 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     @exclusivity(unchecked) private var fadeStep: Float = 0
     /// The cycle being processed, read on the I/O thread by renders of bus 1.
     @exclusivity(unchecked) fileprivate var currentCycle: UnsafeMutablePointer<IOCycle>?
+    /// Conversions between the client formats and the device, made at `initialize()` when a
+    /// side's rate or channels differ (and again at each start, so a stream starts clean).
+    private var playbackConversion: IOPlaybackConversion?
+    private var captureConversion: IOCaptureConversion?
+    @exclusivity(unchecked) private var playbackConverter: Unmanaged<IOPlaybackConversion>?
+    @exclusivity(unchecked) private var captureConverter: Unmanaged<IOCaptureConversion>?
+    /// Whether this cycle's capture has been converted onto the capture FIFO yet.
+    @exclusivity(unchecked) private var captureConverted = false
+    /// While the input callback runs, bus 1 renders what this cycle converted (what the
+    /// callback was told); otherwise the FIFO's head, which element 0's renders consume.
+    @exclusivity(unchecked) private var inInputCallback = false
 
     public convenience init() {
         self.init(description: Self.componentDescription, name: "RemoteIO")
@@ -182,27 +201,70 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             throw AudioError(.failedInitialization, "\(name): input is enabled but device '\(deviceName)' has no capture")
         }
         let rate = Double(format.sampleRate)
-        for (scope, element) in [(AudioUnitScope.input, 0), (.output, 1)] {
-            let client = scope == .input ? inputs[element].format : outputs[element].format
-            guard client.sampleRate == rate else {
-                throw AudioError(.formatNotSupported, "\(name): client format runs at \(client.sampleRate) Hz but the device runs at \(format.sampleRate) Hz; put a converter unit before the I/O unit")
-            }
-        }
         outputs[0].format = .canonical(sampleRate: rate, channels: max(1, format.outputChannels))
         inputs[1].format = .canonical(sampleRate: rate, channels: max(1, format.inputChannels))
         if maximumFramesPerSlice < format.periodFrames { maximumFramesPerSlice = format.periodFrames }
-        try super.validateFormats()
+        try makeConversions()
+        if let playbackConversion, maximumFramesPerSlice < playbackConversion.sliceFrames {
+            maximumFramesPerSlice = playbackConversion.sliceFrames
+        }
+        if let captureConversion, maximumFramesPerSlice < captureConversion.maximumCycleFrames {
+            maximumFramesPerSlice = captureConversion.maximumCycleFrames
+        }
+        // Not the base check that every element runs at one rate: the client and device
+        // sides may differ here; the conversions bridge them.
+    }
+
+    /// Makes the conversions an enabled side needs (its client rate or channels differ from
+    /// the device's); a disabled side needs no client format at all.
+    private func makeConversions() throws(AudioError) {
+        playbackConversion = nil
+        captureConversion = nil
+        guard let format = device?.format else { return }
+        let rate = Double(format.sampleRate)
+        if outputEnabled {
+            let client = inputs[Self.outputElement].format
+            if client.sampleRate != rate || Int(client.channelsPerFrame) != format.outputChannels {
+                do {
+                    playbackConversion = try IOPlaybackConversion(
+                        clientRate: client.sampleRate, deviceRate: rate, clientChannels: Int(client.channelsPerFrame),
+                        deviceChannels: format.outputChannels, periodFrames: format.periodFrames)
+                } catch {
+                    throw AudioError(.formatNotSupported, "\(name): cannot play a \(client.sampleRate) Hz, \(client.channelsPerFrame)-channel client on the device's \(format.sampleRate) Hz, \(format.outputChannels) channels: \(error.message)")
+                }
+            }
+        }
+        if inputEnabled {
+            let client = outputs[Self.inputElement].format
+            if client.sampleRate != rate || Int(client.channelsPerFrame) != format.inputChannels {
+                do {
+                    captureConversion = try IOCaptureConversion(
+                        deviceRate: rate, clientRate: client.sampleRate, deviceChannels: format.inputChannels,
+                        clientChannels: Int(client.channelsPerFrame), periodFrames: format.periodFrames)
+                } catch {
+                    throw AudioError(.formatNotSupported, "\(name): cannot capture the device's \(format.sampleRate) Hz, \(format.inputChannels) channels into a \(client.sampleRate) Hz, \(client.channelsPerFrame)-channel client: \(error.message)")
+                }
+            }
+        }
+        playbackConverter = playbackConversion.map { Unmanaged.passUnretained($0) }
+        captureConverter = captureConversion.map { Unmanaged.passUnretained($0) }
     }
 
     open override func deallocateRenderResources() {
         stop()
+        playbackConverter = nil
+        captureConverter = nil
+        playbackConversion = nil
+        captureConversion = nil
         if deviceIsOwned { device = nil }
     }
 
-    /// Latency on the device: the playback buffer (the round trip Sonora adds).
+    /// Latency on the device: the playback buffer (the round trip Sonora adds), plus what
+    /// rate conversion adds (the filters' delay and the playback FIFO's slice).
     open override var latency: Double {
         guard let format = device?.format else { return 0 }
-        return Double(format.roundTripFrames) / Double(format.sampleRate)
+        let converted = (playbackConversion?.latencyFrames ?? 0) + (captureConversion?.latencyFrames ?? 0)
+        return (Double(format.roundTripFrames) + converted) / Double(format.sampleRate)
     }
 
     /// Starts the device's I/O thread (AudioOutputUnitStart). `graph`, when given, is
@@ -210,6 +272,8 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     public func start(driving graph: AudioGraph? = nil) throws(AudioError) {
         guard isInitialized, let device else { throw AudioError(.uninitialized, "\(name): initialize before starting") }
         guard !device.isRunning else { return }
+        // A fresh conversion per start: nothing of the last run is left in the FIFOs or filters.
+        if playbackConversion != nil || captureConversion != nil { try makeConversions() }
         driver = graph.map { Unmanaged.passUnretained($0) }
         try device.start(IOProcedure(cycleTarget))
     }
@@ -233,8 +297,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     open override func process(_ context: RenderContext) -> AudioError.Code {
         if context.bus == Self.inputElement {
-            guard let cycle = currentCycle, inputEnabled else { context.output.clear(); return .noError }
-            let captured = cycle.pointee.input
+            guard let captured = capturedInput() else { context.output.clear(); return .noError }
             let offset = context.frameOffset
             for channel in 0..<context.output.channelCount {
                 if channel < captured.channelCount && offset + context.frameCount <= captured.frameCount {
@@ -247,6 +310,12 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         }
         let (pulled, status) = context.pullInput(0, frameCount: context.frameCount, sampleTime: context.timeStamp.sampleTime)
         guard status == .noError else { return status }
+        if let playbackConverter {
+            // Converting: the client's channels map onto the device's here (then the rate).
+            let sources = playbackConverter._withUnsafeGuaranteedRef { $0.channelSources }
+            ChannelMap.apply(sources, from: pulled, to: context.output, frames: context.frameCount)
+            return .noError
+        }
         for channel in 0..<context.output.channelCount {
             if channel < pulled.channelCount {
                 context.output.samples(channel).update(from: pulled.samples(channel), count: context.frameCount)
@@ -260,6 +329,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     /// One device cycle (on the I/O thread): the cycle is what bus 1 renders while it lasts.
     fileprivate final func runCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
         currentCycle = cycle
+        captureConverted = false
         defer { currentCycle = nil }
         return processCycle(cycle)
     }
@@ -275,30 +345,82 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     }
 
     /// Calls the input callback (when capture is enabled and one is set) for this cycle's capture.
+    /// With capture conversion, the callback is told the converted frames available; when
+    /// nothing plays, those are then consumed (otherwise element 0's renders consume them).
     public final func callInputCallback(_ cycle: UnsafeMutablePointer<IOCycle>) -> AudioError.Code {
         guard inputEnabled, let inputCallback else { return .noError }
+        if let captureConverter {
+            _ = convertCapture(cycle)
+            let recent = captureConverter._withUnsafeGuaranteedRef { $0.recent }
+            let available = recent.frames(from: 0, count: min(recent.frameCount, maximumFramesPerSlice))
+            guard available.frameCount > 0 else { return .noError }
+            var request = RenderRequest(
+                flags: [], timeStamp: cycle.pointee.inputTime, bus: Self.inputElement,
+                frameCount: available.frameCount, buffers: available)
+            inInputCallback = true
+            let status = withUnsafeMutablePointer(to: &request) { inputCallback.call($0) }
+            inInputCallback = false
+            if !outputEnabled || cycle.pointee.output.channelCount == 0 {
+                captureConverter._withUnsafeGuaranteedRef { $0.consumeAll() }
+            }
+            return status
+        }
         var request = RenderRequest(
             flags: [], timeStamp: cycle.pointee.inputTime, bus: Self.inputElement,
             frameCount: cycle.pointee.frameCount, buffers: cycle.pointee.input)
         return withUnsafeMutablePointer(to: &request) { inputCallback.call($0) }
     }
 
+    /// This cycle's capture converted onto the capture FIFO (once per cycle, at first use,
+    /// so a subclass's processing of `cycle.input` before that is what gets converted).
+    private func convertCapture(_ cycle: UnsafeMutablePointer<IOCycle>) -> AudioBufferList {
+        guard let captureConverter else { return cycle.pointee.input }
+        return captureConverter._withUnsafeGuaranteedRef {
+            if !captureConverted {
+                captureConverted = true
+                $0.append(cycle.pointee.input, frames: cycle.pointee.frameCount)
+            }
+            return inInputCallback ? $0.recent : $0.available
+        }
+    }
+
     /// Renders element 0 (through the driving graph, so its updates apply at the cycle's
     /// start) into the device's output, fading out when asked; silence when playback is off.
     public final func renderOutput(_ cycle: UnsafeMutablePointer<IOCycle>) -> AudioError.Code {
         guard outputEnabled, cycle.pointee.output.channelCount > 0 else { return .noError }
-        var flags = RenderActionFlags()
         var stamp = cycle.pointee.outputTime
         stamp.sampleTime = cycle.pointee.inputTime.sampleTime
         let status: AudioError.Code
-        if let driver {
-            status = driver._withUnsafeGuaranteedRef {
-                $0.render(flags: &flags, timeStamp: stamp, frameCount: cycle.pointee.frameCount, into: cycle.pointee.output)
+        if let playbackConverter {
+            status = playbackConverter._withUnsafeGuaranteedRef {
+                $0.play(into: cycle.pointee.output, frames: cycle.pointee.frameCount) { slice, sampleTime in
+                    stamp.sampleTime = sampleTime
+                    return renderElement0(into: slice, frameCount: slice.frameCount, timeStamp: stamp)
+                }
             }
         } else {
-            status = render(flags: &flags, timeStamp: stamp, bus: Self.outputElement, frameCount: cycle.pointee.frameCount, into: cycle.pointee.output)
+            status = renderElement0(into: cycle.pointee.output, frameCount: cycle.pointee.frameCount, timeStamp: stamp)
         }
         applyFade(cycle.pointee.output, frames: cycle.pointee.frameCount)
+        return status
+    }
+
+    /// One render of element 0 (through the driving graph when there is one); the capture
+    /// FIFO, when capture converts, then drops the frames this render took.
+    private func renderElement0(into list: AudioBufferList, frameCount: Int, timeStamp: AudioTimeStamp) -> AudioError.Code {
+        var flags = RenderActionFlags()
+        let status: AudioError.Code
+        if let driver {
+            status = driver._withUnsafeGuaranteedRef {
+                $0.render(flags: &flags, timeStamp: timeStamp, frameCount: frameCount, into: list)
+            }
+        } else {
+            status = render(flags: &flags, timeStamp: timeStamp, bus: Self.outputElement, frameCount: frameCount, into: list)
+        }
+        if inputEnabled, let captureConverter, let cycle = currentCycle {
+            _ = convertCapture(cycle)
+            captureConverter._withUnsafeGuaranteedRef { $0.consume(frameCount) }
+        }
         return status
     }
 
@@ -322,7 +444,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     /// The captured samples of the cycle in progress (I/O thread only).
     func capturedInput() -> AudioBufferList? {
         guard inputEnabled, let cycle = currentCycle else { return nil }
-        return cycle.pointee.input
+        return convertCapture(cycle)
     }
 
     /// Bridges the device's I/O procedure to the unit without reference counting.
