@@ -142,7 +142,6 @@ public final class ControlServer: @unchecked Sendable {
 
     deinit {
         stop()
-        worker.stop()
         close(wake.read)
         close(wake.write)
         chunk.deallocate()
@@ -170,6 +169,8 @@ public final class ControlServer: @unchecked Sendable {
             signalWake()
             loopEnded.wait()
         }
+        // Requests already taken finish; then the worker's thread is joined.
+        worker.stop()
         close(listener)
         var info = stat()
         if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
