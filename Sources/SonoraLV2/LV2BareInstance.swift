@@ -3,7 +3,7 @@ import SonoraUnits
 import SonoraCore
 
 /// A second, independent instance of a unit's plugin — same features, same control values,
-/// activated — for code that drives `run()` itself: the bare-loop anchor of `sonora bench lv2`
+/// activated — for code that drives `run()` itself: the bare-loop anchor of `sonora-bench lv2`
 /// and tests that compare Sonora's host against a minimal one.
 public final class LV2BareInstance: @unchecked Sendable {
     let instance: LV2Instance
