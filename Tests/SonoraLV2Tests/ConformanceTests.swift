@@ -33,7 +33,8 @@ import Testing
         Case(uri: "http://drobilla.net/plugins/fomp/cs_chorus1"),
         Case(uri: "http://drobilla.net/plugins/fomp/cs_phaser1_lfo"),
         Case(uri: "http://drobilla.net/plugins/fomp/parametric1"),
-        Case(uri: "http://drobilla.net/plugins/fomp/triple_chorus"),
+        // Not triple_chorus: lv2apply's own output for it differs from run to run (3 distinct outputs
+        // in 12 runs of the same input, measured), so it reads state it never set; no exact reference.
         Case(uri: "http://plugin.org.uk/swh-plugins/amp", controls: ["gain": 3]),
         Case(uri: "http://plugin.org.uk/swh-plugins/lowpass_iir", controls: ["cutoff": 1000, "stages": 2]),
         // Not dcRemove: swh-lv2's activate() clears locals, not its state, so it runs on uninitialised memory.
