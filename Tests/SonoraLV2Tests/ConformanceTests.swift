@@ -33,8 +33,10 @@ import Testing
         Case(uri: "http://drobilla.net/plugins/fomp/cs_chorus1"),
         Case(uri: "http://drobilla.net/plugins/fomp/cs_phaser1_lfo"),
         Case(uri: "http://drobilla.net/plugins/fomp/parametric1"),
-        // Not triple_chorus: lv2apply's own output for it differs from run to run (3 distinct outputs
-        // in 12 runs of the same input, measured), so it reads state it never set; no exact reference.
+        // Not triple_chorus (for now): once, in a clean-clone `make test`, Sonora at block size 1
+        // differed from lv2apply by ∞ (a NaN or a length difference); it matched in every other run
+        // and lv2apply's audio is the same in every run (also with MALLOC_PERTURB_). Cause not found;
+        // see the session note of issue 15.
         Case(uri: "http://plugin.org.uk/swh-plugins/amp", controls: ["gain": 3]),
         Case(uri: "http://plugin.org.uk/swh-plugins/lowpass_iir", controls: ["cutoff": 1000, "stages": 2]),
         // Not dcRemove: swh-lv2's activate() clears locals, not its state, so it runs on uninitialised memory.
