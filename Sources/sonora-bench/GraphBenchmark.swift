@@ -120,7 +120,10 @@ struct GraphBenchmark {
         try mixer.setMaximumFramesPerSlice(frames)
         let mixerNode = graph.addNode(mixer)
         let sources = (0..<64).map { _ in Constant() }
+        // The loop meters every input and the output: the mixer must too (its metering is off by default, as Core Audio's).
+        try mixer.setProperty(.meteringMode, scope: .output, element: 0, to: .flag(true))
         for (input, source) in sources.enumerated() {
+            try mixer.setProperty(.meteringMode, scope: .input, element: input, to: .flag(true))
             try mixer.setParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: input, to: 0.5)
             try graph.setRenderCallback(source, node: mixerNode, input: input)
         }
