@@ -34,6 +34,11 @@ let package = Package(
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // FFmpeg: the AAC/MP3/ALAC/FLAC/Opus codecs (LAME and libopus encoders through it) and the MP4/Ogg containers.
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libmp3lame-dev", "libopus-dev"])]
+        ),
         // JACK's ring buffer, the anchor `sonora-bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
@@ -76,8 +81,9 @@ let package = Package(
             dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4) over libsndfile and libsoxr.
-        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr"]),
+        // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,
+        // FLAC, Opus through FFmpeg) over libsndfile, libsoxr and libavcodec/libavformat.
+        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr", "CFFmpeg"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(
