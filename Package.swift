@@ -45,10 +45,10 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // No pkgConfig: its -D flags are refused by SwiftPM; the shim defines the scalar type itself.
         .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
-        // The anchors of `sonora-bench files`: libsndfile and libsoxr called directly from C.
+        // The anchors of `sonora-bench files`: libsndfile, libsoxr and libavformat/libavcodec called directly from C.
         .target(
             name: "CFileBenchAnchor",
-            linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+            linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr"), .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]
         ),
         // The loopback ALSA plugin (ioplug, C). PIC must be defined or alsa-lib cannot load it.
         // Its unsafe flag is allowed: SwiftPM refuses unsafe flags only in the targets of a product
