@@ -17,6 +17,7 @@ final class CodecDecoder {
     private var packetIndex = 0
 
     init(format: StreamFormat, magicCookie: [UInt8]?) throws(AudioError) {
+        FFmpegLibrary.silenceLogging()
         guard let name = FFmpegCodecs.decoderName(for: format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "no decoder for format '\(format.formatID)' (Sonora decodes 'aac ', 'aach', '.mp3', 'alac', 'flac', 'opus')")
         }
@@ -46,6 +47,9 @@ final class CodecDecoder {
             throw AudioError(.memoryFull, "libavcodec could not allocate a \(name) decoder")
         }
         context.pointee.sample_rate = Int32(format.sampleRate)
+        // Every decoded frame out, the Opus pre-skip included: what to drop is the caller's
+        // (the packet table's priming), as with Core Audio's decoders.
+        context.pointee.flags2 |= Int32(AV_CODEC_FLAG2_SKIP_MANUAL)
         av_channel_layout_default(&context.pointee.ch_layout, Int32(channels))
         if !extradata.isEmpty {
             guard let memory = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {

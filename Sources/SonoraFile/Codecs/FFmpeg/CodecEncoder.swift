@@ -37,6 +37,7 @@ final class CodecEncoder {
     private var finished = false
 
     init(format: StreamFormat, bitRate: Int?, quality: Int?, complexity: Int?) throws(AudioError) {
+        FFmpegLibrary.silenceLogging()
         guard let name = FFmpegCodecs.encoderName(for: format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "no encoder for format '\(format.formatID)' (Sonora encodes 'aac ', '.mp3', 'alac', 'flac', 'opus')")
         }
