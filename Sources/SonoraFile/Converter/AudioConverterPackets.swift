@@ -26,14 +26,14 @@ public struct AudioConverterPackets: Hashable, Sendable {
     }
 
     /// Adds a packet after the others; `variableFrames` is 0 where the format fixes frames per packet.
-    mutating func append(_ bytes: [UInt8], variableFrames: Int) {
+    public mutating func append(_ bytes: [UInt8], variableFrames: Int = 0) {
         descriptions.append(AudioStreamPacketDescription(
             startOffset: Int64(data.count), variableFramesInPacket: UInt32(variableFrames), dataByteSize: UInt32(bytes.count)))
         data += bytes
     }
 
     /// Adds `other`'s packets after these.
-    mutating func append(contentsOf other: AudioConverterPackets) {
+    public mutating func append(contentsOf other: AudioConverterPackets) {
         for index in 0..<other.count {
             append(Array(other.packet(index)), variableFrames: Int(other.descriptions[index].variableFramesInPacket))
         }

@@ -165,6 +165,8 @@ final class CodecEncoder {
             if status == sonora_averror_eagain() || status == sonora_averror_eof() { return }
             guard status >= 0 else { throw AudioError.ffmpeg(status, .unspecified, "the \(name) encoder failed") }
             defer { av_packet_unref(packet) }
+            // FLAC's encoder ends with an empty packet carrying only the final STREAMINFO (side data).
+            guard packet.pointee.size > 0 else { continue }
             let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
             let duration = Int(packet.pointee.duration)
             let frames = fixedPacketFrames || duration <= 0 ? framesPerPacket : duration
