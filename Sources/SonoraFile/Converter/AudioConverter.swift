@@ -58,6 +58,8 @@ public final class AudioConverter {
             ? nil : try Resampler(from: source.sampleRate, to: destination.sampleRate, channels: outputs, quality: quality)
         imaStates = Array(repeating: IMAADPCMChannel(), count: outputs)
         pendingPacket = Array(repeating: [], count: outputs)
+        // As AudioConverterNew: a format the encoder cannot make fails here, not at the first packet.
+        if isEncoding { _ = try activeEncoder() }
     }
 
     /// Converts `bytes` of source data; returns destination bytes (possibly fewer
