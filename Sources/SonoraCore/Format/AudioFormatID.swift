@@ -29,6 +29,7 @@ public struct AudioFormatID: RawRepresentable, Hashable, Sendable, BitwiseCopyab
         case .appleIMA4: 64
         case .appleLossless: 4096
         case .mpeg4AAC: 1024
+        case .mpeg4AAC_HE: 2048
         case .mpegLayer3: 1152
         default: nil
         }
