@@ -40,7 +40,7 @@ public struct AudioConverterPackets: Hashable, Sendable {
     }
 
     /// The first `count` packets and the rest, each with descriptions counted from its own start.
-    func split(at count: Int) -> (AudioConverterPackets, AudioConverterPackets) {
+    public func split(at count: Int) -> (AudioConverterPackets, AudioConverterPackets) {
         var head = AudioConverterPackets()
         var tail = AudioConverterPackets()
         for index in 0..<self.count {
