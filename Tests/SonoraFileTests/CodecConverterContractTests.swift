@@ -138,6 +138,7 @@ struct CodecConverterContractTests {
         packets.append(Array(stream.packets.packet(0)))
         packets.append([UInt8](repeating: 0xFF, count: 300))
         #expect(Self.code { _ = try converter.convert(packets: packets) } == .invalidFileData)
+        #expect(Self.message { _ = try converter.convert(packets: packets) }.contains("packet"))
         let flac = StreamFormat.compressed(.flac, sampleRate: 44100, channels: 2)
         let lossless = try CodecRoundTripTests.encode(CodecRoundTripTests.signal(frames: 5000, rate: 44100, bits: 16), to: flac)
         let decoder = try AudioConverter(from: flac, to: Self.pcm)

@@ -24,6 +24,8 @@ struct CodecReferenceDecodingTests {
 
     static let cases: [Case] = [
         Case(name: "AAC-LC in M4A", formatID: .mpeg4AAC, file: "x.m4a", encode: ["-c:a", "aac", "-b:a", "128k"], rate: 44100, channels: 2, priming: 1024),
+        // ADTS: no cookie (each packet's header configures the decoder) and no priming known to ffmpeg.
+        Case(name: "AAC-LC in ADTS", formatID: .mpeg4AAC, file: "x.aac", encode: ["-c:a", "aac", "-b:a", "96k", "-f", "adts"], rate: 48000, channels: 2, priming: 0),
         Case(name: "MP3 (LAME)", formatID: .mpegLayer3, file: "x.mp3", encode: ["-c:a", "libmp3lame", "-b:a", "128k"], rate: 44100, channels: 2, priming: 1105),
         Case(name: "MP3 mono 22.05 kHz", formatID: .mpegLayer3, file: "x.mp3", encode: ["-c:a", "libmp3lame", "-b:a", "64k"], rate: 22050, channels: 1, priming: 1105),
         Case(name: "ALAC 16-bit in M4A", formatID: .appleLossless, file: "x.m4a", encode: ["-c:a", "alac", "-sample_fmt", "s16p"], rate: 44100, channels: 2, priming: 0),

@@ -146,6 +146,18 @@ struct CodecRoundTripTests {
         #expect(abs(output.count / 2 - 48000) <= 2, "\(output.count / 2) frames at 48 kHz for 1 s")
     }
 
+    /// Encoding from another rate resamples before the encoder (44.1 kHz PCM into 48 kHz Opus).
+    @Test func encodingResamplesToTheCodecsRate() throws {
+        let input = Self.signal(frames: 44100, rate: 44100)
+        let opus = StreamFormat.compressed(.opus, sampleRate: 48000, channels: 2)
+        let converter = try AudioConverter(from: .linearPCM(sampleRate: 44100, channels: 2, sample: .float32), to: opus)
+        var packets = try converter.convertToPackets(input.withUnsafeBytes { Array($0) })
+        packets.append(contentsOf: try converter.flushPackets())
+        let prime = converter.primeInfo
+        let output = try Self.decode(packets, from: opus, cookie: try converter.compressionMagicCookie, prime: prime)
+        #expect(abs(output.count / 2 - 48000) <= 2, "\(output.count / 2) frames at 48 kHz for 1 s")
+    }
+
     @Test func cookiesHaveCoreAudiosForms() throws {
         let input = Self.signal(frames: 4800, rate: 48000)
         let aac = try Self.encode(input, to: .compressed(.mpeg4AAC, sampleRate: 48000, channels: 2)).cookie
