@@ -191,7 +191,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "CFFmpeg", "SonoraTestSupport"], exclude: ["Corpus"]),
         .testTarget(
             name: "SonoraUnitsTests",
             dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
