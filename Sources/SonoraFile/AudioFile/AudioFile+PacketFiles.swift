@@ -47,7 +47,7 @@ extension AudioFile {
             if sndfileEncodes {
                 throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file takes \(format.formatID) as frames (encoded by libsndfile), not as packets with a magic cookie")
             }
-            throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
+            throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format.formatID) (\(format))")
         }
         if let fixed = format.formatID.framesPerPacket, format.formatID != .appleLossless, format.framesPerPacket != fixed,
            !(format.formatID == .mpegLayer3 && format.framesPerPacket == 576) {

@@ -166,6 +166,13 @@ enum DemuxedPacketReader {
             index.append(offset: offset, size: size, frames: frames, bytes: UnsafeRawBufferPointer(start: start, count: size))
         }
         guard index.packetCount > 0 else { throw AudioError(.invalidFileData, "\(path): a \(type) file with no audio packets") }
+        if nominal == 0, discard > 0, index.packetCount > 1, durationSum > 0 {
+            // Variable-frame formats: the demuxer has already shortened the last packet's
+            // duration by the end discard (Ogg's last granule); the packet decodes to both.
+            let last = index.packetCount - 1
+            index.setFrames(index.frames[last] + Int32(clamping: discard), at: last)
+            durationSum += discard
+        }
         // Valid frames: what the packets' (container-trimmed) durations cover, less priming
         // and the end discard the container announces.
         let valid = max(durationSum - priming - discard, 0)
