@@ -120,10 +120,20 @@ public final class AudioFile {
             try file.readContainerMarkers()
             return file
         }
-        let cafPackets = try CAFPacketReader.open(path)
+        // Compressed CAF: Sonora's own packet reader. Its complaints matter only when
+        // libsndfile cannot read the file either (libsndfile's ALAC files carry a pakt whose
+        // remainder can be off; they still read as frames).
+        var cafPackets: PacketIndex?
+        var cafProblem: AudioError?
+        do { cafPackets = try CAFPacketReader.open(path) } catch { cafProblem = error }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
             let reason = String(cString: sf_strerror(nil))
+            if let cafProblem { throw cafProblem }
+            let unrecognised = reason.contains("not recognised") || reason.contains("unknown format")
+            // A file libsndfile knows but finds broken keeps libsndfile's verdict; one it does not
+            // know may be a container libavformat demuxes (M4A, ADTS …) or compressed CAF.
+            guard unrecognised || cafPackets != nil else { throw AudioError(.invalidFileData, "\(path): \(reason)") }
             return try openPacketFile(path, mode: mode, cafPackets: cafPackets, typeHint: typeHint, sndfileReason: reason)
         }
         if (info.format & SndfileFormat.typeMask) == Int32(SF_FORMAT_CAF) && (info.format & SndfileFormat.endianMask) == 0 {
@@ -133,7 +143,7 @@ public final class AudioFile {
             }
         }
         let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
-        if let cafPackets {
+        if cafPackets != nil || cafProblem != nil {
             file.packetIndex = cafPackets
             file.packetIndexSearched = true
         }
