@@ -239,6 +239,35 @@ struct PacketFileTests {
         }
     }
 
+    /// A CAF being written reads, after `updateHeader()`, as the packets written so far
+    /// (a recording killed then keeps them); later packets replace the provisional table.
+    @Test func cafBeingWrittenIsValidSoFar() throws {
+        let scratch = try TemporaryFolder()
+        let input = try AudioFile.open(Self.fixtures.path("aac.m4a"))
+        let packets = try input.readPackets(from: 0, count: 1000)
+        let descriptions = packets.descriptions!
+        let half = descriptions.count / 2
+        let cut = Int(descriptions[half].startOffset)
+        let path = scratch.path("recording.caf")
+        let output = try AudioFile.create(path, type: .caf, format: input.dataFormat, magicCookie: input.magicCookie)
+        try output.writePackets(Array(packets.bytes[..<cut]), descriptions: Array(descriptions[..<half]))
+        try output.updateHeader()
+        let partial = try AudioFile.open(AudioFile.partialPath(for: path))
+        #expect(partial.packetCount == half)
+        #expect(try partial.readPackets(from: 0, count: 1000).bytes[...] == packets.bytes[..<cut])
+        #expect(partial.magicCookie == input.magicCookie)
+        let rest = descriptions[half...].map { AudioStreamPacketDescription(startOffset: $0.startOffset - Int64(cut), dataByteSize: $0.dataByteSize) }
+        try output.writePackets(Array(packets.bytes[cut...]), descriptions: rest)
+        try output.updateHeader()
+        try output.setPacketTableInfo(input.packetTableInfo!)
+        try output.close()
+        let finished = try AudioFile.open(path)
+        #expect(finished.packetCount == descriptions.count && finished.packetTableInfo == input.packetTableInfo)
+        #expect(try finished.readPackets(from: 0, count: 1000).bytes == packets.bytes)
+        let probed = try Self.probedPackets(path)
+        #expect(probed.count == descriptions.count)
+    }
+
     /// AAC and ALAC packets taken from ffmpeg-made M4A files, written by Sonora into M4A:
     /// ffprobe sees the same packets and ffmpeg decodes the very same PCM (priming and the
     /// end trimmed alike, so the edit list is right).

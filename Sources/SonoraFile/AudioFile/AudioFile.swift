@@ -400,7 +400,13 @@ public final class AudioFile {
     /// Writes the header's sizes for the frames written so far (WAV's RIFF and data
     /// sizes, CAF's data chunk, AIFF's frame count), so the file as it stands on disk
     /// reads as that many frames even if the process dies before `close()`.
+    /// A compressed CAF being created gets its packet table too (the next write moves it);
+    /// M4A/MP4, ADTS, MP3 and Ogg being created are valid only once closed.
     public func updateHeader() throws(AudioError) {
+        if let packetWriter {
+            _ = try packetWriter.writeValidSoFar(info: packetTableInfoToWrite)
+            return
+        }
         guard let handle else { return }
         guard sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) == 0 else {
             throw AudioError(.unspecified, "\(path): cannot update the header: \(String(cString: sf_strerror(handle)))")

@@ -15,6 +15,9 @@ protocol PacketWriter: AnyObject {
     func write(_ bytes: [UInt8], sizes: [Int], frames: [Int]) throws(AudioError)
     /// Completes the file (sizes, packet table, container trailer).
     func finish(info: AudioFilePacketTableInfo?) throws(AudioError)
+    /// Makes the file on disk, as it stands, a valid file of the packets written so far
+    /// (for recordings that must survive the process); false where the container cannot be.
+    func writeValidSoFar(info: AudioFilePacketTableInfo?) throws(AudioError) -> Bool
 }
 
 /// Compressed packets into a CAF file, written by Sonora itself: `caff`, `desc`, `kuki`
@@ -58,7 +61,22 @@ final class CAFPacketWriter: PacketWriter {
         }
     }
 
+    /// Where the data ends and a provisional pakt (from `writeValidSoFar`) begins, if one is there.
+    private var provisionalTableAt: UInt64?
+
     func write(_ bytes: [UInt8], sizes: [Int], frames: [Int]) throws(AudioError) {
+        if let provisionalTableAt {
+            // The next packets go where the provisional table was; the data runs to the end again.
+            do {
+                try handle.truncate(atOffset: provisionalTableAt)
+                try handle.seek(toOffset: dataSizeAt)
+                try handle.write(contentsOf: withUnsafeBytes(of: UInt64.max.bigEndian) { Data($0) })
+                try handle.seekToEnd()
+            } catch {
+                throw AudioError(.unspecified, "\(path): cannot reopen the data chunk: \(error.localizedDescription)")
+            }
+            self.provisionalTableAt = nil
+        }
         do { try handle.write(contentsOf: bytes) } catch {
             throw AudioError(.unspecified, "\(path): cannot write \(bytes.count) bytes of packets: \(error.localizedDescription)")
         }
@@ -70,8 +88,28 @@ final class CAFPacketWriter: PacketWriter {
         maximumPacketSize = max(maximumPacketSize, sizes.max() ?? 0)
     }
 
+    func writeValidSoFar(info: AudioFilePacketTableInfo?) throws(AudioError) -> Bool {
+        guard provisionalTableAt == nil else { return true }
+        let end = dataSizeAt + 12 + UInt64(byteCount)
+        // A table claiming more frames than written so far would make the file unreadable.
+        let fitting = info.flatMap { $0.totalFrames <= totalFrames ? $0 : nil }
+        try writeTableAndSize(info: fitting)
+        provisionalTableAt = end
+        return true
+    }
+
     func finish(info: AudioFilePacketTableInfo?) throws(AudioError) {
         defer { try? handle.close() }
+        if let provisionalTableAt {
+            do { try handle.truncate(atOffset: provisionalTableAt) } catch {
+                throw AudioError(.unspecified, "\(path): cannot finish the CAF file: \(error.localizedDescription)")
+            }
+        }
+        try writeTableAndSize(info: info)
+    }
+
+    /// Appends the pakt chunk after the data and sets the data chunk's size.
+    private func writeTableAndSize(info: AudioFilePacketTableInfo?) throws(AudioError) {
         let needsTable = format.bytesPerPacket == 0 || format.framesPerPacket == 0 || info != nil
         let table = CAFPacketTable(
             info: info ?? AudioFilePacketTableInfo(validFrames: totalFrames, primingFrames: 0, remainderFrames: 0),

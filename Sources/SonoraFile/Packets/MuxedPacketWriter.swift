@@ -156,6 +156,10 @@ final class MuxedPacketWriter: PacketWriter {
         }
     }
 
+    /// MP4 has no index until its `moov` is written at the end, and the packets are
+    /// timestamped only then (see `pending`): these files become valid when closed.
+    func writeValidSoFar(info: AudioFilePacketTableInfo?) throws(AudioError) -> Bool { false }
+
     func finish(info: AudioFilePacketTableInfo?) throws(AudioError) {
         defer { abandon() }
         self.info = info
