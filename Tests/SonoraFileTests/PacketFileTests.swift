@@ -25,6 +25,7 @@ struct PacketFileTests {
             ("adts.aac", source + ["-c:a", "aac", "-b:a", "96k"]),
             ("audio.flac", source + ["-c:a", "flac"]),
             ("opus.ogg", opus + ["-c:a", "libopus", "-b:a", "64k"]),
+            ("vorbis.ogg", source + ["-c:a", "libvorbis", "-q:a", "3"]),
         ]
         for (name, arguments) in made {
             let outcome = try! ffmpeg.run(["-v", "error", "-y"] + arguments + [folder.path(name)])
@@ -76,6 +77,7 @@ struct PacketFileTests {
         Case(name: "adts.aac", type: .adts, formatID: .mpeg4AAC, headerBytes: 7),
         Case(name: "audio.flac", type: .flac, formatID: .flac),
         Case(name: "opus.ogg", type: .ogg, formatID: .opus),
+        Case(name: "vorbis.ogg", type: .ogg, formatID: .vorbis),
     ]
 
     @Test(arguments: cases)
@@ -223,7 +225,10 @@ struct PacketFileTests {
 
             let reread = try AudioFile.open(path)
             #expect(reread.fileType == .caf)
-            #expect(reread.dataFormat == input.dataFormat)
+            // (ALAC in CAF reads as frames through libsndfile too, whose description leaves out the depth flags.)
+            #expect(reread.dataFormat.formatID == input.dataFormat.formatID && reread.dataFormat.sampleRate == input.dataFormat.sampleRate
+                && reread.dataFormat.channelsPerFrame == input.dataFormat.channelsPerFrame
+                && reread.dataFormat.framesPerPacket == input.dataFormat.framesPerPacket && reread.dataFormat.bytesPerPacket == 0)
             #expect(reread.packetTableInfo == info)
             #expect(reread.magicCookie == input.magicCookie)
             #expect(reread.frameCount == Int(info.validFrames))

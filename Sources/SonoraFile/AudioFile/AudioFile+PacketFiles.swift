@@ -49,6 +49,10 @@ extension AudioFile {
             }
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format.formatID) (\(format))")
         }
+        // libavformat and CAF keep rates and channel counts in 32 bits; Core Audio's codecs go to 384 kHz.
+        guard format.sampleRate.rounded() == format.sampleRate, format.sampleRate <= 768_000, format.channelsPerFrame <= 64 else {
+            throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format.formatID) at \(format.sampleRate) Hz with \(format.channelsPerFrame) channels")
+        }
         if let fixed = format.formatID.framesPerPacket, format.formatID != .appleLossless, format.framesPerPacket != fixed,
            !(format.formatID == .mpegLayer3 && format.framesPerPacket == 576) {
             throw AudioError(.unsupportedDataFormat, "\(path): \(format.formatID) packets hold \(fixed) frames, not \(format.framesPerPacket)")

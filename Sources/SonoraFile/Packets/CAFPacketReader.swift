@@ -97,6 +97,9 @@ enum CAFPacketReader {
         var at = Int64(data.start)
         for packet in 0..<table.packetCount {
             let size = table.packetSizes[packet]
+            guard size <= Int(Int32.max) else {
+                throw AudioError(.invalidFileData, "\(path): pakt entry \(packet) says a packet of \(size) bytes")
+            }
             guard UInt64(at) + UInt64(size) <= data.start + data.size else {
                 throw AudioError(.invalidFileData, "\(path): the pakt chunk describes \(table.packetCount) packets; the data chunk's \(data.size) bytes end in packet \(packet)")
             }

@@ -116,7 +116,9 @@ enum DemuxedPacketReader {
         case .appleLossless:
             if let config = try? MagicCookie.alacSpecificConfig(fromCookie: extradata) {
                 format.framesPerPacket = config[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-                format.bitsPerChannel = UInt32(config[5])
+                // Core Audio says the source depth in the flags (kAppleLosslessFormatFlag_16BitSourceData = 1 …).
+                let depths: [UInt8: UInt32] = [16: 1, 20: 2, 24: 3, 32: 4]
+                format.formatFlags = AudioFormatFlags(rawValue: depths[config[5]] ?? 0)
             }
         case .flac, .opus, .vorbis: format.framesPerPacket = 0  // frames vary per packet: descriptions carry them
         default: break
@@ -176,7 +178,7 @@ enum DemuxedPacketReader {
             // Variable-frame formats: the demuxer has already shortened the last packet's
             // duration by the end discard (Ogg's last granule); the packet decodes to both.
             let last = index.packetCount - 1
-            index.setFrames(index.frames[last] + Int32(clamping: discard), at: last)
+            index.setFrames(Int32(clamping: Int64(index.frames[last]) + discard), at: last)
             durationSum += discard
         }
         // Valid frames: what the packets' (container-trimmed) durations cover, less priming
