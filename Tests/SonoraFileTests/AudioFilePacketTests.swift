@@ -16,7 +16,8 @@ struct AudioFilePacketTests {
         #expect(packets == Array(bytes[44 + 40..<44 + 60]))
         #expect(try file.readBytes(from: 40, count: 20) == packets)
         #expect(try file.readPackets(from: 78, count: 10).bytes.count == 8)  // clipped at the end
-        #expect(throws: AudioError.self) { try file.readBytes(from: 41, count: 4) }
+        // Any byte offset, not whole packets only (AudioFileReadBytes; issue 16).
+        #expect(try file.readBytes(from: 41, count: 4) == Array(bytes[44 + 41..<44 + 45]))
         #expect(throws: AudioError.self) { try file.readPackets(from: 81, count: 1) }
     }
 

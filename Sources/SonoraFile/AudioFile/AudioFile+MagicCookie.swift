@@ -2,10 +2,13 @@ import Foundation
 import SonoraCore
 
 extension AudioFile {
-    /// The codec configuration a decoder needs (kAudioFilePropertyMagicCookieData):
-    /// a CAF file's `kuki` chunk (Apple Lossless, AAC …), or a FLAC file's
-    /// STREAMINFO block. Nil when the format has none (PCM, IMA4).
+    /// The codec configuration a decoder needs (kAudioFilePropertyMagicCookieData), in
+    /// Core Audio's form: a CAF file's `kuki` chunk (Apple Lossless, AAC …), an M4A's esds
+    /// or ALAC config, a FLAC file's STREAMINFO block, Opus' OpusHead. Nil when the format
+    /// has none (PCM, IMA4).
     public var magicCookie: [UInt8]? {
+        if isBeingCreated { return createdCookie }
+        if let index = loadedPacketIndex, index.cookie != nil { return index.cookie }
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 8), head.count == 8 else { return nil }

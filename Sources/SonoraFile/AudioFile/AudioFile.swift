@@ -37,6 +37,20 @@ public final class AudioFile {
     /// Set instead of `handle` for IMA4 in CAF and AIFC, which Sonora reads and writes itself.
     private var ima4: IMA4File?
 
+    /// Compressed packets (AudioFile+PacketFiles): the index of a file opened for reading —
+    /// the only access for packet files (M4A, ADTS, AAC in CAF …), found on first use for
+    /// compressed files libsndfile also decodes (FLAC, Ogg, MP3, ALAC in CAF) — or the
+    /// writer of a packet file being created.
+    var packetIndex: PacketIndex?
+    var packetIndexSearched = false
+    var packetWriter: PacketWriter?
+    /// For a packet file being created: the table `close()` writes (priming, remainder).
+    var packetTableInfoToWrite: AudioFilePacketTableInfo?
+    /// The magic cookie a packet file being created was given.
+    var createdCookie: [UInt8]?
+    /// Whether the file holds packets only (no libsndfile or IMA4 frame access).
+    var isPacketFile: Bool { handle == nil && ima4 == nil && (packetIndex != nil || packetWriter != nil) }
+
     /// AIFF/AIFC/CAF markers and loops, which Sonora keeps itself (AudioFile+Markers):
     /// read when the file is opened, or set for a new file and appended when it is closed.
     var containerMarkers: [AudioFileMarker] = []
@@ -67,29 +81,60 @@ public final class AudioFile {
         frames = Int(info.frames)
     }
 
+    /// A packet file: read through `index`, or being created through `writer`.
+    init(path: String, type: AudioFileType, format: StreamFormat, index: PacketIndex?, writer: PacketWriter?, temporaryPath: String?) {
+        self.path = path
+        fileType = type
+        dataFormat = format
+        packetIndex = index
+        packetIndexSearched = true
+        packetWriter = writer
+        self.temporaryPath = temporaryPath
+        frames = index.map { Int($0.validFrames) } ?? 0
+    }
+
     deinit {
-        if handle != nil || ima4 != nil { try? close() }
+        if handle != nil || ima4 != nil || packetWriter != nil { try? close() }
     }
 
     // MARK: Opening
 
-    /// Opens an existing file (AudioFileOpenURL).
-    public static func open(_ path: String, mode: Mode = .read) throws(AudioError) -> AudioFile {
+    /// Opens an existing file (AudioFileOpenURL). `typeHint` is tried first for
+    /// containers without a reliable signature (ADTS, MP3); when the content clearly says
+    /// another container, the content decides, as in Core Audio.
+    ///
+    /// PCM, IMA4 and the compressed files libsndfile decodes (FLAC, Ogg, MP3, ALAC in CAF)
+    /// read as frames, as before, and as packets too; the others (AAC or ALAC in M4A/MP4,
+    /// ADTS AAC, AAC/Opus/MP3/FLAC in CAF) are packet files, read with `readPackets`.
+    public static func open(_ path: String, mode: Mode = .read, typeHint: AudioFileType? = nil) throws(AudioError) -> AudioFile {
         try checkReadable(path)
         // Otherwise libsndfile's refusal would read as a bad file ('dta?').
         if mode == .readWrite && !FileManager.default.isWritableFile(atPath: path) {
             throw AudioError(.filePermission, "\(path): not writable")
+        }
+        if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
+            throw AudioError(.invalidFileData, "\(path): an empty file (0 bytes) holds no audio")
         }
         if let ima4 = try IMA4File.open(path) {
             let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
             try file.readContainerMarkers()
             return file
         }
+        // Compressed CAF: Sonora's own packet reader. Its complaints matter only when
+        // libsndfile cannot read the file either (libsndfile's ALAC files carry a pakt whose
+        // remainder can be off; they still read as frames).
+        var cafPackets: PacketIndex?
+        var cafProblem: AudioError?
+        do { cafPackets = try CAFPacketReader.open(path) } catch { cafProblem = error }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
             let reason = String(cString: sf_strerror(nil))
-            let code: AudioError.Code = reason.contains("not recognised") || reason.contains("unknown format") ? .unsupportedFileType : .invalidFileData
-            throw AudioError(code, "\(path): \(reason)")
+            if let cafProblem { throw cafProblem }
+            let unrecognised = reason.contains("not recognised") || reason.contains("unknown format")
+            // A file libsndfile knows but finds broken keeps libsndfile's verdict; one it does not
+            // know may be a container libavformat demuxes (M4A, ADTS …) or compressed CAF.
+            guard unrecognised || cafPackets != nil else { throw AudioError(.invalidFileData, "\(path): \(reason)") }
+            return try openPacketFile(path, mode: mode, cafPackets: cafPackets, typeHint: typeHint, sndfileReason: reason)
         }
         if (info.format & SndfileFormat.typeMask) == Int32(SF_FORMAT_CAF) && (info.format & SndfileFormat.endianMask) == 0 {
             // libsndfile does not always say which byte order a CAF file's PCM has; its desc chunk does.
@@ -98,6 +143,10 @@ public final class AudioFile {
             }
         }
         let file = try AudioFile(path: path, handle: handle, info: info, temporaryPath: nil)
+        if cafPackets != nil || cafProblem != nil {
+            file.packetIndex = cafPackets
+            file.packetIndexSearched = true
+        }
         try file.readContainerMarkers()
         return file
     }
@@ -117,13 +166,23 @@ public final class AudioFile {
 
     /// Creates a file of `type` holding `format` (AudioFileCreateWithURL). Refuses to
     /// replace an existing file unless `erase` is true.
-    public static func create(_ path: String, type: AudioFileType, format: StreamFormat, erase: Bool = false) throws(AudioError) -> AudioFile {
+    ///
+    /// Compressed formats libsndfile cannot encode (AAC, MP3 packets; anything in M4A/MP4,
+    /// ADTS) — and any compressed format given with a `magicCookie`, which says the caller
+    /// brings encoded packets — make a packet file, written with `writePackets`; ALAC in
+    /// CAF, FLAC and Ogg Opus/Vorbis without a cookie are encoded from frames by libsndfile, as before.
+    public static func create(
+        _ path: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]? = nil, erase: Bool = false
+    ) throws(AudioError) -> AudioFile {
         try format.validate()
         if FileManager.default.fileExists(atPath: path) && !erase {
             throw AudioError(.permissions, "\(path) exists; pass erase to replace it")
         }
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = partialPath(for: path)
+        if let file = try createPacketFile(path, temporary: temporary, type: type, format: format, magicCookie: magicCookie) {
+            return file
+        }
         if format.formatID == .appleIMA4 && (type == .caf || type == .aifc) {
             let ima4 = try IMA4File.create(temporary, format: format, container: type == .caf ? .caf : .aifc)
             return AudioFile(path: path, ima4: ima4, temporaryPath: temporary)
@@ -180,8 +239,13 @@ public final class AudioFile {
 
     private var frames: Int
 
-    /// Frames of audio in the file (the audio data packet count for PCM).
+    /// Frames of audio in the file (the audio data packet count for PCM; for packet files
+    /// the valid frames, priming and remainder left out, where the packet table says).
     public var frameCount: Int { frames }
+
+    /// For the packet extensions in this module.
+    func setFrameCount(_ count: Int) { frames = count }
+    func markFailed() { failed = true }
 
     /// Seconds of audio (EstimatedDuration).
     public var estimatedDuration: Double { Double(frames) / dataFormat.sampleRate }
@@ -214,6 +278,7 @@ public final class AudioFile {
     /// Reads up to `destination.frameCount` frames from `startFrame` (the
     /// current position if nil) as canonical Float32; returns the number read (0 at the end).
     public func readFrames(into destination: AudioBufferList, from startFrame: Int? = nil) throws(AudioError) -> Int {
+        if isPacketFile { throw packetFileHasNoFrames() }
         if let startFrame { try seek(toFrame: startFrame) }
         if let ima4 { return try ima4.read(into: destination) }
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }
@@ -244,6 +309,7 @@ public final class AudioFile {
 
     /// Appends the frames of `source` (canonical Float32), converted to the file's format.
     public func writeFrames(from source: AudioBufferList) throws(AudioError) {
+        if isPacketFile { throw packetFileHasNoFrames() }
         let channels = Int(dataFormat.channelsPerFrame)
         guard source.channelCount == channels else {
             failed = true
@@ -334,7 +400,13 @@ public final class AudioFile {
     /// Writes the header's sizes for the frames written so far (WAV's RIFF and data
     /// sizes, CAF's data chunk, AIFF's frame count), so the file as it stands on disk
     /// reads as that many frames even if the process dies before `close()`.
+    /// A compressed CAF being created gets its packet table too (the next write moves it);
+    /// M4A/MP4, ADTS, MP3 and Ogg being created are valid only once closed.
     public func updateHeader() throws(AudioError) {
+        if let packetWriter {
+            _ = try packetWriter.writeValidSoFar(info: packetTableInfoToWrite)
+            return
+        }
         guard let handle else { return }
         guard sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) == 0 else {
             throw AudioError(.unspecified, "\(path): cannot update the header: \(String(cString: sf_strerror(handle)))")
@@ -354,7 +426,21 @@ public final class AudioFile {
     /// the partial file is removed.
     public func close() throws(AudioError) {
         var status: Int32 = 0
-        if let ima4 {
+        if let writer = packetWriter {
+            do {
+                try checkPacketTableToWrite()
+                packetWriter = nil
+                try writer.finish(info: packetTableInfoToWrite)
+            } catch {
+                packetWriter = nil
+                if let temporaryPath { unlink(temporaryPath) }
+                self.temporaryPath = nil
+                throw error
+            }
+        } else if packetIndex != nil && handle == nil && ima4 == nil {
+            packetIndex = nil
+            return
+        } else if let ima4 {
             self.ima4 = nil
             do { try ima4.finish() } catch {
                 failed = true

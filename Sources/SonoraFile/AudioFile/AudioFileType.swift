@@ -15,6 +15,12 @@ public struct AudioFileType: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let mp3 = AudioFileType(rawValue: "MPG3")
     /// Ogg (Vorbis or Opus); Core Audio has no code for it, this one is Sonora's.
     public static let ogg = AudioFileType(rawValue: "OggS")
+    /// MPEG-4 audio file (kAudioFileM4AType): AAC or Apple Lossless in an `.m4a`.
+    public static let m4a = AudioFileType(rawValue: "m4af")
+    /// MPEG-4 file (kAudioFileMPEG4Type).
+    public static let mp4 = AudioFileType(rawValue: "mp4f")
+    /// Raw AAC in ADTS frames (kAudioFileAAC_ADTSType).
+    public static let adts = AudioFileType(rawValue: "adts")
 
     public var description: String { rawValue.description }
 
@@ -29,6 +35,9 @@ public struct AudioFileType: RawRepresentable, Hashable, Sendable, CustomStringC
         case "rf64": self = .rf64
         case "mp3": self = .mp3
         case "ogg", "oga", "opus": self = .ogg
+        case "m4a": self = .m4a
+        case "mp4", "m4b": self = .mp4
+        case "aac", "adts": self = .adts
         default: return nil
         }
     }
