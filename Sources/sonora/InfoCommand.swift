@@ -10,12 +10,15 @@ struct InfoCommand: ParsableCommand {
         discussion: """
             Like afinfo: the container type (Core Audio's code), the data format as an
             afconvert-style string, frame count, duration, and the info strings the
-            container keeps. Exits non-zero, naming the file and the reason, when the file
+            container keeps; for compressed files also the packets (count, largest,
+            upper bound), bit rate, the packet table (valid, priming and remainder
+            frames), the magic cookie's size and where the audio data starts. Exits non-zero, naming the file and the reason, when the file
             cannot be read.
 
             Examples:
               sonora info take1.wav
               sonora info --json take1.flac
+              sonora info song.m4a
             """
     )
 
@@ -37,6 +40,16 @@ struct InfoCommand: ParsableCommand {
         var packetSize: Int?
         var packets: Int?
         var audioDataBytes: Int?
+        /// Largest packet in the file, and the most the format allows (VBR files).
+        var maximumPacketSize: Int?
+        var packetSizeUpperBound: Int?
+        var dataOffset: Int?
+        var bitRate: Int?
+        /// kAudioFilePropertyPacketTableInfo: the frames encoders add before and after the audio.
+        var validFrames: Int64?
+        var primingFrames: Int?
+        var remainderFrames: Int?
+        var magicCookieBytes: Int?
         var channelLayout: [String]?
         var markers: [Marker]
         var loops: [Loop]
@@ -63,11 +76,17 @@ struct InfoCommand: ParsableCommand {
             throw CLIError("\(error)")
         }
         defer { try? audio.close() }
+        let table = audio.packetTableInfo
         let report = Report(
             file: file, type: audio.fileType.rawValue.characters ?? audio.fileType.description, format: audio.dataFormat.description,
             sampleRate: audio.dataFormat.sampleRate, channels: Int(audio.dataFormat.channelsPerFrame),
             frames: audio.frameCount, seconds: audio.estimatedDuration, info: audio.info,
-            packetSize: audio.maximumPacketSize, packets: audio.packetCount, audioDataBytes: audio.audioDataByteCount,
+            packetSize: audio.dataFormat.bytesPerPacket > 0 ? Int(audio.dataFormat.bytesPerPacket) : nil,
+            packets: audio.packetCount, audioDataBytes: audio.audioDataByteCount,
+            maximumPacketSize: audio.maximumPacketSize, packetSizeUpperBound: audio.packetSizeUpperBound,
+            dataOffset: audio.dataOffset, bitRate: audio.bitRate,
+            validFrames: table?.validFrames, primingFrames: table.map { Int($0.primingFrames) },
+            remainderFrames: table.map { Int($0.remainderFrames) }, magicCookieBytes: audio.magicCookie?.count,
             channelLayout: audio.channelLayout?.map { "\($0)" },
             markers: audio.markers.map { Report.Marker(id: $0.id, frame: $0.frame, name: $0.name) },
             loops: audio.loops.map { Report.Loop(mode: "\($0.mode)", start: $0.start, end: $0.end, count: $0.count) })
@@ -79,7 +98,17 @@ struct InfoCommand: ParsableCommand {
         print(String(format: "Duration: %.6f s", report.seconds))
         if let size = report.packetSize, let packets = report.packets {
             print("Packets:  \(packets) of \(size) bytes")
+        } else if let packets = report.packets {
+            let largest = report.maximumPacketSize.map { ", largest \($0) bytes" } ?? ""
+            let bound = report.packetSizeUpperBound.map { " (bound \($0))" } ?? ""
+            print("Packets:  \(packets), variable size\(largest)\(bound)")
         }
+        if let bitRate = report.bitRate, !audio.dataFormat.isLinearPCM { print("Bit rate: \(bitRate) bit/s") }
+        if let valid = report.validFrames {
+            print("Packet table: \(valid) valid frames, \(report.primingFrames ?? 0) priming, \(report.remainderFrames ?? 0) remainder")
+        }
+        if let cookie = report.magicCookieBytes { print("Magic cookie: \(cookie) bytes") }
+        if let offset = report.dataOffset { print("Data offset: \(offset)") }
         if let layout = report.channelLayout { print("Channels: \(layout.joined(separator: " "))") }
         for marker in report.markers { print("Marker \(marker.id): frame \(marker.frame) \(marker.name)") }
         for loop in report.loops { print("Loop: \(loop.mode) \(loop.start)…\(loop.end)\(loop.count > 0 ? " ×\(loop.count)" : "")") }
