@@ -193,7 +193,10 @@ public final class AudioFile {
         var info = SF_INFO(frames: 0, samplerate: Int32(format.sampleRate), channels: Int32(format.channelsPerFrame), format: word, sections: 0, seekable: 0)
         guard let handle = sf_open(temporary, Int32(SFM_WRITE), &info) else {
             let reason = String(cString: sf_strerror(nil))
-            throw AudioError(FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) ? .unspecified : .filePermission, "\(path): \(reason)")
+            // libsndfile may have created the file before refusing the format (Opus at 44.1 kHz).
+            unlink(temporary)
+            let code: AudioError.Code = reason.contains("only supports") ? .unsupportedDataFormat : .unspecified
+            throw AudioError(FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) ? code : .filePermission, "\(path): \(reason)")
         }
         // No timestamped PEAK chunk: the same audio gives the same bytes.
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
