@@ -25,7 +25,11 @@ final class CompressedFrameReader {
     private var nextPacket = 0
     /// Decoded-timeline frames still to throw away (priming, preroll).
     private var discard: Int64 = 0
-    private var packetBytes: [UInt8] = []
+    /// Packets read from the file and not yet all decoded.
+    private var batchBytes: [UInt8] = []
+    private var batchDescriptions: [AudioStreamPacketDescription] = []
+    private var batchStart = 0
+    private static let packetsPerRead = 64
 
     /// Formats decoded here even when libsndfile could decode them as frames: lossy codecs,
     /// so every path decodes them as libavcodec does and drops the priming the file states.
@@ -132,13 +136,28 @@ final class CompressedFrameReader {
             return try decoder.drain(into: &decoded) > 0
         }
         drained = false
-        let (bytes, descriptions) = try file.readPackets(from: nextPacket, count: 1)
-        let size = descriptions?.first.map { Int($0.dataByteSize) } ?? bytes.count
+        // Packets are read from the file a batch at a time (one read for many packets).
+        if nextPacket < batchStart || nextPacket >= batchStart + batchDescriptions.count {
+            let (bytes, descriptions) = try file.readPackets(from: nextPacket, count: Self.packetsPerRead)
+            batchBytes = bytes
+            batchStart = nextPacket
+            batchDescriptions = descriptions ?? []
+            if descriptions == nil, let size = file.dataFormat.bytesPerPacket > 0 ? Int(file.dataFormat.bytesPerPacket) : nil {
+                batchDescriptions = (0..<bytes.count / size).map { AudioStreamPacketDescription(startOffset: Int64($0 * size), dataByteSize: UInt32(size)) }
+            }
+            guard !batchDescriptions.isEmpty else { return false }
+        }
+        let description = batchDescriptions[nextPacket - batchStart]
+        let start = Int(description.startOffset)
+        let size = Int(description.dataByteSize)
+        guard start >= 0, size >= 0, start + size <= batchBytes.count else {
+            throw AudioError(.invalidFileData, "\(file.path): packet \(nextPacket) lies outside the bytes read")
+        }
         compactDecoded()
         var failure: AudioError?
-        bytes.withUnsafeBytes { raw in
+        batchBytes.withUnsafeBytes { raw in
             do throws(AudioError) {
-                _ = try decoder.decode(UnsafeRawBufferPointer(rebasing: raw.prefix(size)), into: &decoded)
+                _ = try decoder.decode(UnsafeRawBufferPointer(rebasing: raw[start..<start + size]), into: &decoded)
             } catch {
                 failure = error
             }
