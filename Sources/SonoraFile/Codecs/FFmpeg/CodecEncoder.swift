@@ -1,6 +1,9 @@
 import CFFmpeg
 import SonoraCore
 
+/// One encoded packet (also reachable as `CodecEncoder.EncodedPacket`).
+typealias EncodedPacket = CodecEncoder.EncodedPacket
+
 /// A libavcodec encoder for one compressed stream (AAC, MP3 through LAME, ALAC, FLAC, Opus
 /// through libopus): interleaved Float32 frames in, packets out, cut into the codec's frame
 /// size here. Not realtime: it allocates per packet.
@@ -36,6 +39,10 @@ final class CodecEncoder {
     private var packetFrames = 0
     private var finished = false
 
+    /// An encoder making `format` (the compressed ASBD; the source is interleaved Float32 at its
+    /// rate and channel count). `bitRate` in bits per second (nil: the codec's default);
+    /// `quality` on Core Audio's scale 0…127 (LAME and FLAC use it); `complexity` 0…10 (Opus).
+    /// ALAC and FLAC take 16- or 24-bit source data (format flags 1 or 3, or `bitsPerChannel`).
     init(format: StreamFormat, bitRate: Int?, quality: Int?, complexity: Int?) throws(AudioError) {
         FFmpegLibrary.silenceLogging()
         guard let name = FFmpegCodecs.encoderName(for: format.formatID) else {
