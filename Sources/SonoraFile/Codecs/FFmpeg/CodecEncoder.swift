@@ -76,7 +76,10 @@ final class CodecEncoder {
         av_channel_layout_default(&context.pointee.ch_layout, Int32(channels))
         context.pointee.sample_fmt = Self.sampleFormat(codec, bits: bits)
         if bits == 24 { context.pointee.bits_per_raw_sample = 24 }
-        if let bitRate {
+        // LAME's own default (128 kbit/s) is not reported back through libavcodec: choose it here,
+        // scaled for MPEG-2/2.5 rates, so `bitRate` tells the truth.
+        let mp3Default = rate >= 32000 ? 128_000 : rate >= 16000 ? 64_000 : 32_000
+        if let bitRate = bitRate ?? (format.formatID == .mpegLayer3 ? mp3Default : nil) {
             guard bitRate > 0, bitRate <= 2_000_000 else {
                 throw AudioError(.unsupportedDataFormat, "the \(name) encoder's bit rate must be 1 to 2000000 bits per second, not \(bitRate)")
             }
