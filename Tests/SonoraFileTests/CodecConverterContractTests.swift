@@ -168,6 +168,7 @@ struct CodecConverterContractTests {
         #expect(Self.code { try alac.setBitRate(128_000) } == .converterPropertyNotSupported)
 
         let mp3 = try AudioConverter(from: Self.pcm, to: .compressed(.mpegLayer3, sampleRate: 44100, channels: 2))
+        #expect(mp3.bitRate == 128_000)  // LAME's default, reported
         try mp3.setQuality(127)
         #expect(mp3.quality == 127)
         #expect(Self.code { try mp3.setQuality(128) } == .parameterError)

@@ -65,6 +65,42 @@ final class CodecDecoder {
             throw AudioError.ffmpeg(status, code, "the \(name) decoder refused \(format)\(extradata.isEmpty ? "" : " with its \(extradata.count)-byte magic cookie")")
         }
         updateOutputFormat(rate: Int(context.pointee.sample_rate), channels: Int(context.pointee.ch_layout.nb_channels))
+        // libavcodec learns HE-AAC's output rate from the first frame; until then say what the
+        // configuration (explicit SBR) or the 'aach' format (SBR at twice the core rate) promises.
+        if format.formatID == .mpeg4AAC || format.formatID == .mpeg4AAC_HE,
+           let rate = Self.heAACOutputRate(config: extradata, format: format), Double(rate) != outputFormat.sampleRate {
+            updateOutputFormat(rate: rate, channels: Int(outputFormat.channelsPerFrame))
+        }
+    }
+
+    /// The output rate of an SBR stream: the AudioSpecificConfig's extension rate when it signals SBR
+    /// (object type 5 or 29), else twice the core rate for an 'aach' format given at the core rate.
+    static func heAACOutputRate(config: [UInt8], format: StreamFormat) -> Int? {
+        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+        var bit = 0
+        func read(_ count: Int) -> Int? {
+            guard bit + count <= config.count * 8 else { return nil }
+            var value = 0
+            for _ in 0..<count {
+                value = value << 1 | Int(config[bit / 8] >> (7 - bit % 8) & 1)
+                bit += 1
+            }
+            return value
+        }
+        func rate() -> Int? {
+            guard let index = read(4) else { return nil }
+            if index == 15 { return read(24) }
+            return index < rates.count ? rates[index] : nil
+        }
+        var core: Int?
+        if var objectType = read(5) {
+            if objectType == 31 { objectType = 32 + (read(6) ?? 0) }
+            core = rate()
+            if objectType == 5 || objectType == 29, read(4) != nil, let extended = rate() { return extended }
+        }
+        let coreRate = core ?? Int(format.sampleRate)
+        if format.formatID == .mpeg4AAC_HE, Double(coreRate) == format.sampleRate { return 2 * coreRate }
+        return nil
     }
 
     deinit {

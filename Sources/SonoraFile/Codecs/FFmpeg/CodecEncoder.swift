@@ -1,6 +1,9 @@
 import CFFmpeg
 import SonoraCore
 
+/// One encoded packet (also reachable as `CodecEncoder.EncodedPacket`).
+typealias EncodedPacket = CodecEncoder.EncodedPacket
+
 /// A libavcodec encoder for one compressed stream (AAC, MP3 through LAME, ALAC, FLAC, Opus
 /// through libopus): interleaved Float32 frames in, packets out, cut into the codec's frame
 /// size here. Not realtime: it allocates per packet.
@@ -36,6 +39,10 @@ final class CodecEncoder {
     private var packetFrames = 0
     private var finished = false
 
+    /// An encoder making `format` (the compressed ASBD; the source is interleaved Float32 at its
+    /// rate and channel count). `bitRate` in bits per second (nil: the codec's default);
+    /// `quality` on Core Audio's scale 0…127 (LAME and FLAC use it); `complexity` 0…10 (Opus).
+    /// ALAC and FLAC take 16- or 24-bit source data (format flags 1 or 3, or `bitsPerChannel`).
     init(format: StreamFormat, bitRate: Int?, quality: Int?, complexity: Int?) throws(AudioError) {
         FFmpegLibrary.silenceLogging()
         guard let name = FFmpegCodecs.encoderName(for: format.formatID) else {
@@ -69,7 +76,10 @@ final class CodecEncoder {
         av_channel_layout_default(&context.pointee.ch_layout, Int32(channels))
         context.pointee.sample_fmt = Self.sampleFormat(codec, bits: bits)
         if bits == 24 { context.pointee.bits_per_raw_sample = 24 }
-        if let bitRate {
+        // LAME's own default (128 kbit/s) is not reported back through libavcodec: choose it here,
+        // scaled for MPEG-2/2.5 rates, so `bitRate` tells the truth.
+        let mp3Default = rate >= 32000 ? 128_000 : rate >= 16000 ? 64_000 : 32_000
+        if let bitRate = bitRate ?? (format.formatID == .mpegLayer3 ? mp3Default : nil) {
             guard bitRate > 0, bitRate <= 2_000_000 else {
                 throw AudioError(.unsupportedDataFormat, "the \(name) encoder's bit rate must be 1 to 2000000 bits per second, not \(bitRate)")
             }
