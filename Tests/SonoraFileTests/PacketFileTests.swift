@@ -413,4 +413,54 @@ struct PacketFileTests {
         // A CAF with no desc.
         Self.expectClearError(write("nodesc.caf", Array(bytes[0..<8]) + Array(bytes[dataChunk..<bytes.count])), "desc")
     }
+
+    /// Opens `path` and reads all its packets and some bytes; the error, if any.
+    static func exercise(_ path: String) -> AudioError? {
+        do throws(AudioError) {
+            let file = try AudioFile.open(path)
+            guard let count = file.packetCount else { return nil }
+            let read = try file.readPackets(from: 0, count: count)
+            #expect(read.bytes.count == file.audioDataByteCount ?? read.bytes.count)
+            _ = try file.readBytes(from: max(read.bytes.count - 5, 0), count: 11)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Damaged compressed files — cut at many lengths, bytes flipped at random (seeded) —
+    /// open with an error or read their packets, never crash or allocate without bound.
+    @Test func damagedFilesNeverCrash() throws {
+        let scratch = try TemporaryFolder()
+        let input = try AudioFile.open(Self.fixtures.path("aac.m4a"))
+        let packets = try input.readPackets(from: 0, count: 1000)
+        let caf = scratch.path("good.caf")
+        let writer = try AudioFile.create(caf, type: .caf, format: input.dataFormat, magicCookie: input.magicCookie)
+        try writer.setPacketTableInfo(input.packetTableInfo!)
+        try writer.writePackets(packets.bytes, descriptions: packets.descriptions)
+        try writer.close()
+        var generator = SeededGenerator(seed: 16)
+        for source in [caf, Self.fixtures.path("aac.m4a"), Self.fixtures.path("vbr.mp3"), Self.fixtures.path("opus.ogg")] {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+            let name = (source as NSString).lastPathComponent
+            var variants: [[UInt8]] = stride(from: 1, to: bytes.count, by: max(bytes.count / 40, 1)).map { Array(bytes.prefix($0)) }
+            for _ in 0..<40 {
+                var damaged = bytes
+                // Mostly the headers, where the sizes and tables are.
+                for _ in 0..<4 {
+                    let at = Int.random(in: 0..<min(bytes.count, 256 + Int.random(in: 0..<bytes.count, using: &generator) / 8), using: &generator)
+                    damaged[at] = UInt8.random(in: 0...255, using: &generator)
+                }
+                variants.append(damaged)
+            }
+            for (number, variant) in variants.enumerated() {
+                let path = scratch.path("damaged-\(number)-\(name)")
+                _ = FileManager.default.createFile(atPath: path, contents: Data(variant))
+                if let error = Self.exercise(path) {
+                    #expect(error.message.contains(path), "\(error)")
+                }
+                unlink(path)
+            }
+        }
+    }
 }
