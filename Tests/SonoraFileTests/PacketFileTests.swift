@@ -314,7 +314,10 @@ struct PacketFileTests {
         #expect(try reread.readPackets(from: 0, count: 10_000).bytes == packets.bytes, "\(name): packets differ")
         let decode = try Self.ffmpeg.run(["-v", "error", "-i", path, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "ffmpeg -i \(name): \(decode.stderr)")
-        if type == .ogg { #expect(reread.packetTableInfo?.primingFrames == 312 && reread.frameCount == input.frameCount) }
+        // Priming and remainder survive where the container keeps them: Opus pre-skip and end granule, the LAME header.
+        if type == .ogg || type == .mp3 {
+            #expect(reread.packetTableInfo == input.packetTableInfo, "\(name): \(String(describing: reread.packetTableInfo)) after \(String(describing: input.packetTableInfo))")
+        }
     }
 
     @Test func writingRules() throws {

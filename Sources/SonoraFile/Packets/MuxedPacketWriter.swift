@@ -137,10 +137,18 @@ final class MuxedPacketWriter: PacketWriter {
         maximumPacketSize = max(maximumPacketSize, sizes.max() ?? 0)
     }
 
-    private func mux(_ bytes: ArraySlice<UInt8>, frames: Int) throws(AudioError) {
+    private func mux(_ bytes: ArraySlice<UInt8>, frames: Int, skip: Int = 0, discard: Int = 0) throws(AudioError) {
         guard let context else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         var status = av_new_packet(packet, Int32(bytes.count))
         guard status >= 0 else { throw AudioError(.memoryFull, "\(path): no memory for a packet of \(bytes.count) bytes") }
+        if skip > 0 || discard > 0, let side = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
+            for index in 0..<4 {
+                side[index] = UInt8(truncatingIfNeeded: skip >> (8 * index))
+                side[4 + index] = UInt8(truncatingIfNeeded: discard >> (8 * index))
+            }
+            side[8] = 0
+            side[9] = 0
+        }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
         let timeBase = AVRational(num: 1, den: Int32(format.sampleRate))
         packet.pointee.pts = av_rescale_q(nextTimestamp, timeBase, stream.pointee.time_base)
@@ -170,7 +178,10 @@ final class MuxedPacketWriter: PacketWriter {
         for index in pendingSizes.indices {
             let size = pendingSizes[index]
             let frames = index == pendingSizes.count - 1 ? max(pendingFrames[index] - remainder, 0) : pendingFrames[index]
-            try mux(pending[at..<at + size], frames: frames)
+            // Priming and remainder also as the skip-samples side data demuxers give (the MP3 muxer's LAME header takes them from there).
+            let skip = index == 0 ? Int(info?.primingFrames ?? 0) : 0
+            let discard = index == pendingSizes.count - 1 ? remainder : 0
+            try mux(pending[at..<at + size], frames: frames, skip: skip, discard: discard)
             at += size
         }
         pending = []
