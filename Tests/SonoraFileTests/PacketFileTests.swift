@@ -276,14 +276,14 @@ struct PacketFileTests {
     /// AAC and ALAC packets taken from ffmpeg-made M4A files, written by Sonora into M4A:
     /// ffprobe sees the same packets and ffmpeg decodes the very same PCM (priming and the
     /// end trimmed alike, so the edit list is right).
-    @Test(arguments: ["aac.m4a", "alac.m4a"])
-    func m4aWrittenFromPacketsDecodesLikeTheSource(_ source: String) throws {
+    @Test(arguments: [("aac.m4a", AudioFileType.m4a), ("alac.m4a", .m4a), ("aac.m4a", .mp4)])
+    func m4aWrittenFromPacketsDecodesLikeTheSource(_ source: String, _ type: AudioFileType) throws {
         let scratch = try TemporaryFolder()
         let sourcePath = Self.fixtures.path(source)
         let input = try AudioFile.open(sourcePath)
         let packets = try input.readPackets(from: 0, count: input.packetCount!)
-        let path = scratch.path("sonora.m4a")
-        let output = try AudioFile.create(path, type: .m4a, format: input.dataFormat, magicCookie: input.magicCookie)
+        let path = scratch.path(type == .m4a ? "sonora.m4a" : "sonora.mp4")
+        let output = try AudioFile.create(path, type: type, format: input.dataFormat, magicCookie: input.magicCookie)
         try output.setPacketTableInfo(try #require(input.packetTableInfo))
         try output.writePackets(packets.bytes, descriptions: packets.descriptions)
         try output.close()
@@ -294,7 +294,7 @@ struct PacketFileTests {
         let originalMD5 = try Self.decodedMD5(sourcePath)
         #expect(writtenMD5 == originalMD5)
         let reread = try AudioFile.open(path)
-        #expect(reread.fileType == .m4a && reread.packetTableInfo == input.packetTableInfo)
+        #expect(reread.fileType == type && reread.packetTableInfo == input.packetTableInfo)
         #expect(try reread.readPackets(from: 0, count: 10_000).bytes == packets.bytes)
     }
 
