@@ -45,10 +45,10 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // No pkgConfig: its -D flags are refused by SwiftPM; the shim defines the scalar type itself.
         .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
-        // The anchors of `sonora-bench files`: libsndfile and libsoxr called directly from C.
+        // The anchors of `sonora-bench files`: libsndfile, libsoxr and libavformat/libavcodec called directly from C.
         .target(
             name: "CFileBenchAnchor",
-            linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr")]
+            linkerSettings: [.linkedLibrary("sndfile"), .linkedLibrary("soxr"), .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]
         ),
         // The loopback ALSA plugin (ioplug, C). PIC must be defined or alsa-lib cannot load it.
         // Its unsafe flag is allowed: SwiftPM refuses unsafe flags only in the targets of a product
@@ -191,7 +191,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "SonoraTestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "CFFmpeg", "SonoraTestSupport"], exclude: ["Corpus"]),
         .testTarget(
             name: "SonoraUnitsTests",
             dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]

@@ -156,3 +156,17 @@ struct StreamFormatTests {
         #expect(error?.message.contains("'\(text)'") == true)
     }
 }
+
+@Suite("StreamFormat parsing of codec names")
+struct StreamFormatCodecNameTests {
+    @Test func codecNamesAsPeopleTypeThem() throws {
+        let mp3 = try StreamFormat(parsing: "mp3@44100x2")
+        #expect(mp3.formatID == .mpegLayer3)
+        #expect(mp3.framesPerPacket == 1152)
+        #expect(try StreamFormat(parsing: ".mp3").formatID == .mpegLayer3)
+        #expect(try StreamFormat(parsing: "aac@48000").formatID == .mpeg4AAC)
+        #expect(try StreamFormat(parsing: "HE-AAC@48000").formatID.rawValue.characters == "aach")
+        #expect(try StreamFormat(parsing: "alac").formatID == .appleLossless)
+        #expect(try StreamFormat(parsing: "opus@48000x2").formatID == .opus)
+    }
+}

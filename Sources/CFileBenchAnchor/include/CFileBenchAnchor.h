@@ -14,4 +14,14 @@ double sonora_anchor_encode(const char *path, int format, int channels, int rate
 double sonora_anchor_resample(const float *const *channels, int channel_count, long frames,
                               double input_rate, double output_rate, int block);
 
+/// Demuxes (libavformat) and decodes (libavcodec) a whole compressed file into one float
+/// buffer per channel; frames decoded are left in `sonora_anchor_codec_decoded_frames`.
+double sonora_anchor_codec_decode(const char *path);
+extern long sonora_anchor_codec_decoded_frames;
+
+/// Encodes `frames` frames of split float channels with libavcodec's `encoder_name`
+/// (aac, libmp3lame, alac …) and writes the packets to `path` as they come.
+double sonora_anchor_codec_encode(const char *encoder_name, const char *path, int channels, int rate, long bit_rate,
+                                  const float *const *split, long frames);
+
 #endif

@@ -12,6 +12,8 @@ public struct AudioFormatID: RawRepresentable, Hashable, Sendable, BitwiseCopyab
     public static let appleIMA4 = AudioFormatID(rawValue: "ima4")
     public static let appleLossless = AudioFormatID(rawValue: "alac")
     public static let mpeg4AAC = AudioFormatID(rawValue: "aac ")
+    /// MPEG-4 High Efficiency AAC (AAC-LC core + SBR): 2048 output frames per packet at twice the core rate.
+    public static let mpeg4AAC_HE = AudioFormatID(rawValue: "aach")
     public static let mpegLayer3 = AudioFormatID(rawValue: ".mp3")
     public static let flac = AudioFormatID(rawValue: "flac")
     public static let opus = AudioFormatID(rawValue: "opus")
@@ -27,6 +29,7 @@ public struct AudioFormatID: RawRepresentable, Hashable, Sendable, BitwiseCopyab
         case .appleIMA4: 64
         case .appleLossless: 4096
         case .mpeg4AAC: 1024
+        case .mpeg4AAC_HE: 2048
         case .mpegLayer3: 1152
         default: nil
         }

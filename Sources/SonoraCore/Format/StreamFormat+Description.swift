@@ -80,6 +80,9 @@ extension StreamFormat {
             return
         }
         guard interleaved else { throw fail("only linear PCM can be deinterleaved") }
+        // Names people type for codes whose four characters are awkward ('.mp3', 'aach').
+        let aliases: [String: String] = ["mp3": ".mp3", "he-aac": "aach", "heaac": "aach"]
+        if let code = aliases[rest.lowercased()] { rest = Substring(code) }
         guard !rest.isEmpty, rest.count <= 4,
             let code = FourCharCode(characters: rest.padding(toLength: 4)),
             code.characters?.allSatisfy({ $0.isLetter || $0.isNumber || $0 == " " || $0 == "." }) == true

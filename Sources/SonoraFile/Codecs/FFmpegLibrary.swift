@@ -15,4 +15,10 @@ enum FFmpegLibrary {
         av_strerror(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+
+    /// Turns FFmpeg's own logging off (once, for the process): its warnings went to stderr
+    /// beside Sonora's errors, which already carry FFmpeg's message for every failure.
+    static func silenceLogging() { _ = quiet }
+
+    private static let quiet: Void = av_log_set_level(AV_LOG_QUIET)
 }

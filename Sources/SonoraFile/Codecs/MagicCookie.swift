@@ -135,7 +135,7 @@ enum MagicCookie {
             if Array(cookie[index..<index + 4]) == tag, index >= 4 {
                 let size = Int(cookie[index - 4]) << 24 | Int(cookie[index - 3]) << 16 | Int(cookie[index - 2]) << 8 | Int(cookie[index - 1])
                 let start = index + 8
-                if size >= 36, start + 24 <= cookie.count { return Array(cookie[start..<start + 24]) }
+                if size >= 36, size <= cookie.count - (index - 4), start + 24 <= cookie.count { return Array(cookie[start..<start + 24]) }
             }
             index += 1
         }

@@ -3,7 +3,9 @@ import SonoraDSP
 
 /// Core Audio's AudioConverter: between any two linear PCM formats (8/16/24/32-bit
 /// integer, 32/64-bit float, either byte order, interleaved or not), channel
-/// count changes with a channel map, sample-rate changes (libsoxr), and IMA4 ⇄ PCM.
+/// count changes with a channel map, sample-rate changes (libsoxr), IMA4 ⇄ PCM, and
+/// compressed ⇄ PCM through libavcodec: AAC (LC; HE-AAC decode), MP3 (encode through LAME),
+/// ALAC, FLAC, Opus — see AudioConverter+Codecs.swift for the packet forms.
 ///
 /// Bytes in and out: interleaved data as usual; non-interleaved data as its
 /// channel buffers one after another, each `frames × sample size` bytes; IMA4 as
@@ -15,14 +17,18 @@ public final class AudioConverter {
     /// Destination channel `i` takes source channel `channelMap[i]` (see `ChannelMap`).
     public let channelMap: [Int]
 
-    private let resampler: Resampler?
+    /// From the decoded rate (the source's, or what the decoder reports for HE-AAC) to the destination's.
+    var resampler: Resampler?
+    let resamplerQuality: Resampler.Quality
+    /// The libavcodec side: decoder or encoder, cookies, codec properties, priming.
+    let codecState = ConverterCodecState()
     private var imaStates: [IMAADPCMChannel]
     /// Destination-rate frames waiting to fill an IMA4 packet.
     private var pendingPacket: [[Float]]
     /// Destination bytes `fill` made beyond the frames asked for, handed out by the next `fill`.
-    private var heldBack: [UInt8] = []
+    var heldBack: [UInt8] = []
     /// Whether `fill`'s input has said it has no more.
-    private var inputEnded = false
+    var inputEnded = false
 
     public init(
         from source: StreamFormat, to destination: StreamFormat, channelMap: [Int]? = nil,
@@ -30,9 +36,13 @@ public final class AudioConverter {
     ) throws(AudioError) {
         for (side, format) in [("source", source), ("destination", destination)] {
             try format.validate()
-            guard format.pcmSample != nil || format.formatID == .appleIMA4 else {
-                throw AudioError(.unsupportedDataFormat, "AudioConverter: \(side) \(format) is neither linear PCM nor IMA4")
+            let codec = side == "source" ? FFmpegCodecs.decodes(format.formatID) : FFmpegCodecs.encodes(format.formatID)
+            guard format.pcmSample != nil || format.formatID == .appleIMA4 || codec else {
+                throw AudioError(.unsupportedDataFormat, "AudioConverter: \(side) \(format) is neither linear PCM, IMA4 nor a format Sonora \(side == "source" ? "decodes ('aac ', 'aach', '.mp3', 'alac', 'flac', 'opus')" : "encodes ('aac ', '.mp3', 'alac', 'flac', 'opus')")")
             }
+        }
+        guard source.pcmSample != nil || destination.pcmSample != nil else {
+            throw AudioError(.unsupportedDataFormat, "AudioConverter: from \(source) to \(destination): one side must be linear PCM")
         }
         let inputs = Int(source.channelsPerFrame)
         let outputs = Int(destination.channelsPerFrame)
@@ -43,15 +53,19 @@ public final class AudioConverter {
         }
         self.source = source
         self.destination = destination
+        resamplerQuality = quality
         resampler = source.sampleRate == destination.sampleRate
             ? nil : try Resampler(from: source.sampleRate, to: destination.sampleRate, channels: outputs, quality: quality)
         imaStates = Array(repeating: IMAADPCMChannel(), count: outputs)
         pendingPacket = Array(repeating: [], count: outputs)
+        // As AudioConverterNew: a format the encoder cannot make fails here, not at the first packet.
+        if isEncoding { _ = try activeEncoder() }
     }
 
     /// Converts `bytes` of source data; returns destination bytes (possibly fewer
     /// frames than went in while a resampler or an IMA4 packet fills up).
     public func convert(_ bytes: [UInt8]) throws(AudioError) -> [UInt8] {
+        try requirePCMSides("convert(_:)")
         let decoded = try decode(bytes)
         let mapped = map(decoded)
         var output = mapped
@@ -61,6 +75,8 @@ public final class AudioConverter {
 
     /// The rest: what the resampler holds, and a last IMA4 packet padded with silence.
     public func flush() throws(AudioError) -> [UInt8] {
+        if isDecoding { return try flushDecoded() }
+        try requirePCMSides("flush()")
         var tail: [[Float]] = Array(repeating: [], count: Int(destination.channelsPerFrame))
         if let resampler { tail = resample(tail, with: resampler, flushing: true) }
         return try encode(tail, final: true)
@@ -74,6 +90,7 @@ public final class AudioConverter {
     /// IMA4 comes in whole packets: `frameCount` is rounded down to a multiple of 64 and
     /// must be at least 64 ('otsz' otherwise).
     public func fill(frameCount: Int, input: () throws -> [UInt8]) throws -> [UInt8] {
+        try requirePCMSides("fill(frameCount:input:)")
         let granule = destination.formatID == .appleIMA4 ? 64 : 1
         guard frameCount >= 0, frameCount == 0 || frameCount >= granule else {
             throw AudioError(.invalidOutputSize, "AudioConverter: fill(frameCount: \(frameCount)) asks for less than one \(granule)-frame IMA4 packet")
@@ -102,6 +119,7 @@ public final class AudioConverter {
         resampler?.reset()
         imaStates = Array(repeating: IMAADPCMChannel(), count: imaStates.count)
         pendingPacket = Array(repeating: [], count: pendingPacket.count)
+        resetCodec()
     }
 
     // MARK: Destination bytes by frame
@@ -114,14 +132,14 @@ public final class AudioConverter {
     private var framesPerUnit: Int { destination.formatID == .appleIMA4 ? 64 : 1 }
 
     /// Channel buffers in destination bytes: non-interleaved PCM holds one after another.
-    private var planes: Int { destination.isLinearPCM ? destination.bufferCount : 1 }
+    var planes: Int { destination.isLinearPCM ? destination.bufferCount : 1 }
 
-    private func frames(in bytes: [UInt8]) -> Int {
+    func frames(in bytes: [UInt8]) -> Int {
         bytes.count / max(unitBytes * planes, 1) * framesPerUnit
     }
 
     /// The first `frame` frames and the rest; `frame` is a multiple of `framesPerUnit`.
-    private func split(_ bytes: [UInt8], atFrame frame: Int) -> ([UInt8], [UInt8]) {
+    func split(_ bytes: [UInt8], atFrame frame: Int) -> ([UInt8], [UInt8]) {
         let plane = bytes.count / planes
         let cut = frame / framesPerUnit * unitBytes
         var head: [UInt8] = []
@@ -136,7 +154,7 @@ public final class AudioConverter {
     }
 
     /// `first` then `second`, buffer by buffer.
-    private func joined(_ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+    func joined(_ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
         if planes == 1 || first.isEmpty { return first + second }
         if second.isEmpty { return first }
         let a = first.count / planes
@@ -152,7 +170,7 @@ public final class AudioConverter {
 
     // MARK: Steps
 
-    private func decode(_ bytes: [UInt8]) throws(AudioError) -> [[Float]] {
+    func decode(_ bytes: [UInt8]) throws(AudioError) -> [[Float]] {
         let channels = Int(source.channelsPerFrame)
         if source.formatID == .appleIMA4 {
             let packetBytes = Int(source.bytesPerPacket)
@@ -192,7 +210,7 @@ public final class AudioConverter {
         return (0..<channels).map { Array(canonical.list[$0]) }
     }
 
-    private func map(_ input: [[Float]]) -> [[Float]] {
+    func map(_ input: [[Float]]) -> [[Float]] {
         let frames = input.first?.count ?? 0
         return channelMap.map { source in
             if source >= 0 { return input[source] }
@@ -203,7 +221,7 @@ public final class AudioConverter {
         }
     }
 
-    private func resample(_ input: [[Float]], with resampler: Resampler, flushing: Bool) -> [[Float]] {
+    func resample(_ input: [[Float]], with resampler: Resampler, flushing: Bool) -> [[Float]] {
         let channels = input.count
         let frames = input.first?.count ?? 0
         var output: [[Float]] = Array(repeating: [], count: channels)
@@ -230,7 +248,7 @@ public final class AudioConverter {
         return output
     }
 
-    private func encode(_ input: [[Float]], final: Bool) throws(AudioError) -> [UInt8] {
+    func encode(_ input: [[Float]], final: Bool) throws(AudioError) -> [UInt8] {
         let channels = Int(destination.channelsPerFrame)
         if destination.formatID == .appleIMA4 {
             for channel in 0..<channels { pendingPacket[channel] += input[channel] }

@@ -8,7 +8,6 @@ public struct NodeKindCatalog: Sendable {
 
     public static let standard: NodeKindCatalog = {
         let registry = AudioComponentRegistry.shared
-        registry.registerVoiceUnits()
         let special: [NodeKind] = [.player, .recorder, .mixer, .meter, .lv2]
         let shortNames = [
             "ToneGenerator": ["tone"], "GraphicEQ": ["eq"], "ParametricEQ": ["peq"], "SampleDelay": ["delay"],

@@ -9,6 +9,13 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         public var name: String
         public var summary: String
         let make: @Sendable () -> AudioUnit
+
+        public init(description: AudioComponentDescription, name: String, summary: String, make: @escaping @Sendable () -> AudioUnit) {
+            self.description = description
+            self.name = name
+            self.summary = summary
+            self.make = make
+        }
     }
 
     public static let shared = AudioComponentRegistry()
@@ -33,6 +40,8 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         register(MeterUnit.componentDescription, "Meter", "passes audio through, meters RMS and peak per channel") { MeterUnit() }
         register(GraphicEQUnit.componentDescription, "GraphicEQ", "ten-band graphic EQ with the iPod EQ presets", GraphicEQUnit.init)
         register(ParametricEQUnit.componentDescription, "ParametricEQ", "N-band parametric EQ: type, frequency, gain, Q, bypass per band") { ParametricEQUnit() }
+        // The voice-processing I/O unit and the others of modules above this one, when linked.
+        for component in Self.linkedProviderComponents() { register(component) }
     }
 
     /// Adds a component (plugins, tests). A later registration of the same description replaces the earlier.
@@ -44,6 +53,11 @@ public final class AudioComponentRegistry: @unchecked Sendable {
             components.removeAll { $0.description == description }
             components.append(Component(description: description, name: name, summary: summary, make: make))
         }
+    }
+
+    /// Adds a component described whole (a provider's).
+    public func register(_ component: Component) {
+        register(component.description, component.name, component.summary, component.make)
     }
 
     /// A new instance of the component, or `-66751` (unsupported type) naming what was asked.

@@ -1,8 +1,8 @@
-import SonoraCore
-
 /// PCM bytes in any linear-PCM `StreamFormat` (Core Audio's AudioBufferList as
 /// raw buffers): one buffer when interleaved, one per channel otherwise. What
-/// the converter unit reads from and writes to at the graph's edge.
+/// the converter unit reads from and writes to at the graph's edge, and what
+/// ExtAudioFile and AudioConverter take (so callers need no DSP import). Sample
+/// conversion to and from canonical channels is SonoraDSP's (`decode`/`encode`).
 @frozen
 public struct PCMBufferList: @unchecked Sendable, BitwiseCopyable {
     public let format: StreamFormat
@@ -13,32 +13,6 @@ public struct PCMBufferList: @unchecked Sendable, BitwiseCopyable {
         self.format = format
         self.buffers = buffers
         self.frameCount = frameCount
-    }
-
-    /// Decodes `frames` frames starting at `offset` into canonical channels. Realtime-safe.
-    public func decode(frames: Int, offset: Int, into list: AudioBufferList, sample: PCMSample) {
-        let bytes = SampleConversion.byteCount(of: sample)
-        let frameBytes = Int(format.bytesPerFrame)
-        for channel in 0..<min(list.channelCount, Int(format.channelsPerFrame)) {
-            let start = format.isInterleaved
-                ? UnsafeRawPointer(buffers[0]) + offset * frameBytes + channel * bytes
-                : UnsafeRawPointer(buffers[channel]) + offset * frameBytes
-            SampleConversion.decode(
-                start, sample: sample, bigEndian: format.isBigEndian, stride: frameBytes, into: list.samples(channel), count: frames)
-        }
-    }
-
-    /// Encodes `frames` canonical frames into this list from frame `offset`. Realtime-safe.
-    public func encode(_ list: AudioBufferList, frames: Int, offset: Int, sample: PCMSample) {
-        let bytes = SampleConversion.byteCount(of: sample)
-        let frameBytes = Int(format.bytesPerFrame)
-        for channel in 0..<min(list.channelCount, Int(format.channelsPerFrame)) {
-            let start = format.isInterleaved
-                ? buffers[0] + offset * frameBytes + channel * bytes
-                : buffers[channel] + offset * frameBytes
-            SampleConversion.encode(
-                list.samples(channel), count: frames, into: start, sample: sample, bigEndian: format.isBigEndian, stride: frameBytes)
-        }
     }
 }
 
