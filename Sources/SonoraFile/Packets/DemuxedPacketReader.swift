@@ -13,10 +13,6 @@ import SonoraCore
 /// edit list, the LAME/Xing header, Ogg Opus' pre-skip and end trimming (the skip-samples
 /// side data of the first and last packets, and the packets' durations).
 enum DemuxedPacketReader {
-    /// FFmpeg's own log off, once per process: its warnings ("moov atom not found" …) went
-    /// to stderr beside Sonora's errors, which carry FFmpeg's message for every failure.
-    /// (The codec branch adds `FFmpegLibrary.silenceLogging()` for the same; either will do.)
-    static let silenceFFmpegLogging: Void = av_log_set_level(AV_LOG_QUIET)
 
     /// libavformat's demuxer names for the types a hint can name.
     static func demuxerName(for type: AudioFileType) -> String? {
@@ -78,7 +74,8 @@ enum DemuxedPacketReader {
 
     /// Demuxes `path` into a packet index; `type` is the container found.
     static func open(_ path: String, typeHint: AudioFileType?) throws(AudioError) -> (index: PacketIndex, type: AudioFileType) {
-        _ = silenceFFmpegLogging
+        // Its warnings ("moov atom not found" …) would reach stderr; the errors carry FFmpeg's message.
+        FFmpegLibrary.silenceLogging()
         var context: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_open_input(&context, path, inputFormat(path, typeHint: typeHint), nil)
         if status < 0, typeHint != nil {

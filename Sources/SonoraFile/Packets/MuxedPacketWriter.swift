@@ -56,7 +56,7 @@ final class MuxedPacketWriter: PacketWriter {
         guard let muxer = Self.muxerName(for: type), let codec = Self.codecID(format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
         }
-        _ = DemuxedPacketReader.silenceFFmpegLogging
+        FFmpegLibrary.silenceLogging()
         self.path = path
         self.format = format
         var created: UnsafeMutablePointer<AVFormatContext>?
