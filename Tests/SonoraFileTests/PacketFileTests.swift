@@ -354,12 +354,45 @@ struct PacketFileTests {
         for type in [AudioFileType.caf, .m4a, .mp4, .adts, .mp3, .ogg] {
             #expect(AudioFile.writableTypes.contains(type))
         }
-        #expect(AudioFile.writableFormats(for: .m4a).map(\.formatID) == [.mpeg4AAC, .appleLossless])
+        #expect(AudioFile.writableFormats(for: .m4a).map(\.formatID) == [.mpeg4AAC, .mpeg4AAC_HE, .appleLossless])
         // An abandoned packet file leaves nothing.
         let abandoned = try AudioFile.create(scratch.path("gone.m4a"), type: .m4a, format: aac, magicCookie: cookie)
         try abandoned.writePackets([1, 2, 3], descriptions: [AudioStreamPacketDescription(startOffset: 0, dataByteSize: 3)])
         abandoned.abandon()
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["exists.m4a"])
+    }
+
+    /// HE-AAC: Debian's FFmpeg has no HE-AAC encoder, so the M4A is written by Sonora from
+    /// ffmpeg's AAC-LC packets at 22.05 kHz behind an AudioSpecificConfig that signals SBR
+    /// explicitly (as HEAACDecodingTests). ffprobe decodes it at 44.1 kHz; Sonora reads
+    /// it as 'aach', 2048 frames a packet at that rate, and copies its packets into CAF.
+    @Test func heAACIsReadAsAACH() throws {
+        let scratch = try TemporaryFolder()
+        let lc = scratch.path("lc.m4a")
+        let made = try Self.ffmpeg.run(["-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=22050:duration=1", "-ac", "2", "-c:a", "aac", lc])
+        #expect(made.status == 0, "\(made.stderr)")
+        let input = try AudioFile.open(lc)
+        let packets = try input.readPackets(from: 0, count: 1000)
+        let he = scratch.path("he.m4a")
+        let writer = try AudioFile.create(he, type: .m4a, format: .compressed(.mpeg4AAC_HE, sampleRate: 44100, channels: 2), magicCookie: [0x2B, 0x92, 0x08, 0x00])
+        try writer.writePackets(packets.bytes, descriptions: packets.descriptions)
+        try writer.close()
+        let probe = try Self.ffprobe.run(["-v", "error", "-select_streams", "a", "-show_entries", "stream=profile,sample_rate", "-of", "csv=p=0", he])
+        // (ffprobe names the core's profile, LC, but decodes at the SBR rate.)
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "LC,44100", "\(probe.stdout)")
+        let file = try AudioFile.open(he)
+        #expect(file.dataFormat == .compressed(.mpeg4AAC_HE, sampleRate: 44100, channels: 2))
+        #expect(file.packetCount == packets.descriptions!.count)
+        #expect(try file.readPackets(from: 0, count: 1000).bytes == packets.bytes)
+        let cookie = try #require(file.magicCookie)
+        #expect(cookie.first == 0x03, "an esds, as Core Audio's AAC cookies")
+        let caf = scratch.path("he.caf")
+        let copy = try AudioFile.create(caf, type: .caf, format: file.dataFormat, magicCookie: cookie)
+        try copy.writePackets(packets.bytes, descriptions: packets.descriptions)
+        try copy.close()
+        let reread = try AudioFile.open(caf)
+        #expect(reread.dataFormat == file.dataFormat && reread.magicCookie == cookie)
+        #expect(try reread.readPackets(from: 0, count: 1000).bytes == packets.bytes)
     }
 
     // MARK: Malformed input

@@ -98,7 +98,7 @@ enum DemuxedPacketReader {
             throw AudioError(.invalidFileData, "\(path): a \(type) file with no audio stream")
         }
         let parameters = stream.pointee.codecpar.pointee
-        guard let id = formatID(parameters.codec_id) else {
+        guard var id = formatID(parameters.codec_id) else {
             throw AudioError(.unsupportedDataFormat, "\(path): \(String(cString: avcodec_get_name(parameters.codec_id))) audio in a \(type) file is not a format Sonora handles")
         }
         let sampleRate = Int(parameters.sample_rate)
@@ -107,6 +107,14 @@ enum DemuxedPacketReader {
             throw AudioError(.invalidFileData, "\(path): \(id) stream with \(sampleRate) Hz and \(channels) channels")
         }
         let extradata = parameters.extradata.map { [UInt8](UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) } ?? []
+        // HE-AAC (SBR, and PS in v2): Core Audio's 'aach', 2048 frames a packet at the output rate
+        // libavcodec reports — signalled by the AudioSpecificConfig's object type (5 or 29), by
+        // the profile, or implicitly by an output rate twice the config's core rate.
+        if id == .mpeg4AAC && (parameters.profile == FF_PROFILE_AAC_HE || parameters.profile == FF_PROFILE_AAC_HE_V2
+            || [5, 29].contains(extradata.first.map { $0 >> 3 } ?? 0)
+            || (extradata.count >= 2 && coreRate(extradata).map { $0 * 2 == sampleRate } == true)) {
+            id = .mpeg4AAC_HE
+        }
         var format = StreamFormat.compressed(id, sampleRate: Double(sampleRate), channels: channels)
         switch id {
         case .mpegLayer3 where parameters.frame_size > 0: format.framesPerPacket = UInt32(parameters.frame_size)
@@ -121,7 +129,7 @@ enum DemuxedPacketReader {
         default: break
         }
         let index = try PacketIndex(path: path, format: format, inMemory: type == .ogg)
-        index.cookie = MagicCookie.cookie(for: id, codecConfiguration: extradata, averageBitRate: Int(parameters.bit_rate))
+        index.cookie = MagicCookie.cookie(for: id == .mpeg4AAC_HE ? .mpeg4AAC : id, codecConfiguration: extradata, averageBitRate: Int(parameters.bit_rate))
 
         guard let packet = av_packet_alloc() else { throw AudioError(.memoryFull, "\(path): no memory for a packet") }
         defer {
@@ -185,6 +193,13 @@ enum DemuxedPacketReader {
         let remainder = max(total - priming - valid, 0)
         index.info = AudioFilePacketTableInfo(validFrames: valid, primingFrames: Int32(clamping: priming), remainderFrames: Int32(clamping: remainder))
         return (index, type)
+    }
+
+    /// The sampling rate an AudioSpecificConfig names (its 4-bit index; nil for the escape form).
+    private static func coreRate(_ config: [UInt8]) -> Int? {
+        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+        let index = Int((config[0] & 0x07) << 1 | config[1] >> 7)
+        return index < rates.count ? rates[index] : nil
     }
 
     /// Core Audio's AAC cookie (an esds) for an ADTS stream, from its first frame header.

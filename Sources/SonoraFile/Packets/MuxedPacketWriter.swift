@@ -43,7 +43,7 @@ final class MuxedPacketWriter: PacketWriter {
 
     static func codecID(_ format: AudioFormatID) -> AVCodecID? {
         switch format {
-        case .mpeg4AAC: AV_CODEC_ID_AAC
+        case .mpeg4AAC, .mpeg4AAC_HE: AV_CODEC_ID_AAC
         case .appleLossless: AV_CODEC_ID_ALAC
         case .mpegLayer3: AV_CODEC_ID_MP3
         case .flac: AV_CODEC_ID_FLAC
@@ -80,7 +80,8 @@ final class MuxedPacketWriter: PacketWriter {
         stream.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         if let cookie, !cookie.isEmpty {
             let extradata: [UInt8]
-            do { extradata = try MagicCookie.codecConfiguration(for: format.formatID, cookie: cookie) } catch {
+            let configured = format.formatID == .mpeg4AAC_HE ? AudioFormatID.mpeg4AAC : format.formatID
+            do { extradata = try MagicCookie.codecConfiguration(for: configured, cookie: cookie) } catch {
                 abandon()
                 throw AudioError(error.code, "\(path): \(error.message)")
             }
@@ -91,7 +92,7 @@ final class MuxedPacketWriter: PacketWriter {
             extradata.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: extradata.count) }
             parameters.pointee.extradata = buffer
             parameters.pointee.extradata_size = Int32(extradata.count)
-        } else if format.formatID == .appleLossless || format.formatID == .opus || (format.formatID == .mpeg4AAC && type != .mp3) {
+        } else if format.formatID == .appleLossless || format.formatID == .opus || ((format.formatID == .mpeg4AAC || format.formatID == .mpeg4AAC_HE) && type != .mp3) {
             abandon()
             throw AudioError(.unsupportedDataFormat, "\(path): \(format.formatID) in a \(type) file needs its magic cookie")
         }
