@@ -6,6 +6,12 @@ import SonoraDSP
 /// not, either byte order, at another sample rate (libsoxr), mono ⇄ multichannel —
 /// with the conversion done inside. Positions (`seek`, `frameLength`, `position`)
 /// count file frames, as in Core Audio.
+///
+/// Compressed files (AAC, MP3, ALAC, FLAC, Opus packets in CAF, M4A, MP3, ADTS, Ogg) are
+/// decoded and encoded through the codecs (`CompressedFrameReader`/`Writer`): frames
+/// count from the first frame of audio, the encoder's priming and padding dropped as the
+/// file's packet table says. Formats libsndfile decodes and encodes itself as frames
+/// (FLAC, Ogg Vorbis, ALAC in CAF …) go through libsndfile as before.
 public final class ExtAudioFile {
     public let file: AudioFile
     public private(set) var clientFormat: StreamFormat
@@ -19,22 +25,39 @@ public final class ExtAudioFile {
     private var endOfFile = false
     private var filePosition = 0
 
-    private init(file: AudioFile) throws(AudioError) {
+    private var compressedReader: CompressedFrameReader?
+    private var compressedWriter: CompressedFrameWriter?
+
+    private init(file: AudioFile, writer: CompressedFrameWriter? = nil) throws(AudioError) {
         self.file = file
+        compressedWriter = writer
+        if writer == nil && CompressedFrameReader.decodes(file) { compressedReader = try CompressedFrameReader(file: file) }
         clientFormat = .canonical(sampleRate: file.dataFormat.sampleRate, channels: Int(file.dataFormat.channelsPerFrame))
         fileBuffers = try OwnedAudioBufferList(channelCount: Int(file.dataFormat.channelsPerFrame), frameCapacity: block)
     }
 
-    public static func open(_ path: String) throws(AudioError) -> ExtAudioFile {
-        try ExtAudioFile(file: try AudioFile.open(path))
+    /// ExtAudioFileOpenURL. `typeHint` as AudioFileOpenURL's.
+    public static func open(_ path: String, typeHint: AudioFileType? = nil) throws(AudioError) -> ExtAudioFile {
+        try ExtAudioFile(file: try AudioFile.open(path, typeHint: typeHint))
     }
 
-    public static func create(_ path: String, type: AudioFileType, format: StreamFormat, erase: Bool = false) throws(AudioError) -> ExtAudioFile {
-        try ExtAudioFile(file: try AudioFile.create(path, type: type, format: format, erase: erase))
+    /// ExtAudioFileCreateWithURL: a file of `type` holding `format`, written from frames
+    /// in the client format. Compressed formats are encoded with `encoder` settings
+    /// (bit rate, quality; kAudioConverterEncodeBitRate on the file's converter in Core Audio).
+    public static func create(
+        _ path: String, type: AudioFileType, format: StreamFormat, encoder: EncoderSettings = EncoderSettings(), erase: Bool = false
+    ) throws(AudioError) -> ExtAudioFile {
+        let encodedBySonora = !format.isLinearPCM && format.formatID != .appleIMA4
+            && (SndfileFormat.word(for: format, in: type) == nil || encoder != EncoderSettings())
+        guard encodedBySonora else {
+            return try ExtAudioFile(file: try AudioFile.create(path, type: type, format: format, erase: erase))
+        }
+        let writer = try CompressedFrameWriter.create(path, type: type, format: format, settings: encoder, erase: erase)
+        return try ExtAudioFile(file: writer.file, writer: writer)
     }
 
-    /// Frames in the file (file rate).
-    public var frameLength: Int { file.frameCount }
+    /// Frames in the file (file rate): for compressed files, the audio without priming and padding.
+    public var frameLength: Int { compressedReader?.frameCount ?? file.frameCount }
 
     /// The next file frame to be read.
     public var position: Int { filePosition - pending.count }
@@ -56,12 +79,13 @@ public final class ExtAudioFile {
             ? nil
             : try Resampler(from: file.dataFormat.sampleRate, to: format.sampleRate, channels: Int(fileChannels))
         clientBuffers = try OwnedAudioBufferList(channelCount: Int(format.channelsPerFrame), frameCapacity: block * 2)
-        try seek(toFrame: position)
+        // A file being written has nothing to seek in.
+        if !file.isBeingCreated { try seek(toFrame: position) }
     }
 
     /// Moves to file frame `frame`.
     public func seek(toFrame frame: Int) throws(AudioError) {
-        try file.seek(toFrame: frame)
+        if let compressedReader { try compressedReader.seek(toFrame: frame) } else { try file.seek(toFrame: frame) }
         filePosition = frame
         pending = 0..<0
         endOfFile = false
@@ -106,12 +130,12 @@ public final class ExtAudioFile {
             var offset = 0
             while offset < frameCount {
                 let (consumed, produced) = resampler.process(toFile.list(frameCount: frameCount).frames(from: offset, count: frameCount - offset), into: out.list)
-                if produced > 0 { try file.writeFrames(from: out.list(frameCount: produced)) }
+                if produced > 0 { try writeFileFrames(from: out.list(frameCount: produced)) }
                 offset += consumed
                 if consumed == 0 && produced == 0 { break }
             }
         } else {
-            try file.writeFrames(from: toFile.list(frameCount: frameCount))
+            try writeFileFrames(from: toFile.list(frameCount: frameCount))
         }
     }
 
@@ -123,11 +147,25 @@ public final class ExtAudioFile {
             while true {
                 let produced = resampler.flush(into: out.list)
                 if produced == 0 { break }
-                try file.writeFrames(from: out.list(frameCount: produced))
+                try writeFileFrames(from: out.list(frameCount: produced))
             }
             writingResampler = nil
         }
-        try file.close()
+        if let compressedWriter {
+            self.compressedWriter = nil
+            try compressedWriter.close()
+        } else {
+            try file.close()
+        }
+    }
+
+    private func readFileFrames(into destination: AudioBufferList) throws(AudioError) -> Int {
+        if let compressedReader { return try compressedReader.readFrames(into: destination) }
+        return try file.readFrames(into: destination)
+    }
+
+    private func writeFileFrames(from source: AudioBufferList) throws(AudioError) {
+        if let compressedWriter { try compressedWriter.writeFrames(from: source) } else { try file.writeFrames(from: source) }
     }
 
     // MARK: Inside
@@ -155,14 +193,14 @@ public final class ExtAudioFile {
     /// Reads canonical frames at the client rate, file channels.
     private func readCanonical(into destination: AudioBufferList) throws(AudioError) -> Int {
         guard let resampler else {
-            let got = try file.readFrames(into: destination)
+            let got = try readFileFrames(into: destination)
             filePosition += got
             return got
         }
         var produced = 0
         while produced < destination.frameCount {
             if pending.isEmpty && !endOfFile {
-                let got = try file.readFrames(into: fileBuffers.list)
+                let got = try readFileFrames(into: fileBuffers.list)
                 filePosition += got
                 pending = 0..<got
                 if got == 0 { endOfFile = true }
