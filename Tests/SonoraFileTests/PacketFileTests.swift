@@ -298,6 +298,24 @@ struct PacketFileTests {
         #expect(try reread.readPackets(from: 0, count: 10_000).bytes == packets.bytes)
     }
 
+    /// The valid frames survive exactly whatever their count: the edit list is kept in
+    /// samples (at FFmpeg's default 1/1000 s its duration rounds, and the last packet was
+    /// stretched to match — 45335 frames read back for 45334 written through ExtAudioFile).
+    @Test(arguments: [57329, 57000, 56320 + 1])
+    func m4aKeepsAnyValidFrameCount(_ valid: Int64) throws {
+        let scratch = try TemporaryFolder()
+        let input = try AudioFile.open(Self.fixtures.path("aac.m4a"))
+        let packets = try input.readPackets(from: 0, count: 1000)
+        let total = Int64(packets.descriptions!.count * 1024)
+        let info = AudioFilePacketTableInfo(validFrames: valid, primingFrames: 1024, remainderFrames: Int32(total - 1024 - valid))
+        let path = scratch.path("valid.m4a")
+        let output = try AudioFile.create(path, type: .m4a, format: input.dataFormat, magicCookie: input.magicCookie)
+        try output.setPacketTableInfo(info)
+        try output.writePackets(packets.bytes, descriptions: packets.descriptions)
+        try output.close()
+        #expect(try AudioFile.open(path).packetTableInfo == info)
+    }
+
     /// ADTS, MP3 and Ogg Opus written from packets: ffprobe finds the same packets and ffmpeg decodes them.
     @Test(arguments: [("adts.aac", AudioFileType.adts, "out.aac"), ("cbr.mp3", .mp3, "out.mp3"), ("opus.ogg", .ogg, "out.opus")])
     func rawStreamsWrittenFromPackets(_ source: String, _ type: AudioFileType, _ name: String) throws {

@@ -28,6 +28,8 @@ final class MuxedPacketWriter: PacketWriter {
     private var pendingSizes: [Int] = []
     private var pendingFrames: [Int] = []
     private var nextTimestamp: Int64 = 0
+    private let isMP3: Bool
+    private let isMP4: Bool
     private var info: AudioFilePacketTableInfo?
 
     static func muxerName(for type: AudioFileType) -> String? {
@@ -59,6 +61,8 @@ final class MuxedPacketWriter: PacketWriter {
         FFmpegLibrary.silenceLogging()
         self.path = path
         self.format = format
+        isMP3 = type == .mp3
+        isMP4 = type == .m4a || type == .mp4
         var created: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_alloc_output_context2(&created, nil, muxer, path)
         guard status >= 0, let context = created else {
@@ -120,7 +124,14 @@ final class MuxedPacketWriter: PacketWriter {
         let priming = Int64(info?.primingFrames ?? 0)
         stream.pointee.codecpar.pointee.initial_padding = Int32(priming)
         stream.pointee.codecpar.pointee.trailing_padding = info?.remainderFrames ?? 0
-        let status = avformat_write_header(context, nil)
+        var options: OpaquePointer?
+        if isMP4 {
+            // The edit list in samples, not the default 1/1000 s: at milliseconds its duration
+            // rounds, and FFmpeg 5.1 then stretches the last packet to match (a frame too many).
+            av_dict_set(&options, "movie_timescale", String(Int(format.sampleRate)), 0)
+        }
+        defer { av_dict_free(&options) }
+        let status = avformat_write_header(context, &options)
         guard status >= 0 else {
             throw AudioError(.unsupportedDataFormat, "\(path): libavformat refuses \(format) (\(FFmpegLibrary.message(status)))")
         }
@@ -179,9 +190,11 @@ final class MuxedPacketWriter: PacketWriter {
         for index in pendingSizes.indices {
             let size = pendingSizes[index]
             let frames = index == pendingSizes.count - 1 ? max(pendingFrames[index] - remainder, 0) : pendingFrames[index]
-            // Priming and remainder also as the skip-samples side data demuxers give (the MP3 muxer's LAME header takes them from there).
-            let skip = index == 0 ? Int(info?.primingFrames ?? 0) : 0
-            let discard = index == pendingSizes.count - 1 ? remainder : 0
+            // MP3: priming and remainder also as the skip-samples side data demuxers give (the
+            // LAME header takes them from there). Not for MP4, where the edit list has them and the
+            // side data moved the end by a frame.
+            let skip = index == 0 && isMP3 ? Int(info?.primingFrames ?? 0) : 0
+            let discard = index == pendingSizes.count - 1 && isMP3 ? remainder : 0
             try mux(pending[at..<at + size], frames: frames, skip: skip, discard: discard)
             at += size
         }
