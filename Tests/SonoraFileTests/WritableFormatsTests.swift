@@ -11,7 +11,7 @@ struct WritableFormatsTests {
     static let types: [AudioFileType] = [.wave, .rf64, .aiff, .aifc, .caf, .flac, .ogg]
 
     static func isPacketOnly(_ format: StreamFormat, in type: AudioFileType) -> Bool {
-        [AudioFormatID.mpeg4AAC, .mpegLayer3].contains(format.formatID) || (type == .caf && [AudioFormatID.flac, .opus].contains(format.formatID))
+        [AudioFormatID.mpeg4AAC, .mpeg4AAC_HE, .mpegLayer3].contains(format.formatID) || (type == .caf && [AudioFormatID.flac, .opus].contains(format.formatID))
     }
 
     @Test(arguments: types)

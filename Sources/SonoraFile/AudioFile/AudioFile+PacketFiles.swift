@@ -7,9 +7,9 @@ extension AudioFile {
     /// Formats Sonora writes as packets into `type` (with `writePackets` and descriptions).
     static func packetFormats(for type: AudioFileType) -> [AudioFormatID] {
         switch type {
-        case .caf: [.mpeg4AAC, .appleLossless, .mpegLayer3, .flac, .opus]
-        case .m4a, .mp4: [.mpeg4AAC, .appleLossless]
-        case .adts: [.mpeg4AAC]
+        case .caf: [.mpeg4AAC, .mpeg4AAC_HE, .appleLossless, .mpegLayer3, .flac, .opus]
+        case .m4a, .mp4: [.mpeg4AAC, .mpeg4AAC_HE, .appleLossless]
+        case .adts: [.mpeg4AAC, .mpeg4AAC_HE]
         case .mp3: [.mpegLayer3]
         case .ogg: [.opus]
         default: []
@@ -95,7 +95,7 @@ extension AudioFile {
         let largest = maximumPacketSize ?? 0
         let bound: Int? = switch dataFormat.formatID {
         case .linearPCM, .appleIMA4: maximumPacketSize
-        case .mpeg4AAC: 768 * channels  // 6144 bits per channel per raw data block
+        case .mpeg4AAC, .mpeg4AAC_HE: 768 * channels  // 6144 bits per channel per raw data block
         case .mpegLayer3: 2881  // MPEG-2.5 layer III at 160 kbit/s and 8 kHz, padded
         case .opus: 1275 * 3 + 7  // the longest Opus packet (RFC 6716 3.2.5)
         case .appleLossless:

@@ -452,6 +452,7 @@ public final class AudioFile {
             guard let handle else { return }
             status = sf_close(handle)
             self.handle = nil
+            packetIndex = nil
         }
         guard let temporaryPath else { return }
         self.temporaryPath = nil

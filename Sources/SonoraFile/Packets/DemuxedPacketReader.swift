@@ -13,10 +13,6 @@ import SonoraCore
 /// edit list, the LAME/Xing header, Ogg Opus' pre-skip and end trimming (the skip-samples
 /// side data of the first and last packets, and the packets' durations).
 enum DemuxedPacketReader {
-    /// FFmpeg's own log off, once per process: its warnings ("moov atom not found" …) went
-    /// to stderr beside Sonora's errors, which carry FFmpeg's message for every failure.
-    /// (The codec branch adds `FFmpegLibrary.silenceLogging()` for the same; either will do.)
-    static let silenceFFmpegLogging: Void = av_log_set_level(AV_LOG_QUIET)
 
     /// libavformat's demuxer names for the types a hint can name.
     static func demuxerName(for type: AudioFileType) -> String? {
@@ -78,7 +74,8 @@ enum DemuxedPacketReader {
 
     /// Demuxes `path` into a packet index; `type` is the container found.
     static func open(_ path: String, typeHint: AudioFileType?) throws(AudioError) -> (index: PacketIndex, type: AudioFileType) {
-        _ = silenceFFmpegLogging
+        // Its warnings ("moov atom not found" …) would reach stderr; the errors carry FFmpeg's message.
+        FFmpegLibrary.silenceLogging()
         var context: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_open_input(&context, path, inputFormat(path, typeHint: typeHint), nil)
         if status < 0, typeHint != nil {
@@ -101,7 +98,7 @@ enum DemuxedPacketReader {
             throw AudioError(.invalidFileData, "\(path): a \(type) file with no audio stream")
         }
         let parameters = stream.pointee.codecpar.pointee
-        guard let id = formatID(parameters.codec_id) else {
+        guard var id = formatID(parameters.codec_id) else {
             throw AudioError(.unsupportedDataFormat, "\(path): \(String(cString: avcodec_get_name(parameters.codec_id))) audio in a \(type) file is not a format Sonora handles")
         }
         let sampleRate = Int(parameters.sample_rate)
@@ -110,6 +107,14 @@ enum DemuxedPacketReader {
             throw AudioError(.invalidFileData, "\(path): \(id) stream with \(sampleRate) Hz and \(channels) channels")
         }
         let extradata = parameters.extradata.map { [UInt8](UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) } ?? []
+        // HE-AAC (SBR, and PS in v2): Core Audio's 'aach', 2048 frames a packet at the output rate
+        // libavcodec reports — signalled by the AudioSpecificConfig's object type (5 or 29), by
+        // the profile, or implicitly by an output rate twice the config's core rate.
+        if id == .mpeg4AAC && (parameters.profile == FF_PROFILE_AAC_HE || parameters.profile == FF_PROFILE_AAC_HE_V2
+            || [5, 29].contains(extradata.first.map { $0 >> 3 } ?? 0)
+            || (extradata.count >= 2 && coreRate(extradata).map { $0 * 2 == sampleRate } == true)) {
+            id = .mpeg4AAC_HE
+        }
         var format = StreamFormat.compressed(id, sampleRate: Double(sampleRate), channels: channels)
         switch id {
         case .mpegLayer3 where parameters.frame_size > 0: format.framesPerPacket = UInt32(parameters.frame_size)
@@ -124,7 +129,7 @@ enum DemuxedPacketReader {
         default: break
         }
         let index = try PacketIndex(path: path, format: format, inMemory: type == .ogg)
-        index.cookie = MagicCookie.cookie(for: id, codecConfiguration: extradata, averageBitRate: Int(parameters.bit_rate))
+        index.cookie = MagicCookie.cookie(for: id == .mpeg4AAC_HE ? .mpeg4AAC : id, codecConfiguration: extradata, averageBitRate: Int(parameters.bit_rate))
 
         guard let packet = av_packet_alloc() else { throw AudioError(.memoryFull, "\(path): no memory for a packet") }
         defer {
@@ -188,6 +193,13 @@ enum DemuxedPacketReader {
         let remainder = max(total - priming - valid, 0)
         index.info = AudioFilePacketTableInfo(validFrames: valid, primingFrames: Int32(clamping: priming), remainderFrames: Int32(clamping: remainder))
         return (index, type)
+    }
+
+    /// The sampling rate an AudioSpecificConfig names (its 4-bit index; nil for the escape form).
+    private static func coreRate(_ config: [UInt8]) -> Int? {
+        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+        let index = Int((config[0] & 0x07) << 1 | config[1] >> 7)
+        return index < rates.count ? rates[index] : nil
     }
 
     /// Core Audio's AAC cookie (an esds) for an ADTS stream, from its first frame header.

@@ -28,6 +28,8 @@ final class MuxedPacketWriter: PacketWriter {
     private var pendingSizes: [Int] = []
     private var pendingFrames: [Int] = []
     private var nextTimestamp: Int64 = 0
+    private let isMP3: Bool
+    private let isMP4: Bool
     private var info: AudioFilePacketTableInfo?
 
     static func muxerName(for type: AudioFileType) -> String? {
@@ -43,7 +45,7 @@ final class MuxedPacketWriter: PacketWriter {
 
     static func codecID(_ format: AudioFormatID) -> AVCodecID? {
         switch format {
-        case .mpeg4AAC: AV_CODEC_ID_AAC
+        case .mpeg4AAC, .mpeg4AAC_HE: AV_CODEC_ID_AAC
         case .appleLossless: AV_CODEC_ID_ALAC
         case .mpegLayer3: AV_CODEC_ID_MP3
         case .flac: AV_CODEC_ID_FLAC
@@ -56,9 +58,11 @@ final class MuxedPacketWriter: PacketWriter {
         guard let muxer = Self.muxerName(for: type), let codec = Self.codecID(format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
         }
-        _ = DemuxedPacketReader.silenceFFmpegLogging
+        FFmpegLibrary.silenceLogging()
         self.path = path
         self.format = format
+        isMP3 = type == .mp3
+        isMP4 = type == .m4a || type == .mp4
         var created: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_alloc_output_context2(&created, nil, muxer, path)
         guard status >= 0, let context = created else {
@@ -80,7 +84,8 @@ final class MuxedPacketWriter: PacketWriter {
         stream.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         if let cookie, !cookie.isEmpty {
             let extradata: [UInt8]
-            do { extradata = try MagicCookie.codecConfiguration(for: format.formatID, cookie: cookie) } catch {
+            let configured = format.formatID == .mpeg4AAC_HE ? AudioFormatID.mpeg4AAC : format.formatID
+            do { extradata = try MagicCookie.codecConfiguration(for: configured, cookie: cookie) } catch {
                 abandon()
                 throw AudioError(error.code, "\(path): \(error.message)")
             }
@@ -91,7 +96,7 @@ final class MuxedPacketWriter: PacketWriter {
             extradata.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: extradata.count) }
             parameters.pointee.extradata = buffer
             parameters.pointee.extradata_size = Int32(extradata.count)
-        } else if format.formatID == .appleLossless || format.formatID == .opus || (format.formatID == .mpeg4AAC && type != .mp3) {
+        } else if format.formatID == .appleLossless || format.formatID == .opus || ((format.formatID == .mpeg4AAC || format.formatID == .mpeg4AAC_HE) && type != .mp3) {
             abandon()
             throw AudioError(.unsupportedDataFormat, "\(path): \(format.formatID) in a \(type) file needs its magic cookie")
         }
@@ -119,7 +124,14 @@ final class MuxedPacketWriter: PacketWriter {
         let priming = Int64(info?.primingFrames ?? 0)
         stream.pointee.codecpar.pointee.initial_padding = Int32(priming)
         stream.pointee.codecpar.pointee.trailing_padding = info?.remainderFrames ?? 0
-        let status = avformat_write_header(context, nil)
+        var options: OpaquePointer?
+        if isMP4 {
+            // The edit list in samples, not the default 1/1000 s: at milliseconds its duration
+            // rounds, and FFmpeg 5.1 then stretches the last packet to match (a frame too many).
+            av_dict_set(&options, "movie_timescale", String(Int(format.sampleRate)), 0)
+        }
+        defer { av_dict_free(&options) }
+        let status = avformat_write_header(context, &options)
         guard status >= 0 else {
             throw AudioError(.unsupportedDataFormat, "\(path): libavformat refuses \(format) (\(FFmpegLibrary.message(status)))")
         }
@@ -137,10 +149,18 @@ final class MuxedPacketWriter: PacketWriter {
         maximumPacketSize = max(maximumPacketSize, sizes.max() ?? 0)
     }
 
-    private func mux(_ bytes: ArraySlice<UInt8>, frames: Int) throws(AudioError) {
+    private func mux(_ bytes: ArraySlice<UInt8>, frames: Int, skip: Int = 0, discard: Int = 0) throws(AudioError) {
         guard let context else { throw AudioError(.fileNotOpen, "\(path) is closed") }
         var status = av_new_packet(packet, Int32(bytes.count))
         guard status >= 0 else { throw AudioError(.memoryFull, "\(path): no memory for a packet of \(bytes.count) bytes") }
+        if skip > 0 || discard > 0, let side = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
+            for index in 0..<4 {
+                side[index] = UInt8(truncatingIfNeeded: skip >> (8 * index))
+                side[4 + index] = UInt8(truncatingIfNeeded: discard >> (8 * index))
+            }
+            side[8] = 0
+            side[9] = 0
+        }
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
         let timeBase = AVRational(num: 1, den: Int32(format.sampleRate))
         packet.pointee.pts = av_rescale_q(nextTimestamp, timeBase, stream.pointee.time_base)
@@ -170,7 +190,12 @@ final class MuxedPacketWriter: PacketWriter {
         for index in pendingSizes.indices {
             let size = pendingSizes[index]
             let frames = index == pendingSizes.count - 1 ? max(pendingFrames[index] - remainder, 0) : pendingFrames[index]
-            try mux(pending[at..<at + size], frames: frames)
+            // MP3: priming and remainder also as the skip-samples side data demuxers give (the
+            // LAME header takes them from there). Not for MP4, where the edit list has them and the
+            // side data moved the end by a frame.
+            let skip = index == 0 && isMP3 ? Int(info?.primingFrames ?? 0) : 0
+            let discard = index == pendingSizes.count - 1 && isMP3 ? remainder : 0
+            try mux(pending[at..<at + size], frames: frames, skip: skip, discard: discard)
             at += size
         }
         pending = []
