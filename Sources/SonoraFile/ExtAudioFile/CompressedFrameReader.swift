@@ -1,5 +1,4 @@
 import SonoraCore
-import SonoraDSP
 
 /// A compressed file's packets decoded into canonical frames, as ExtAudioFile reads
 /// them: priming frames dropped at the start and remainder frames at the end (the file's
@@ -17,9 +16,10 @@ final class CompressedFrameReader {
     /// Audio frames (priming and remainder excluded).
     let frameCount: Int
 
-    /// Decoded interleaved frames not yet handed out, from `decodedStart`.
-    private var decoded: [Float] = []
+    /// Decoded frames, one array per channel, not yet handed out from `decodedOffset`.
+    private var decoded: [[Float]] = []
     private var decodedOffset = 0
+    private var decodedCount: Int { decoded.first?.count ?? 0 }
     /// Decoded-timeline frame of `decoded[decodedOffset]`.
     private var decodedFrame: Int64 = 0
     private var nextPacket = 0
@@ -78,7 +78,7 @@ final class CompressedFrameReader {
         let wanted = min(destination.frameCount, frameCount - position)
         var done = 0
         while done < wanted {
-            let available = (decoded.count / channels) - decodedOffset
+            let available = decodedCount - decodedOffset
             if available == 0 {
                 guard try decodeNextPacket() else { break }
                 continue
@@ -91,9 +91,9 @@ final class CompressedFrameReader {
                 continue
             }
             let count = min(available, wanted - done)
-            decoded.withUnsafeBufferPointer { samples in
-                Interleaving.deinterleave(samples.baseAddress! + decodedOffset * channels, channels: channels, frames: count) {
-                    destination.samples($0) + done
+            for channel in 0..<min(channels, destination.channelCount, decoded.count) {
+                decoded[channel].withUnsafeBufferPointer { samples in
+                    (destination.samples(channel) + done).update(from: samples.baseAddress! + decodedOffset, count: count)
                 }
             }
             decodedOffset += count
@@ -116,7 +116,7 @@ final class CompressedFrameReader {
         var packet = packetStartFrames.partitioningIndex { $0 > from } - 1
         packet = max(0, min(packet, packetStartFrames.count - 2))
         decoder.reset()
-        decoded.removeAll(keepingCapacity: true)
+        for channel in decoded.indices { decoded[channel].removeAll(keepingCapacity: true) }
         decodedOffset = 0
         nextPacket = packet
         drained = false
@@ -133,7 +133,7 @@ final class CompressedFrameReader {
             guard !drained else { return false }
             drained = true
             compactDecoded()
-            return try decoder.drain(into: &decoded) > 0
+            return try decoder.drain(intoChannels: &decoded) > 0
         }
         drained = false
         // Packets are read from the file a batch at a time (one read for many packets).
@@ -157,7 +157,7 @@ final class CompressedFrameReader {
         var failure: AudioError?
         batchBytes.withUnsafeBytes { raw in
             do throws(AudioError) {
-                _ = try decoder.decode(UnsafeRawBufferPointer(rebasing: raw[start..<start + size]), into: &decoded)
+                _ = try decoder.decode(UnsafeRawBufferPointer(rebasing: raw[start..<start + size]), intoChannels: &decoded)
             } catch {
                 failure = error
             }
@@ -168,8 +168,8 @@ final class CompressedFrameReader {
     }
 
     private func compactDecoded() {
-        if decodedOffset * channels == decoded.count {
-            decoded.removeAll(keepingCapacity: true)
+        if decodedOffset == decodedCount {
+            for channel in decoded.indices { decoded[channel].removeAll(keepingCapacity: true) }
             decodedOffset = 0
         }
     }

@@ -148,6 +148,43 @@ final class CodecDecoder {
     }
 
     private func receive(into output: inout [Float], what: String) throws(AudioError) -> Int {
+        try receive(what: what) { frame throws(AudioError) in try FFmpegCodecs.appendInterleaved(frame, to: &output) }
+    }
+
+    /// Decodes one packet and appends what it yields to `output`, one array per channel
+    /// (the file layer's canonical layout: no interleave on the way). Returns the frames appended.
+    @discardableResult
+    func decode(_ bytes: UnsafeRawBufferPointer, intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
+        guard let context, let packet else { return 0 }
+        defer { packetIndex += 1 }
+        guard !bytes.isEmpty else {
+            throw AudioError(.invalidFileData, "\(format.formatID) packet \(packetIndex) is empty")
+        }
+        guard bytes.count <= Int(Int32.max) - Int(AV_INPUT_BUFFER_PADDING_SIZE),
+              av_new_packet(packet, Int32(bytes.count)) >= 0 else {
+            throw AudioError(.memoryFull, "\(format.formatID) packet \(packetIndex): no memory for \(bytes.count) bytes")
+        }
+        defer { av_packet_unref(packet) }
+        packet.pointee.data.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        let status = avcodec_send_packet(context, packet)
+        guard status >= 0 else {
+            throw AudioError.ffmpeg(status, .invalidFileData, "\(format.formatID) packet \(packetIndex) (\(bytes.count) bytes) does not decode")
+        }
+        return try receive(what: "packet \(packetIndex) (\(bytes.count) bytes)") { frame throws(AudioError) in
+            try FFmpegCodecs.appendChannels(frame, to: &output)
+        }
+    }
+
+    /// `drain(into:)` for per-channel output.
+    @discardableResult
+    func drain(intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
+        guard let context else { return 0 }
+        let status = avcodec_send_packet(context, nil)
+        guard status >= 0 || status == sonora_averror_eof() else { return 0 }
+        return try receive(what: "the end of the stream") { frame throws(AudioError) in try FFmpegCodecs.appendChannels(frame, to: &output) }
+    }
+
+    private func receive(what: String, _ append: (UnsafeMutablePointer<AVFrame>) throws(AudioError) -> Void) throws(AudioError) -> Int {
         guard let context, let frame else { return 0 }
         var appended = 0
         while true {
@@ -158,7 +195,7 @@ final class CodecDecoder {
             }
             defer { av_frame_unref(frame) }
             updateOutputFormat(rate: Int(frame.pointee.sample_rate), channels: Int(frame.pointee.ch_layout.nb_channels))
-            try FFmpegCodecs.appendInterleaved(frame, to: &output)
+            try append(frame)
             appended += Int(frame.pointee.nb_samples)
         }
     }

@@ -88,6 +88,44 @@ enum FFmpegCodecs {
         }
     }
 
+    /// Appends `frame`'s samples to one array per channel (converted as `appendInterleaved`
+    /// does). Planar float, what the AAC, MP3 and Opus decoders give, is a straight copy.
+    static func appendChannels(_ frame: UnsafeMutablePointer<AVFrame>, to output: inout [[Float]]) throws(AudioError) {
+        let frames = Int(frame.pointee.nb_samples)
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        guard frames > 0, channels > 0, let planes = frame.pointee.extended_data else { return }
+        if output.count != channels { output = Array(repeating: [], count: channels) }
+        let format = AVSampleFormat(rawValue: frame.pointee.format)
+        func append<S>(_ type: S.Type, planar: Bool, _ convert: (S) -> Float) {
+            for channel in 0..<channels {
+                let base = UnsafeRawPointer(planes[planar ? channel : 0]!).assumingMemoryBound(to: S.self)
+                if planar, S.self == Float.self {
+                    output[channel].append(contentsOf: UnsafeBufferPointer(start: UnsafeRawPointer(base).assumingMemoryBound(to: Float.self), count: frames))
+                    continue
+                }
+                let step = planar ? 1 : channels
+                let offset = planar ? 0 : channel
+                let start = output[channel].count
+                output[channel].append(contentsOf: repeatElement(0, count: frames))
+                output[channel].withUnsafeMutableBufferPointer { out in
+                    for index in 0..<frames { out[start + index] = convert(base[index * step + offset]) }
+                }
+            }
+        }
+        switch format {
+        case AV_SAMPLE_FMT_FLTP: append(Float.self, planar: true) { $0 }
+        case AV_SAMPLE_FMT_FLT: append(Float.self, planar: false) { $0 }
+        case AV_SAMPLE_FMT_S16P: append(Int16.self, planar: true) { Float($0) * (1 / 32768) }
+        case AV_SAMPLE_FMT_S16: append(Int16.self, planar: false) { Float($0) * (1 / 32768) }
+        case AV_SAMPLE_FMT_S32P: append(Int32.self, planar: true) { Float($0) * (1 / 2_147_483_648) }
+        case AV_SAMPLE_FMT_S32: append(Int32.self, planar: false) { Float($0) * (1 / 2_147_483_648) }
+        case AV_SAMPLE_FMT_DBLP: append(Double.self, planar: true) { Float($0) }
+        case AV_SAMPLE_FMT_DBL: append(Double.self, planar: false) { Float($0) }
+        default:
+            throw AudioError(.unsupportedDataFormat, "libavcodec decoded to sample format \(format.rawValue), which Sonora does not read")
+        }
+    }
+
     /// Writes `frames` interleaved Float32 frames into `frame` (allocated for them) in its sample format,
     /// rounding and clipping to integers as libswresample does (`lrintf`, saturating).
     static func fill(_ frame: UnsafeMutablePointer<AVFrame>, from input: UnsafePointer<Float>, frames: Int, channels: Int, bits: Int) {
