@@ -71,6 +71,9 @@ struct CAFPacketTableTests {
         // An entry that never ends (all continuation bits).
         let endless: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 16) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
         #expect(throws: AudioError.self) { try CAFPacketTable.decode(endless, format: format) }
+        // A valid count near Int64.max (adding the priming would overflow).
+        let overflow: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0] + [0, 0, 0x10, 0, 0, 0, 0x10, 0] + [5]
+        #expect(throws: AudioError.self) { try CAFPacketTable.decode(overflow, format: format) }
         // More valid frames than the packets hold.
         let tooMany: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x20, 0] + [0, 0, 0, 0, 0, 0, 0, 0] + [5]
         do {

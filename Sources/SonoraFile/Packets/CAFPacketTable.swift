@@ -57,6 +57,10 @@ struct CAFPacketTable: Hashable, Sendable {
             frames.append(variableFrames ? try varint() : Int(format.framesPerPacket))
         }
         let total = frames.reduce(Int64(0)) { $0 + Int64($1) }
+        // Checked before anything is added: a hostile valid count near Int64.max must not overflow.
+        guard valid <= total else {
+            throw AudioError(.invalidChunk, "pakt: \(valid) valid frames exceed the packets' \(total)")
+        }
         let info = AudioFilePacketTableInfo(
             validFrames: valid == -1 ? total - Int64(priming) - Int64(remainder) : valid,
             primingFrames: priming, remainderFrames: remainder)

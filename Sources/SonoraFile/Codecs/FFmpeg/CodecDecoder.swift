@@ -147,8 +147,8 @@ final class CodecDecoder {
         avcodec_flush_buffers(context)
     }
 
-    private func receive(into output: inout [Float], what: String) throws(AudioError) -> Int {
-        try receive(what: what) { frame throws(AudioError) in try FFmpegCodecs.appendInterleaved(frame, to: &output) }
+    private func receive(into output: inout [Float], what: @autoclosure () -> String) throws(AudioError) -> Int {
+        try receive(what: what()) { frame throws(AudioError) in try FFmpegCodecs.appendInterleaved(frame, to: &output) }
     }
 
     /// Decodes one packet and appends what it yields to `output`, one array per channel
@@ -184,14 +184,15 @@ final class CodecDecoder {
         return try receive(what: "the end of the stream") { frame throws(AudioError) in try FFmpegCodecs.appendChannels(frame, to: &output) }
     }
 
-    private func receive(what: String, _ append: (UnsafeMutablePointer<AVFrame>) throws(AudioError) -> Void) throws(AudioError) -> Int {
+    /// `what` names the packet in an error; built only then (not per packet).
+    private func receive(what: @autoclosure () -> String, _ append: (UnsafeMutablePointer<AVFrame>) throws(AudioError) -> Void) throws(AudioError) -> Int {
         guard let context, let frame else { return 0 }
         var appended = 0
         while true {
             let status = avcodec_receive_frame(context, frame)
             if status == sonora_averror_eagain() || status == sonora_averror_eof() { return appended }
             guard status >= 0 else {
-                throw AudioError.ffmpeg(status, .invalidFileData, "\(format.formatID) \(what) does not decode")
+                throw AudioError.ffmpeg(status, .invalidFileData, "\(format.formatID) \(what()) does not decode")
             }
             defer { av_frame_unref(frame) }
             updateOutputFormat(rate: Int(frame.pointee.sample_rate), channels: Int(frame.pointee.ch_layout.nb_channels))
