@@ -82,6 +82,20 @@ struct AudioFileStreamMalformedTests {
         #expect(parseCompressed([0xFF, 0xFB, 0x90, 0x64] + junk) { 65536 }.error == .invalidFileData)
     }
 
+    /// Found by the long fuzz run: a CAF data chunk claiming Int64.max bytes overflowed where the data ends.
+    @Test func cafDataChunkOfInt64MaxBytesDoesNotOverflow() throws {
+        let bytes = [UInt8](try Data(contentsOf: corpusDirectory.appendingPathComponent("caf16.caf")))
+        let data = try #require(bytes.windows(ofCount: 4).firstIndex(of: Array("data".utf8)))
+        var huge = bytes
+        huge[data + 4] = 0x7F
+        for offset in 5..<12 { huge[data + offset] = 0xFF }
+        let recorder = CompressedParseRecorder()
+        recorder.feed(huge[...])
+        #expect(recorder.record.error == nil)
+        #expect(recorder.record.properties.contains(.audioDataByteCount(Int.max - 4)))
+        #expect(throws: AudioError.self) { try recorder.stream.seek(toPacket: .max / 2) }
+    }
+
     @Test func adtsWithSeveralBlocksAFrameIsUnsupported() throws {
         var bytes = try CompressedStreamFixtures.bytes("mono22k.aac")
         bytes[6] |= 0x01  // number_of_raw_data_blocks_in_frame = 1 → two blocks

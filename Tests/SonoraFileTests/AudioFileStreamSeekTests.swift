@@ -97,6 +97,12 @@ struct AudioFileStreamSeekTests {
         opus.feed(try CompressedStreamFixtures.bytes("opus.caf")[...])
         let framesPerPacket = try #require(opus.record.dataFormat?.framesPerPacket)
         #expect(try opus.stream.packetToFrame(4) == 4 * Int(framesPerPacket))
+        // Absurd packets are errors, not traps: beyond the Xing count, beyond any bit-rate estimate, beyond Int.
+        #expect(throws: AudioError.self) { try recorder.stream.seek(toPacket: .max) }
+        let noXing = CompressedParseRecorder()
+        noXing.feed(try CompressedStreamFixtures.bytes("sox.mp3")[...])
+        #expect(throws: AudioError.self) { try noXing.stream.seek(toPacket: .max) }
+        #expect(throws: AudioError.self) { try noXing.stream.packetToFrame(.max) }
         let fresh = AudioFileStream(propertyListener: { _ in }, packetsHandler: { _, _ in })
         #expect(throws: AudioError.self) { try fresh.seek(toPacket: 0) }
         #expect(throws: AudioError.self) { try fresh.packetToFrame(0) }

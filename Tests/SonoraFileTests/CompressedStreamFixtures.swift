@@ -113,7 +113,7 @@ enum CompressedStreamFixtures {
     static let names = ["cbr.mp3", "vbr.mp3", "tags.mp3", "mono22k.mp3", "mono8k.mp3", "sox.mp3", "layer2.mp2",
                         "stereo.aac", "mono22k.aac", "alac.caf", "flac.caf", "opus.caf", "mp3.wav"]
     /// The streams the fuzzers start from (small ones, one of each kind).
-    static let fuzzSeeds = ["vbr.mp3", "tags.mp3", "mono8k.mp3", "layer2.mp2", "mono22k.aac", "alac.caf", "opus.caf", "mp3.wav"]
+    static let fuzzSeeds = ["vbr.mp3", "tags.mp3", "mono8k.mp3", "layer2.mp2", "mono22k.aac", "alacmono.caf", "opus.caf", "mp3.wav"]
 
     static let folder: TemporaryFolder? = try? TemporaryFolder(prefix: "sonora-filestream")
     static let available: Bool = {
@@ -139,6 +139,7 @@ enum CompressedStreamFixtures {
                 ("mono22k.aac", ["-i", short, "-ar", "22050", "-ac", "1", "-c:a", "aac", "-b:a", "48k", "-f", "adts"]),
                 ("alac.caf", ["-i", source, "-c:a", "alac"]),
                 ("flac.caf", ["-i", short, "-c:a", "flac"]),
+                ("alacmono.caf", ["-i", short, "-t", "0.4", "-ac", "1", "-ar", "8000", "-c:a", "alac"]),
                 ("opus.caf", ["-i", short, "-c:a", "libopus", "-b:a", "64k"]),
                 ("mp3.wav", ["-i", short, "-c:a", "libmp3lame", "-b:a", "64k", "-f", "wav"]),
             ]

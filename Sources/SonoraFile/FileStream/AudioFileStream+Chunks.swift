@@ -116,7 +116,11 @@ extension AudioFileStream {
         }
         dataRemaining = byteCount
         dataStart = headerBase + start
-        dataEnd = byteCount.map { headerBase + start + $0 }
+        // A CAF may claim up to Int64.max bytes: an end past any offset is no end.
+        dataEnd = byteCount.flatMap { count in
+            let (end, overflow) = (headerBase + start).addingReportingOverflow(count)
+            return overflow ? nil : end
+        }
         packetBytes = Int(format.bytesPerPacket)
         if deferredData != nil {
             // The held data ends where the table came from; only the data itself is handed on.

@@ -35,7 +35,9 @@ extension AudioFileStream {
             } else if let tag = infoTag, let offset = infoTagOffset, let estimate = tag.estimatedOffset(ofPacket: packet) {
                 result = (max(offset + estimate, start), true)
             } else {
-                result = (start + Int(Double(packet) * averageFrameBytes(format)), true)
+                let estimate = Double(start) + Double(packet) * averageFrameBytes(format)
+                guard estimate < Double(Int.max / 2) else { throw AudioError(.invalidPacketOffset, "packet \(packet) is beyond any stream") }
+                result = (Int(estimate), true)
             }
         case .detecting, .chunks:
             throw AudioError(.dataUnavailable, "seek before the stream is ready to produce packets")
