@@ -96,6 +96,20 @@ struct AudioFileStreamMalformedTests {
         #expect(throws: AudioError.self) { try recorder.stream.seek(toPacket: .max / 2) }
     }
 
+    /// Found by the long fuzz run (a peak of 265 MB): a pakt chunk in a CAF of constant-size packets
+    /// claiming millions (or billions) of packets has no entries to bound its count; it is not decoded.
+    @Test func constantPacketCAFWithAGiantPacketTableIsNotDecoded() throws {
+        let bytes = [UInt8](try Data(contentsOf: corpusDirectory.appendingPathComponent("caf16.caf")))
+        let data = try #require(bytes.windows(ofCount: 4).firstIndex(of: Array("data".utf8)))
+        let pakt: [UInt8] = Array("pakt".utf8) + [0, 0, 0, 0, 0, 0, 0, 24] + [0, 0, 0, 0, 0x01, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+        let damaged = Array(bytes[..<data]) + pakt + Array(bytes[data...])
+        let before = AudioFileStreamCompressedFuzzTests.memoryKilobytes().resident
+        let parsed = parseCompressed(damaged) { 100 }
+        #expect(parsed.error == nil)
+        #expect(parsed.constantPacketBytes > 0)
+        #expect(AudioFileStreamCompressedFuzzTests.memoryKilobytes().resident < before + 32_768)
+    }
+
     @Test func adtsWithSeveralBlocksAFrameIsUnsupported() throws {
         var bytes = try CompressedStreamFixtures.bytes("mono22k.aac")
         bytes[6] |= 0x01  // number_of_raw_data_blocks_in_frame = 1 → two blocks

@@ -214,6 +214,9 @@ extension AudioFileStream {
             return
         case (.caf, "pakt"):
             guard let format else { throw AudioError(.invalidChunk, "CAF pakt chunk comes before the desc chunk") }
+            // Packets of constant size and duration need no table (and a table of them lists no entries,
+            // so its count is unchecked: decoding a damaged one would build billions of entries).
+            guard format.bytesPerPacket == 0 || format.framesPerPacket == 0 else { return }
             packetTable = try CAFPacketTable.decode(Array(header[body..<body + size]), format: format)
             return
         default: return
