@@ -145,11 +145,6 @@ public final class AudioFileStream {
         self.packetsHandler = packetsHandler
     }
 
-    /// `AudioFileStreamOpen` (Sonora's original form).
-    public convenience init(propertyListener: @escaping PropertyListener, packetsHandler: @escaping PacketsHandler) {
-        self.init(fileTypeHint: nil, propertyListener: propertyListener, packetsHandler: packetsHandler)
-    }
-
     /// `AudioFileStreamParseBytes`. After a discontinuity (a seek in the source) a partial
     /// packet held from before is dropped; after `seek(toPacket:)`, pass the bytes from the
     /// offset it returned with `discontinuity: true`.
