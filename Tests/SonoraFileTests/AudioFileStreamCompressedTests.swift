@@ -109,6 +109,24 @@ struct AudioFileStreamCompressedTests {
         #expect(parsed.properties.contains(.audioDataPacketCount(parsed.packets.count)))
     }
 
+    /// A Fraunhofer VBRI header (no encoder here writes one: it is written into sox's first frame)
+    /// gives the packet count and byte count, and its frame is not audio.
+    @Test func vbriHeaderFrameIsReadNotDelivered() throws {
+        let bytes = try CompressedStreamFixtures.bytes("sox.mp3")
+        let whole = parseCompressed(bytes)
+        let first = whole.packets[0].count
+        var vbri = bytes
+        let fields: [UInt8] = Array("VBRI".utf8) + [0, 1, 0x04, 0x5F, 0, 75]
+            + [0, 0, 0xBD, 0x63] + [0, 0, 0, UInt8(whole.packets.count - 1)] + [0, 0, 0, 1, 0, 2, 0, 1]
+        vbri.replaceSubrange(36..<36 + fields.count, with: fields)
+        let parsed = parseCompressed(vbri)
+        #expect(parsed.packets == Array(whole.packets.dropFirst()))
+        #expect(parsed.dataOffset == first)
+        #expect(parsed.properties.contains(.audioDataPacketCount(whole.packets.count - 1)))
+        #expect(parsed.properties.contains(.audioDataByteCount(0xBD63 - first)))
+        #expect(parsed.packetTableInfo == nil, "VBRI carries no LAME delay and padding")
+    }
+
     @Test func cafPacketTableGivesPrimingAndVariableFrames() throws {
         let parsed = parseCompressed(try CompressedStreamFixtures.bytes("opus.caf"))
         let info = try #require(parsed.packetTableInfo)

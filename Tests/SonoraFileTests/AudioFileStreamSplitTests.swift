@@ -63,6 +63,27 @@ struct AudioFileStreamSplitTests {
         #expect(resynced.packets == clean.packets)
     }
 
+    /// A stream joined mid-frame (a radio stream): with the MP3 hint the junk before the first
+    /// sync is skipped and the packets are the rest of the stream's; without a hint it is not a stream.
+    @Test func joinedMidFrameWithAHint() throws {
+        let bytes = try CompressedStreamFixtures.bytes("sox.mp3")
+        let whole = parseCompressed(bytes)
+        let joined = Array(bytes[5000...])
+        let parsed = parseCompressed(joined, hint: .mp3) { 333 }
+        #expect(parsed.error == nil && parsed.properties.first == .fileFormat(.mp3))
+        #expect(!parsed.packets.isEmpty && Array(whole.packets.suffix(parsed.packets.count)) == parsed.packets)
+        #expect(whole.packets.count - parsed.packets.count <= 5000 / 417 + 1)
+        if joined.first != 0xFF {
+            #expect(parseCompressed(joined).error == .unsupportedFileType)
+        }
+        // ADTS behind an ID3v2 tag is still ADTS.
+        let adts = try CompressedStreamFixtures.bytes("mono22k.aac")
+        let id3: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0x41, count: 128)
+        let tagged = parseCompressed(id3 + adts) { 50 }
+        #expect(tagged.properties.first == .fileFormat(.adts))
+        #expect(tagged.packets == parseCompressed(adts).packets)
+    }
+
     /// ADTS frames with a CRC have 9-byte headers; the packet is what follows.
     @Test func adtsWithCRCDropsNineHeaderBytes() throws {
         let bytes = try CompressedStreamFixtures.bytes("mono22k.aac")
