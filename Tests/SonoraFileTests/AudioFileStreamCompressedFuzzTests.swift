@@ -92,7 +92,7 @@ struct AudioFileStreamCompressedFuzzTests {
         let seeds = try Self.seeds()
         var generator = SeededGenerator(seed: 0xC0DEC)
         var outcomes = (parsed: 0, failed: 0)
-        for _ in 0..<1500 {
+        for _ in 0..<3000 {
             let mutated = Self.mutate(seeds.randomElement(using: &generator)!, &generator)
             if Self.execute(mutated, &generator) { outcomes.parsed += 1 } else { outcomes.failed += 1 }
         }
