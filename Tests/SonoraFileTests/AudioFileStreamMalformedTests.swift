@@ -46,6 +46,13 @@ struct AudioFileStreamMalformedTests {
         let parsed = parseCompressed(giant) { 7 }
         #expect(parsed.error == .invalidChunk)
         #expect(parsed.errorMessage?.contains("pakt") == true)
+        // Found by the long fuzz run: valid frames near Int64.max overflowed valid + priming + remainder.
+        var overflowing = caf
+        overflowing[paktBody + 8] = 0x7F
+        for index in 9..<16 { overflowing[paktBody + index] = 0xFF }
+        overflowing[paktBody + 19] = 5  // priming
+        let overflowed = parseCompressed(overflowing) { 11 }
+        #expect(overflowed.error == .invalidChunk, "\(overflowed.errorMessage ?? "")")
         // A table claiming more bytes than the data chunk holds.
         var longer = caf
         longer[paktBody + 24] = 0x8F  // the first packet's size gains 2 MB-ish: a longer varint

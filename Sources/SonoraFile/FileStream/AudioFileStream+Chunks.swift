@@ -217,6 +217,14 @@ extension AudioFileStream {
             // Packets of constant size and duration need no table (and a table of them lists no entries,
             // so its count is unchecked: decoding a damaged one would build billions of entries).
             guard format.bytesPerPacket == 0 || format.framesPerPacket == 0 else { return }
+            // CAFPacketTable.decode adds valid + priming + remainder unchecked: a damaged valid-frame
+            // count near Int64.max traps there, so it is checked first (no table holds 2⁶² frames).
+            if size >= 16 {
+                let valid = Int64(bitPattern: be64(body + 8))
+                guard valid < 1 << 62 else {
+                    throw AudioError(.invalidChunk, "pakt: \(valid) valid frames is beyond any stream")
+                }
+            }
             packetTable = try CAFPacketTable.decode(Array(header[body..<body + size]), format: format)
             return
         default: return
