@@ -141,7 +141,3 @@ extension AudioFileStream {
     }
 }
 
-extension AudioFileType {
-    /// AAC in ADTS (Core Audio's `kAudioFileAAC_ADTSType`).
-    public static let adts = AudioFileType(rawValue: "adts")
-}
