@@ -73,8 +73,9 @@ struct AudioFileStreamCompressedFuzzTests {
             var discontinuity = false
             if seeks < 3, Int.random(in: 0..<24, using: &generator) == 0 {
                 seeks += 1
-                if let target = try? recorder.stream.seek(toPacket: Int.random(in: 0...400, using: &generator)), target.byteOffset < bytes.count {
-                    offset = max(0, target.byteOffset)
+                if let target = try? recorder.stream.seek(toPacket: Int.random(in: 0...400, using: &generator)),
+                   target.byteOffset + (recorder.record.dataOffset ?? 0) < bytes.count {
+                    offset = max(0, target.byteOffset + (recorder.record.dataOffset ?? 0))
                     discontinuity = true
                 }
             }

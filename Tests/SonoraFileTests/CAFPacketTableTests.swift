@@ -65,6 +65,11 @@ struct CAFPacketTableTests {
         // 2^62 packets announced with 1 byte of entries: refused before any allocation.
         var huge: [UInt8] = [0x40, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [5]
         #expect(throws: AudioError.self) { try CAFPacketTable.decode(huge, format: format) }
+        // A constant-size format (no entries to bound it) announcing 2^40 packets.
+        var ima = StreamFormat.appleIMA4(sampleRate: 48000, channels: 1)
+        ima.framesPerPacket = 64
+        let constant: [UInt8] = [0, 0, 0x01, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+        #expect(throws: AudioError.self) { try CAFPacketTable.decode(constant, format: ima) }
         // Negative priming.
         huge = [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8) + [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 5]
         #expect(throws: AudioError.self) { try CAFPacketTable.decode(huge, format: format) }

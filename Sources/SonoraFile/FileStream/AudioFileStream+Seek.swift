@@ -5,9 +5,10 @@ extension AudioFileStream {
     /// `AudioFileStreamSeek`: where `packet` starts in the stream. Exact for constant-size
     /// packets, for a CAF's packet table, and for MP3/ADTS packets this parser has already
     /// seen; otherwise estimated (from the Xing table of contents or the average bit rate)
-    /// and `isEstimated` is set. Unlike Core Audio's, the offset is from the start of the
-    /// stream (DataOffset already added). Read from there and pass the bytes to
-    /// `parse(_:discontinuity: true)`; MP3 and ADTS packets resume at the next frame sync.
+    /// and `isEstimated` is set. As in Core Audio, the offset counts from the start of the
+    /// audio data: add the DataOffset property to get the stream position, read from there
+    /// and pass the bytes to `parse(_:discontinuity: true)`; MP3 and ADTS packets resume at
+    /// the next frame sync.
     public func seek(toPacket packet: Int) throws(AudioError) -> (byteOffset: Int, isEstimated: Bool) {
         guard isReady, let format, let start = dataStart else {
             throw AudioError(.dataUnavailable, "seek before the stream is ready to produce packets")
@@ -43,7 +44,7 @@ extension AudioFileStream {
             throw AudioError(.dataUnavailable, "seek before the stream is ready to produce packets")
         }
         pendingSeek = (result.byteOffset, packet, result.isEstimated)
-        return result
+        return (result.byteOffset - start, result.isEstimated)
     }
 
     /// Bytes a frame takes on average: from the Xing/VBRI header, else the frames seen, else the bit rate.

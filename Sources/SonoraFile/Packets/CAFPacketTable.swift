@@ -33,8 +33,10 @@ struct CAFPacketTable: Hashable, Sendable {
         guard entriesPerPacket == 0 || packets <= Int64(body.count - 24) / Int64(entriesPerPacket) else {
             throw AudioError(.invalidChunk, "pakt: \(packets) packets but only \(body.count - 24) bytes of entries")
         }
-        guard entriesPerPacket > 0 || packets <= 1 << 32 else {
-            throw AudioError(.invalidChunk, "pakt: \(packets) packets")
+        // Constant-size packets have no entries to bound their count: a damaged count must not
+        // build billions of them (2^24 packets of IMA4 are 97 hours at 48 kHz).
+        guard entriesPerPacket > 0 || packets <= 1 << 24 else {
+            throw AudioError(.invalidChunk, "pakt: \(packets) packets of constant size (at most \(1 << 24))")
         }
         var sizes: [Int] = []
         var frames: [Int] = []
