@@ -15,6 +15,8 @@ public struct AudioFormatID: RawRepresentable, Hashable, Sendable, BitwiseCopyab
     /// MPEG-4 High Efficiency AAC (AAC-LC core + SBR): 2048 output frames per packet at twice the core rate.
     public static let mpeg4AAC_HE = AudioFormatID(rawValue: "aach")
     public static let mpegLayer3 = AudioFormatID(rawValue: ".mp3")
+    public static let mpegLayer1 = AudioFormatID(rawValue: ".mp1")
+    public static let mpegLayer2 = AudioFormatID(rawValue: ".mp2")
     public static let flac = AudioFormatID(rawValue: "flac")
     public static let opus = AudioFormatID(rawValue: "opus")
     public static let uLaw = AudioFormatID(rawValue: "ulaw")
@@ -30,7 +32,8 @@ public struct AudioFormatID: RawRepresentable, Hashable, Sendable, BitwiseCopyab
         case .appleLossless: 4096
         case .mpeg4AAC: 1024
         case .mpeg4AAC_HE: 2048
-        case .mpegLayer3: 1152
+        case .mpegLayer3, .mpegLayer2: 1152
+        case .mpegLayer1: 384
         default: nil
         }
     }

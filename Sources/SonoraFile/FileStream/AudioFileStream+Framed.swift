@@ -120,8 +120,8 @@ extension AudioFileStream {
 
     private func mpegFormatID(layer: Int) -> AudioFormatID {
         switch layer {
-        case 1: AudioFormatID(rawValue: ".mp1")
-        case 2: AudioFormatID(rawValue: ".mp2")
+        case 1: .mpegLayer1
+        case 2: .mpegLayer2
         default: .mpegLayer3
         }
     }
