@@ -107,6 +107,13 @@ public final class AudioFile {
     /// read as frames, as before, and as packets too; the others (AAC or ALAC in M4A/MP4,
     /// ADTS AAC, AAC/Opus/MP3/FLAC in CAF) are packet files, read with `readPackets`.
     public static func open(_ path: String, mode: Mode = .read, typeHint: AudioFileType? = nil) throws(AudioError) -> AudioFile {
+        try open(path, mode: mode, typeHint: typeHint, asPackets: false)
+    }
+
+    /// `asPackets`: the caller decodes packets itself (ExtAudioFile), so an MP3 or an Ogg Opus
+    /// file opens straight as a packet file — libsndfile's frame reader (mpg123, libopusfile)
+    /// would scan it for nothing.
+    static func open(_ path: String, mode: Mode, typeHint: AudioFileType?, asPackets: Bool) throws(AudioError) -> AudioFile {
         try checkReadable(path)
         // Otherwise libsndfile's refusal would read as a bad file ('dta?').
         if mode == .readWrite && !FileManager.default.isWritableFile(atPath: path) {
@@ -126,6 +133,11 @@ public final class AudioFile {
         var cafPackets: PacketIndex?
         var cafProblem: AudioError?
         do { cafPackets = try CAFPacketReader.open(path) } catch { cafProblem = error }
+        if asPackets, mode == .read, cafPackets == nil, let sniffed = lossyStreamType(path) {
+            if let file = try? openPacketFile(path, mode: mode, cafPackets: nil, typeHint: typeHint ?? sniffed, sndfileReason: "not tried") {
+                return file
+            }
+        }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
             let reason = String(cString: sf_strerror(nil))
@@ -149,6 +161,17 @@ public final class AudioFile {
         }
         try file.readContainerMarkers()
         return file
+    }
+
+    /// MP3 (an ID3v2 tag or an MPEG audio frame sync first) or Ogg Opus, from the first bytes.
+    private static func lossyStreamType(_ path: String) -> AudioFileType? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 36), head.count >= 4 else { return nil }
+        let bytes = [UInt8](head)
+        if bytes[0..<3] == [0x49, 0x44, 0x33] || (bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0 && bytes[1] & 0x06 == 0x02) { return .mp3 }
+        if bytes.count >= 36, bytes[0..<4] == [0x4F, 0x67, 0x67, 0x53], Array(bytes[28..<36]) == Array("OpusHead".utf8) { return .ogg }
+        return nil
     }
 
     /// The byte order of a CAF file's linear PCM, from the format flags of its `desc` chunk.

@@ -38,7 +38,7 @@ public final class ExtAudioFile {
 
     /// ExtAudioFileOpenURL. `typeHint` as AudioFileOpenURL's.
     public static func open(_ path: String, typeHint: AudioFileType? = nil) throws(AudioError) -> ExtAudioFile {
-        try ExtAudioFile(file: try AudioFile.open(path, typeHint: typeHint))
+        try ExtAudioFile(file: try AudioFile.open(path, mode: .read, typeHint: typeHint, asPackets: true))
     }
 
     /// ExtAudioFileCreateWithURL: a file of `type` holding `format`, written from frames
