@@ -114,6 +114,7 @@ final class FilePlayer: @unchecked Sendable {
             output += floats(try queue.offlineRender(frames: slice))
             slices += 1
         }
+        try queue.dispose(immediate: true)
         return output
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SonoraCore
 import SonoraDSP
@@ -37,7 +38,8 @@ extension AudioQueue {
             return true
         }
         let (next, stopping) = (try? withLock { () -> (QueuedBuffer?, Bool) in
-            (queued.isEmpty ? nil : queued.removeFirst(), stopAfterQueued)
+            // As in Core Audio, buffers wait until the queue is primed or started.
+            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued)
         }) ?? (nil, false)
         if let next {
             decodeIntoPending(next)
@@ -87,14 +89,23 @@ extension AudioQueue {
     }
 
     private func handleEnd(at sampleTime: Int) {
-        _ = try? withLock {
+        endSent = false
+        let disposing = (try? withLock { () -> Bool in
             running = false
-            if lifecycle == .disposalPending {
-                lifecycle = .invalidated
-                buffers.removeAll()
+            decoding = false
+            guard lifecycle == .disposalPending else { return false }
+            lifecycle = .invalidated
+            buffers.removeAll()
+            return true
+        }) ?? false
+        fire(.isRunning)
+        if disposing {
+            // The deferred dispose ends here; this thread cannot join itself, so another does.
+            DispatchQueue.global().async { [unowned(unsafe) self] in
+                self.worker.stop()
+                self.releaseKeepAlive()
             }
         }
-        fire(.isRunning)
     }
 
     /// Decodes one entry (a flush marker when it has no buffer), applies its start time, trims

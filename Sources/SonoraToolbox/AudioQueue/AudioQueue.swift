@@ -14,7 +14,8 @@ public typealias AudioQueueOutputCallback = @convention(c) (UnsafeMutableRawPoin
 ///
 /// Threads: the program's (any; the calls here), the queue's (a `Worker`: decoding, callbacks
 /// unless a `DispatchQueue` is given, listeners), and the render side (`renderer`, realtime).
-/// This release renders offline (`setOfflineRenderFormat`, `offlineRender`); a live device
+/// As an AudioQueueRef, a queue lives until `dispose(immediate:)`, however many references the
+/// program drops. This release renders offline (`setOfflineRenderFormat`, `offlineRender`); a live device
 /// output calls the same `renderer`.
 public final class AudioQueue: @unchecked Sendable {
     /// Where the callback runs.
@@ -38,6 +39,8 @@ public final class AudioQueue: @unchecked Sendable {
     /// The decoded form: interleaved Float32 at the stream's rate and channel count.
     let decodedFormat: StreamFormat
     var worker: Worker!
+    /// The reference `dispose` gives up.
+    var keepAlive: Unmanaged<AudioQueue>?
 
     // Program-side state, guarded by `lock` (never held across a callback, a decode or a wait).
     let lock = NSLock()
@@ -45,6 +48,8 @@ public final class AudioQueue: @unchecked Sendable {
     var buffers: [ObjectIdentifier: AudioQueueBuffer] = [:]
     var lifecycle = Lifecycle.open
     var running = false
+    /// Whether the queue's thread takes buffers (after prime or start, until a stop).
+    var decoding = false
     var stopAfterQueued = false
     var resetRequested = false
     var resetting = false
@@ -126,6 +131,9 @@ public final class AudioQueue: @unchecked Sendable {
             perform: { [unowned(unsafe) self] job in self.fire(Property(rawValue: job.tag)) },
             afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
+        // As an AudioQueueRef, the queue lives until `dispose`: its thread must never drop the
+        // last reference (the queue's deinit would then run on the thread it has to join).
+        keepAlive = Unmanaged.passRetained(self)
     }
 
     /// As `init(format:callbackOn:callback:)` with Core Audio's C callback and its user data.
@@ -277,7 +285,10 @@ public final class AudioQueue: @unchecked Sendable {
     /// Decodes ahead (AudioQueuePrime) and returns the frames ready to play.
     @discardableResult
     public func prime(frames: Int = 0) throws(AudioError) -> Int {
-        try withLock { () throws(AudioError) in try requireOpen("prime") }
+        try withLock { () throws(AudioError) in
+            try requireOpen("prime")
+            decoding = true
+        }
         barrier()
         let ready = renderer.ring.readableFrames
         return frames > 0 ? min(frames, ready) : ready
@@ -297,8 +308,8 @@ public final class AudioQueue: @unchecked Sendable {
                 throw error(.queueInvalidParameter, call, "start time \(deviceSampleTime) is negative")
             }
             let resuming = running
-            if !running { endSent = false }
             running = true
+            decoding = true
             return resuming
         }
         push(.start(at: deviceSampleTime ?? -1, resetTimeline: !resuming))
@@ -354,6 +365,8 @@ public final class AudioQueue: @unchecked Sendable {
                 lifecycle = .invalidated
                 buffers.removeAll()
             }
+            worker.stop()
+            releaseKeepAlive()
         } else {
             try withLock { () throws(AudioError) in
                 lifecycle = .disposalPending
@@ -361,6 +374,15 @@ public final class AudioQueue: @unchecked Sendable {
             }
             worker.wake()
         }
+    }
+
+    /// Gives up the queue's own reference (after its thread has stopped).
+    func releaseKeepAlive() {
+        let reference = try? withLock { () -> Unmanaged<AudioQueue>? in
+            defer { keepAlive = nil }
+            return keepAlive
+        }
+        reference?.release()
     }
 
     private func resetQueue(_ call: String, stopping: Bool) throws(AudioError) {
@@ -373,7 +395,10 @@ public final class AudioQueue: @unchecked Sendable {
         barrier()
         let wasRunning = try withLock { () throws(AudioError) -> Bool in
             let wasRunning = running
-            if stopping { running = false }
+            if stopping {
+                running = false
+                decoding = false
+            }
             return wasRunning
         }
         if stopping { push(.stop) }
