@@ -157,7 +157,7 @@ extension AudioQueue {
 
     private func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
         let rampTime = (try? withLock { volumeRampTime }) ?? 0
-        let rampFrames = Int(Double(rampTime) * format.sampleRate)
+        let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
         for event in events {
             switch event.parameter {
             case .volume:

@@ -190,7 +190,7 @@ extension AudioQueue {
             }
             return volumeRampTime
         }
-        let rampFrames = Int(Double(rampTime) * format.sampleRate)
+        let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
         switch parameter {
         case .volume: push(.volume(value, rampFrames: rampFrames))
         case .pan:
