@@ -41,7 +41,7 @@ extension AudioQueue {
     public func offlineRender(into output: AudioBufferList) throws(AudioError) {
         let call = "offlineRender"
         try withLock { () throws(AudioError) in
-            try requireOpen(call)
+            try requireOpen(call, playingOut: true)
             guard offlineFormat != nil else {
                 throw error(.queueInvalidOfflineMode, call, "the queue is not in offline mode (setOfflineRenderFormat first)")
             }

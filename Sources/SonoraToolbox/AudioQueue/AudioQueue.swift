@@ -166,10 +166,13 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     /// Throws unless the queue is open (call with `lock` held).
-    func requireOpen(_ call: String) throws(AudioError) {
+    func requireOpen(_ call: String, playingOut: Bool = false) throws(AudioError) {
         switch lifecycle {
         case .open: return
-        case .disposalPending: throw error(.queueDisposalPending, call, "the queue is being disposed of after its queued buffers")
+        case .disposalPending:
+            // What is queued still plays (offline: through offlineRender) before the queue goes.
+            if playingOut { return }
+            throw error(.queueDisposalPending, call, "the queue is being disposed of after its queued buffers")
         case .invalidated: throw error(.queueInvalidated, call, "the queue has been disposed of")
         }
     }
