@@ -17,6 +17,7 @@ extension AudioQueue {
             guard let renderFormat else {
                 offlineFormat = nil
                 offlineConverter = nil
+                renderer.wakesWorker.store(true, ordering: .relaxed)
                 return
             }
             guard renderFormat.isLinearPCM, renderFormat.sampleRate == format.sampleRate,
@@ -30,6 +31,7 @@ extension AudioQueue {
                 throw self.error(.queueInvalidOfflineMode, call, error.message)
             }
             offlineFormat = renderFormat
+            renderer.wakesWorker.store(false, ordering: .relaxed)
         }
     }
 

@@ -138,6 +138,8 @@ extension AudioQueue {
         }
         barrier()
         let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
+        replacement.worker = worker
+        replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         offlineRenderLock.lock()
         renderer = replacement
         writtenTotal = 0

@@ -18,6 +18,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     let events: MessageQueue<StampedEvent>
     let meters: MessageQueue<MeterReading>
 
+    /// The queue's thread, woken after frames were read so it refills the ring; only when the
+    /// render side runs on its own clock (a device), not offline, where the caller's thread
+    /// brings the queue's thread to a fixed point around each slice instead.
+    unowned(unsafe) var worker: Worker?
+    let wakesWorker = Atomic<Bool>(false)
+
     // Published to the control side.
     private let playedFrames = Atomic<Int>(0)
     private let timelineFrames = Atomic<Int>(0)
@@ -111,6 +117,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         }
         if done < frames { clear(output, from: done, count: frames - done) }
         if metering { measure(output) }
+        if done > 0 && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
         deviceTime += frames
     }
 
