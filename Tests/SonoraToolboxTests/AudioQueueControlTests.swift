@@ -59,8 +59,10 @@ struct AudioQueueControlTests {
         let recorder = Recorder()
         let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 1, sample: .float32)
         let refusals = SendableBox<[AudioError.Code]>([])
+        let refill = SendableBox(true)
         let queue = try AudioQueue(format: format) { queue, buffer in
             recorder.add(buffer)
+            guard refill.value else { return }
             do { try queue.enqueue(buffer) } catch let error as AudioError { refusals.value.append(error.code) } catch {}
         }
         defer { try? queue.dispose(immediate: true) }
@@ -83,6 +85,18 @@ struct AudioQueueControlTests {
         #expect(refusals.value == [.queueEnqueueDuringReset, .queueEnqueueDuringReset, .queueEnqueueDuringReset])
         #expect(!queue.isRunning)
         #expect(try render(queue, frames: 300).allSatisfy { $0 == 0 })
+        refill.value = false
+        // Started again, the queue plays only what is enqueued now, and ends right after it
+        // (the frames dropped by the stop, written or still pending, are gone for good).
+        try enqueue(numbered(2001...2150), on: queue)
+        try queue.prime()
+        try queue.start()
+        try queue.stop(immediate: false)
+        let again = try render(queue, frames: 300)
+        #expect(Array(again.prefix(150)) == numbered(2001...2150))
+        #expect(again.dropFirst(150).allSatisfy { $0 == 0 })
+        #expect(!queue.isRunning)
+        #expect(try queue.createTimeline().currentTime().sampleTime == 150)
     }
 
     @Test("trim at start and end, and a buffer's start time, exact to the frame; start at a device time")

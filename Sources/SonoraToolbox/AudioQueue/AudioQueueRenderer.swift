@@ -135,9 +135,11 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 endOfStream = .max
             case .discard(let through):
                 // Drops what the worker decoded before a stop or reset (it is halted meanwhile).
+                // Frames decoded but never written count as dropped too: the worker writes on
+                // from stream frame `through`.
                 let drop = min(max(through - position, 0), ring.readableFrames)
                 try? ring.commitRead(drop)
-                position += drop
+                position = max(position + drop, through)
                 playedFrames.store(position, ordering: .releasing)
                 while let event = nextEvent(), event.frame < through { heldEvent = nil }
             case .endOfStream(let frame):
