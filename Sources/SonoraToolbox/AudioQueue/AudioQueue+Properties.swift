@@ -53,6 +53,9 @@ extension AudioQueue {
     /// Announces a change from a program thread: the listeners run on the queue's thread.
     func notify(_ property: Property) {
         var tag = property.rawValue
+        // The worker's job ring has one producer: program threads take turns.
+        renderLock.lock()
+        defer { renderLock.unlock() }
         worker.submit(tag: property.rawValue, &tag, count: 4)
     }
 
