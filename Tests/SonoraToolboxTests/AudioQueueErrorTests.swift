@@ -165,6 +165,14 @@ struct AudioQueueErrorTests {
         expectError(.queueInvalidated, "offlineRender", queue) { _ = try queue.offlineRender(frames: 10) }
         expectError(.queueInvalidated, "allocateBuffer", queue) { _ = try queue.allocateBuffer(byteCapacity: 4) }
 
+        // A stopped queue disposed of later: at once, its buffers handed back.
+        let idle = try monoFloatQueue(recorder: recorder)
+        let before = recorder.count
+        try enqueue([1, 2, 3], on: idle)
+        try idle.dispose(immediate: false)
+        #expect(recorder.count == before + 1)
+        expectError(.queueInvalidated, "prime", idle) { try idle.prime() }
+
         let immediate = try monoFloatQueue(recorder: recorder)
         try immediate.dispose(immediate: true)
         expectError(.queueInvalidated, "prime", immediate) { try immediate.prime() }

@@ -363,8 +363,12 @@ public final class AudioQueue: @unchecked Sendable {
     /// Disposes of the queue (AudioQueueDispose): immediately (as `stop(immediate: true)`), or
     /// after the queued buffers have played (calls then fail with 'disposal pending').
     public func dispose(immediate: Bool) throws(AudioError) {
-        try withLock { () throws(AudioError) in try requireOpen("dispose") }
-        if immediate {
+        let playing = try withLock { () throws(AudioError) -> Bool in
+            try requireOpen("dispose")
+            return running
+        }
+        // A stopped queue has nothing to play out: a deferred dispose is then an immediate one.
+        if immediate || !playing {
             try resetQueue("dispose", stopping: true)
             try withLock { () throws(AudioError) in
                 lifecycle = .invalidated
