@@ -133,7 +133,7 @@ let package = Package(
         // Toolbox: the high-level services' API façades (Audio Queue Services first), one folder per service.
         .target(
             name: "SonoraToolbox",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile"]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits"]
         ),
 
         // The one CLI: only what it uses (no benchmark anchors).
@@ -211,7 +211,10 @@ let package = Package(
             name: "SonoraVoiceTests",
             dependencies: ["SonoraCore", "SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
         ),
-        .testTarget(name: "SonoraToolboxTests", dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraFile", "SonoraTestSupport"]),
+        .testTarget(
+            name: "SonoraToolboxTests",
+            dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport"]
+        ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CALSA", "CLilv", "CSndfile", "CSoxr", "CJack"]),

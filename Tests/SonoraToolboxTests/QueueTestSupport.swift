@@ -40,9 +40,11 @@ func monoFloatQueue(rate: Double = 48000, channels: Int = 1, recorder: Recorder)
 /// Enqueues `samples` (interleaved Float32) in a new buffer.
 @discardableResult
 func enqueue(_ samples: [Float], on queue: AudioQueue, trimStart: Int = 0, trimEnd: Int = 0, startTime: Int? = nil,
-             events: [AudioQueueParameterEvent] = []) throws -> AudioQueueBuffer {
-    let buffer = try queue.allocateBuffer(byteCapacity: max(samples.count * 4, 4))
-    buffer.fill(with: bytes(samples))
+             events: [AudioQueueParameterEvent] = [], format: StreamFormat? = nil) throws -> AudioQueueBuffer {
+    // Float32 unless `format` says 16-bit integer.
+    let data = format?.bitsPerChannel == 16 ? samples.map { Int16($0 * 32767) }.withUnsafeBytes { Array($0) } : bytes(samples)
+    let buffer = try queue.allocateBuffer(byteCapacity: max(data.count, 4))
+    buffer.fill(with: data)
     try queue.enqueue(buffer, trimFramesAtStart: trimStart, trimFramesAtEnd: trimEnd, startTime: startTime, parameterEvents: events)
     return buffer
 }

@@ -98,6 +98,8 @@ extension AudioQueue {
             buffers.removeAll()
             return true
         }) ?? false
+        // A live queue's device stops after the last frame (from here: not the I/O thread).
+        (try? withLock { outputUnit })??.stop()
         fire(.isRunning)
         if disposing {
             // The deferred dispose ends here; this thread cannot join itself, so another does.

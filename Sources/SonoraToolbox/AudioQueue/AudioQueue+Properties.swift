@@ -145,6 +145,7 @@ extension AudioQueue {
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         offlineRenderLock.lock()
         renderer = replacement
+        outputTarget?.renderer = replacement
         writtenTotal = 0
         decodedTotal = 0
         streamBase = 0

@@ -3,6 +3,7 @@ import Foundation
 import SonoraCore
 import SonoraDSP
 import SonoraFile
+import SonoraUnits
 
 /// Core Audio's C-convention output callback: (user data, queue, buffer), the queue and the
 /// buffer as unretained pointers (`AudioQueue.from`, `AudioQueueBuffer.from`).
@@ -54,6 +55,9 @@ public final class AudioQueue: @unchecked Sendable {
     var resetRequested = false
     var resetting = false
     var offlineFormat: StreamFormat?
+    /// The I/O unit a live queue plays through (`setOutputUnit`), and its render callback.
+    var outputUnit: IOUnit?
+    var outputTarget: QueueRenderTarget?
     var offlineConverter: AudioConverter?
     var volumeValue: Float = 1
     var volumeRampTime: Float = 0
@@ -306,8 +310,8 @@ public final class AudioQueue: @unchecked Sendable {
         let call = "start"
         let resuming = try withLock { () throws(AudioError) -> Bool in
             try requireOpen(call)
-            guard offlineFormat != nil else {
-                throw error(.queueCannotStart, call, "no output: this build plays queues offline only (setOfflineRenderFormat)")
+            guard offlineFormat != nil || outputUnit != nil else {
+                throw error(.queueCannotStart, call, "no output: give an I/O unit (setOutputUnit) or an offline render format")
             }
             if let deviceSampleTime, deviceSampleTime < 0 {
                 throw error(.queueInvalidParameter, call, "start time \(deviceSampleTime) is negative")
@@ -318,6 +322,14 @@ public final class AudioQueue: @unchecked Sendable {
             return resuming
         }
         push(.start(at: deviceSampleTime ?? -1, resetTimeline: !resuming))
+        if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
+            do throws(AudioError) {
+                try unit.start()
+            } catch {
+                _ = try? withLock { running = false }
+                throw self.error(.queueCannotStart, call, "\(unit.name) did not start: \(error.message)")
+            }
+        }
         if !resuming { notify(.isRunning) }
     }
 
@@ -410,7 +422,11 @@ public final class AudioQueue: @unchecked Sendable {
             }
             return wasRunning
         }
-        if stopping { push(.stop) }
+        if stopping {
+            push(.stop)
+            // The device stops too: silence now, and no period renders the queue meanwhile.
+            (try? withLock { outputUnit })??.stop()
+        }
         applyOfflineCommands()
         if stopping && wasRunning { notify(.isRunning) }
     }

@@ -75,6 +75,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         let frames = output.frameCount
         applyCommands()
         var done = 0
+        var ended = false
         if state == .running && startDeviceTime > deviceTime {
             done = min(frames, startDeviceTime - deviceTime)
         }
@@ -84,6 +85,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 endOfStream = .max
                 endSampleTime.store(timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
                 endReached.store(true, ordering: .releasing)
+                ended = true
                 break
             }
             var limit = min(frames - done, endOfStream - position)
@@ -117,7 +119,8 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         }
         if done < frames { clear(output, from: done, count: frames - done) }
         if metering { measure(output) }
-        if done > 0 && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        // Room in the ring, or the end reached (IsRunning to announce): the queue's thread has work.
+        if (done > 0 || ended) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
         deviceTime += frames
     }
 
