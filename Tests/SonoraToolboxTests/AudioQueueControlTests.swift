@@ -54,6 +54,20 @@ struct AudioQueueControlTests {
         #expect(queue.underruns == 0)
     }
 
+    @Test("stop after queued, asked before the queue starts: what was queued still plays")
+    func stopAfterQueuedBeforeStart() throws {
+        let recorder = Recorder()
+        let queue = try monoFloatQueue(recorder: recorder)
+        defer { try? queue.dispose(immediate: true) }
+        try enqueue(numbered(1...300), on: queue)
+        try queue.stop(immediate: false)
+        try queue.flush()  // lets the queue's thread see the stop before the start
+        try queue.start()
+        let output = try render(queue, frames: 400)
+        #expect(Array(output.prefix(300)) == numbered(1...300))
+        #expect(!queue.isRunning)
+    }
+
     @Test("stop immediately: silence at once, every buffer handed back before stop returns, no enqueue meanwhile")
     func stopImmediately() throws {
         let recorder = Recorder()

@@ -26,6 +26,7 @@ struct ReadmeExampleTests {
         for _ in 0..<3 { fill(queue, try queue.allocateBuffer(byteCapacity: 32 * 4096, packetDescriptionCapacity: 32)) }
         try queue.start(); while queue.isRunning { pcm += try queue.offlineRender(frames: 4096) }
 
+        #expect(queue.converterError == nil, "\(String(describing: queue.converterError))")
         try queue.dispose(immediate: true)
         let expected = try decodedSamples(of: path)
         #expect(pcm.count / 2 >= expected.count)

@@ -39,7 +39,8 @@ extension AudioQueue {
         }
         let (next, stopping) = (try? withLock { () -> (QueuedBuffer?, Bool) in
             // As in Core Audio, buffers wait until the queue is primed or started.
-            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued)
+            // The end comes only after the last queued buffer, even one that waits for a start.
+            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
         }) ?? (nil, false)
         if let next {
             decodeIntoPending(next)
