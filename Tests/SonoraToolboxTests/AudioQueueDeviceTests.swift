@@ -137,5 +137,14 @@ struct AudioQueueDeviceTests {
             #expect(error.code == .queueInvalidDevice, "\(error)")
             #expect(error.message.contains("AudioQueue.setOutputUnit") && error.message.contains(queue.name), "\(error)")
         }
+        // An offline queue has no device; a running one keeps its own.
+        try queue.setOfflineRenderFormat(.linearPCM(sampleRate: 48000, channels: 2, sample: .float32))
+        #expect(throws: AudioError(.queueInvalidOfflineMode, "AudioQueue.setOutputUnit: \(queue.name): the queue renders offline (setOfflineRenderFormat(nil) first)")) {
+            try queue.setOutputUnit(IOUnit())
+        }
+        try queue.start()
+        #expect(throws: AudioError(.queueInvalidRunState, "AudioQueue.setOutputUnit: \(queue.name): stop the queue before changing its output")) {
+            try queue.setOutputUnit(nil)
+        }
     }
 }

@@ -16,8 +16,8 @@ public typealias AudioQueueOutputCallback = @convention(c) (UnsafeMutableRawPoin
 /// Threads: the program's (any; the calls here), the queue's (a `Worker`: decoding, callbacks
 /// unless a `DispatchQueue` is given, listeners), and the render side (`renderer`, realtime).
 /// As an AudioQueueRef, a queue lives until `dispose(immediate:)`, however many references the
-/// program drops. This release renders offline (`setOfflineRenderFormat`, `offlineRender`); a live device
-/// output calls the same `renderer`.
+/// program drops. It plays offline (`setOfflineRenderFormat`, `offlineRender`) or live through an
+/// I/O unit (`setOutputUnit`), whose I/O thread calls the same `renderer`.
 public final class AudioQueue: @unchecked Sendable {
     /// Where the callback runs.
     public enum CallbackContext: @unchecked Sendable {
