@@ -148,6 +148,7 @@ let package = Package(
                 "SonoraLV2",
                 "SonoraPipeline",
                 "SonoraVoice",
+                "SonoraToolbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
