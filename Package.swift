@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SonoraLV2", targets: ["SonoraLV2"]),
         .library(name: "SonoraPipeline", targets: ["SonoraPipeline"]),
         .library(name: "SonoraVoice", targets: ["SonoraVoice"]),
+        .library(name: "SonoraToolbox", targets: ["SonoraToolbox"]),
         .executable(name: "sonora", targets: ["sonora"]),
         // The benchmarks and their anchors (JACK, SpeexDSP, KissFFT, C loops), kept out of `sonora`.
         .executable(name: "sonora-bench", targets: ["sonora-bench"]),
@@ -129,6 +130,12 @@ let package = Package(
             dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraUnits"]
         ),
 
+        // Toolbox: the high-level services' API façades (Audio Queue Services first), one folder per service.
+        .target(
+            name: "SonoraToolbox",
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits"]
+        ),
+
         // The one CLI: only what it uses (no benchmark anchors).
         .executableTarget(
             name: "sonora",
@@ -141,6 +148,7 @@ let package = Package(
                 "SonoraLV2",
                 "SonoraPipeline",
                 "SonoraVoice",
+                "SonoraToolbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -203,6 +211,10 @@ let package = Package(
         .testTarget(
             name: "SonoraVoiceTests",
             dependencies: ["SonoraCore", "SonoraVoice", "SonoraUnits", "SonoraHAL", "SonoraDSP", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]
+        ),
+        .testTarget(
+            name: "SonoraToolboxTests",
+            dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport"]
         ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),

@@ -137,7 +137,10 @@ extension AudioError {
         public static let queueCodecNotFound = Code(rawValue: -66673)
         public static let queueInvalidCodecAccess = Code(rawValue: -66672)
         public static let queueInvalidated = Code(rawValue: -66671)
+        public static let queueTooManyTaps = Code(rawValue: -66670)
+        public static let queueInvalidTapContext = Code(rawValue: -66669)
         public static let queueRecordUnderrun = Code(rawValue: -66668)
+        public static let queueInvalidTapType = Code(rawValue: -66667)
         public static let queueBufferEnqueuedTwice = Code(rawValue: -66666)
         public static let queueCannotStartYet = Code(rawValue: -66665)
         public static let queueEnqueueDuringReset = Code(rawValue: -66632)
@@ -197,7 +200,8 @@ extension AudioError {
             .queuePermissions: "queue permissions", .queueInvalidPropertyValue: "invalid queue property value",
             .queuePrimeTimedOut: "queue prime timed out", .queueCodecNotFound: "codec not found",
             .queueInvalidCodecAccess: "invalid codec access", .queueInvalidated: "queue invalidated",
-            .queueRecordUnderrun: "record underrun", .queueBufferEnqueuedTwice: "buffer enqueued twice",
+            .queueTooManyTaps: "too many queue taps", .queueInvalidTapContext: "invalid queue tap context",
+            .queueRecordUnderrun: "record underrun", .queueInvalidTapType: "invalid queue tap type", .queueBufferEnqueuedTwice: "buffer enqueued twice",
             .queueCannotStartYet: "queue cannot start yet", .queueEnqueueDuringReset: "enqueue during reset",
             .queueInvalidOfflineMode: "invalid offline mode",
             .systemSoundUnspecified: "system sound error", .systemSoundClientTimedOut: "system sound client timed out",

@@ -1,0 +1,218 @@
+import Dispatch
+import Foundation
+import SonoraCore
+import SonoraDSP
+import SonoraFile
+
+/// The queue's thread: decoding into the ring, handing buffers back, stop and reset.
+extension AudioQueue {
+    /// One wake-up of the queue's thread: passes until nothing is left to do (so a barrier
+    /// sees a fixed point: a deterministic state for offline render), then releases waiters.
+    func serve() {
+        passDone.lock()
+        let wanted = passRequested
+        passDone.unlock()
+        while servePass() {}
+        passDone.lock()
+        passCompleted = max(passCompleted, wanted)
+        passDone.broadcast()
+        passDone.unlock()
+    }
+
+    /// One step; true if it did something.
+    private func servePass() -> Bool {
+        if handleReset() { return true }
+        if let stoppedAt = renderer.takeEndReached() {
+            handleEnd(at: stoppedAt)
+            return true
+        }
+        // Frames decoded earlier still waiting for room in the ring.
+        if pendingOffset < pendingDecoded.count {
+            let wrote = writePending()
+            if pendingOffset < pendingDecoded.count { return wrote }
+            return true
+        }
+        if let finished = current {
+            current = nil
+            if let buffer = finished.buffer { handBack(buffer) }
+            return true
+        }
+        let (next, stopping) = (try? withLock { () -> (QueuedBuffer?, Bool) in
+            // As in Core Audio, buffers wait until the queue is primed or started.
+            // The end comes only after the last queued buffer, even one that waits for a start.
+            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
+        }) ?? (nil, false)
+        if let next {
+            decodeIntoPending(next)
+            current = next
+            return true
+        }
+        if stopping && !endSent {
+            // Stop after the queued buffers: the decoder's held-back frames, then the end mark.
+            decodeIntoPending(QueuedBuffer(buffer: nil, bytes: [], descriptions: [], trimAtStart: 0, trimAtEnd: 0, startTime: nil, events: []))
+            push(.endOfStream(decodedTotal))
+            endSent = true
+            streamBase = decodedTotal
+            _ = try? withLock { stopAfterQueued = false }
+            return true
+        }
+        return false
+    }
+
+    private func handleReset() -> Bool {
+        guard let requested = try? withLock({ () -> Bool in
+            guard resetRequested else { return false }
+            resetRequested = false
+            resetting = true
+            return true
+        }), requested else { return false }
+        var returned: [AudioQueueBuffer] = []
+        if let buffer = current?.buffer { returned.append(buffer) }
+        current = nil
+        pendingDecoded = []
+        pendingOffset = 0
+        returned += (try? withLock { () -> [AudioQueueBuffer] in
+            let held = queued.compactMap(\.buffer)
+            queued = []
+            stopAfterQueued = false
+            return held
+        }) ?? []
+        converter.reset()
+        // Stream frames jump to what was decoded: the render side drops the ring up to there
+        // along with any parameter event stamped before it.
+        writtenTotal = decodedTotal
+        streamBase = decodedTotal
+        endSent = false
+        push(.discard(through: decodedTotal))
+        for buffer in returned { handBack(buffer) }
+        _ = try? withLock { resetting = false }
+        return true
+    }
+
+    private func handleEnd(at sampleTime: Int) {
+        endSent = false
+        let disposing = (try? withLock { () -> Bool in
+            running = false
+            decoding = false
+            guard lifecycle == .disposalPending else { return false }
+            lifecycle = .invalidated
+            buffers.removeAll()
+            return true
+        }) ?? false
+        // A live queue's device stops after the last frame (from here: not the I/O thread).
+        (try? withLock { outputUnit })??.stop()
+        fire(.isRunning)
+        if disposing {
+            // The deferred dispose ends here; this thread cannot join itself, so another does.
+            DispatchQueue.global().async { [unowned(unsafe) self] in
+                self.worker.stop()
+                self.releaseKeepAlive()
+            }
+        }
+    }
+
+    /// Decodes one entry (a flush marker when it has no buffer), applies its start time, trims
+    /// and parameter events, and appends the frames to `pendingDecoded`.
+    private func decodeIntoPending(_ entry: QueuedBuffer) {
+        let channels = renderer.channelCount
+        var samples: [Float]
+        do throws(AudioError) {
+            samples = try decode(entry)
+        } catch {
+            _ = try? withLock { converterErrorValue = AudioError(error.code, "AudioQueue (decoding): \(name): \(error.message)") }
+            fire(.converterError)
+            return
+        }
+        var frames = samples.count / channels
+        let trimStart = min(entry.trimAtStart, frames)
+        let trimEnd = min(entry.trimAtEnd, frames - trimStart)
+        if trimStart > 0 || trimEnd > 0 {
+            samples = Array(samples[(trimStart * channels)..<((frames - trimEnd) * channels)])
+            frames -= trimStart + trimEnd
+        }
+        if let startTime = entry.startTime, startTime > decodedTotal - streamBase {
+            let silence = startTime - (decodedTotal - streamBase)
+            pendingDecoded += [Float](repeating: 0, count: silence * channels)
+            decodedTotal += silence
+        }
+        if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
+        pendingDecoded += samples
+        decodedTotal += frames
+    }
+
+    private func decode(_ entry: QueuedBuffer) throws(AudioError) -> [Float] {
+        if let cookie = try withLock({ () -> [UInt8]?? in
+            defer { cookieChanged = false }
+            return cookieChanged ? .some(magicCookieValue) : nil
+        }) {
+            converter.decompressionMagicCookie = cookie
+        }
+        let bytes: [UInt8]
+        if entry.buffer == nil {
+            bytes = try converter.flush()
+        } else if format.isLinearPCM || format.formatID == .appleIMA4 {
+            bytes = try converter.convert(entry.bytes)
+        } else {
+            bytes = try converter.convert(packets: AudioConverterPackets(data: entry.bytes, descriptions: entry.descriptions))
+        }
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    private func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
+        let rampTime = (try? withLock { volumeRampTime }) ?? 0
+        let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
+        for event in events {
+            switch event.parameter {
+            case .volume:
+                pushEvent(StampedEvent(frame: frame, kind: .volume, value: event.value, rampFrames: rampFrames))
+            case .pan:
+                let gains = PanLaw.equalPower.gains(pan: event.value)
+                pushEvent(StampedEvent(frame: frame, kind: .left, value: gains.left, rampFrames: rampFrames))
+                pushEvent(StampedEvent(frame: frame, kind: .right, value: gains.right, rampFrames: rampFrames))
+            case .volumeRampTime:
+                _ = try? withLock { volumeRampTime = event.value }
+            }
+        }
+    }
+
+    /// Copies what fits of `pendingDecoded` (interleaved) into the ring (non-interleaved).
+    private func writePending() -> Bool {
+        let channels = renderer.channelCount
+        let remaining = (pendingDecoded.count - pendingOffset) / channels
+        let region = renderer.ring.writeRegion(maxFrames: remaining)
+        let count = region.frameCount
+        guard count > 0 else { return false }
+        pendingDecoded.withUnsafeBufferPointer { source in
+            var frame = pendingOffset / channels
+            for part in [region.first, region.second] where part.frameCount > 0 {
+                for channel in 0..<channels {
+                    let destination = part.samples(channel)
+                    for index in 0..<part.frameCount { destination[index] = source[(frame + index) * channels + channel] }
+                }
+                frame += part.frameCount
+            }
+        }
+        try? renderer.ring.commitWrite(count)
+        pendingOffset += count * channels
+        writtenTotal += count
+        if pendingOffset == pendingDecoded.count {
+            pendingDecoded = []
+            pendingOffset = 0
+        }
+        return true
+    }
+
+    /// Gives a buffer back to the program through the callback, on the callback's context.
+    func handBack(_ buffer: AudioQueueBuffer) {
+        _ = try? withLock { if buffer.state == .enqueued { buffer.state = .idle } }
+        let body = { [unowned(unsafe) self] in
+            _ = try? self.withLock { self.callbackThread = pthread_self() }
+            self.callback(self, buffer)
+            _ = try? self.withLock { self.callbackThread = nil }
+        }
+        switch callbackContext {
+        case .queueThread: body()
+        case .dispatchQueue(let queue): queue.sync(execute: body)
+        }
+    }
+}

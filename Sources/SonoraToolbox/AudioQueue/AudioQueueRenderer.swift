@@ -1,0 +1,247 @@
+import SonoraCore
+import SonoraDSP
+import Synchronization
+
+/// The realtime side of an output queue: reads decoded frames from the queue's
+/// `SampleRing` and applies volume, pan and metering; nothing else.
+///
+/// Why a render object the toolbox owns, not a unit in SonoraUnits: the queue's offline
+/// render drives it directly on the caller's thread, and a live output (the I/O unit's
+/// render callback, or a mixer input) calls the same `render(_:)`; the unit wrapper can be
+/// added without changing it. Control reaches it only through lock-free `MessageQueue`s
+/// (`commands`; `events`, stamped with the stream frame where they apply) and results leave
+/// through atomics and a meter queue. `render` never allocates, locks, logs or blocks.
+public final class AudioQueueRenderer: @unchecked Sendable {
+    let channelCount: Int
+    let ring: SampleRing
+    let commands: MessageQueue<RenderCommand>
+    let events: MessageQueue<StampedEvent>
+    let meters: MessageQueue<MeterReading>
+
+    /// The queue's thread, woken after frames were read so it refills the ring; only when the
+    /// render side runs on its own clock (a device), not offline, where the caller's thread
+    /// brings the queue's thread to a fixed point around each slice instead.
+    unowned(unsafe) var worker: Worker?
+    let wakesWorker = Atomic<Bool>(false)
+
+    // Published to the control side.
+    private let playedFrames = Atomic<Int>(0)
+    private let timelineFrames = Atomic<Int>(0)
+    private let underrunCount = Atomic<Int>(0)
+    private let discontinuity = Atomic<Bool>(false)
+    private let endReached = Atomic<Bool>(false)
+    private let endSampleTime = Atomic<Int>(0)
+
+    // Render-thread state (touched only inside `render`).
+    private var state = RunState.stopped
+    private var startDeviceTime = 0
+    private var deviceTime = 0
+    private var position = 0
+    private var endOfStream = Int.max
+    private var heldEvent: StampedEvent?
+    private var volume = LinearRamp(value: 1)
+    private var leftGain = LinearRamp(value: 1)
+    private var rightGain = LinearRamp(value: 1)
+    private var metering = false
+
+    enum RunState { case stopped, running, paused }
+
+    init(channelCount: Int, ringFrames: Int) throws(AudioError) {
+        self.channelCount = channelCount
+        ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
+        commands = try MessageQueue(capacity: 256)
+        events = try MessageQueue(capacity: 1024)
+        meters = try MessageQueue(capacity: 1024)
+    }
+
+    /// Stream frames read from the ring so far (the worker's view of what has played).
+    var consumedFrames: Int { playedFrames.load(ordering: .acquiring) }
+    /// The queue's sample time (frames played since start, underrun silence included).
+    var sampleTime: Int { timelineFrames.load(ordering: .relaxed) }
+    /// Slices that found the ring empty while running.
+    public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+
+    func takeDiscontinuity() -> Bool { discontinuity.exchange(false, ordering: .relaxed) }
+    /// Whether the render side reached the end of a stop-after-queued stream (cleared by reading);
+    /// with the sample time at which it stopped.
+    func takeEndReached() -> Int? {
+        guard endReached.exchange(false, ordering: .acquiring) else { return nil }
+        return endSampleTime.load(ordering: .relaxed)
+    }
+
+    /// Renders `output.frameCount` frames of the queue (silence while stopped, paused, before
+    /// the start time, after the end and in an underrun). Realtime-safe.
+    public func render(_ output: AudioBufferList) {
+        let frames = output.frameCount
+        applyCommands()
+        var done = 0
+        var ended = false
+        if state == .running && startDeviceTime > deviceTime {
+            done = min(frames, startDeviceTime - deviceTime)
+        }
+        while done < frames && state == .running {
+            if position >= endOfStream {
+                state = .stopped
+                endOfStream = .max
+                endSampleTime.store(timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
+                endReached.store(true, ordering: .releasing)
+                ended = true
+                break
+            }
+            var limit = min(frames - done, endOfStream - position)
+            if let event = nextEvent() {
+                if event.frame <= position {
+                    apply(event)
+                    heldEvent = nil
+                    continue
+                }
+                limit = min(limit, event.frame - position)
+            }
+            let region = ring.readRegion(maxFrames: limit)
+            let chunk = region.frameCount
+            if chunk == 0 {
+                // Underrun: the rest of the slice is silence, and the timeline says time was lost.
+                underrunCount.wrappingAdd(1, ordering: .relaxed)
+                discontinuity.store(true, ordering: .relaxed)
+                timelineFrames.wrappingAdd(frames - done, ordering: .relaxed)
+                clear(output, from: done, count: frames - done)
+                done = frames
+                break
+            }
+            copy(region.first, to: output, at: done)
+            if region.second.frameCount > 0 { copy(region.second, to: output, at: done + region.first.frameCount) }
+            applyGains(output, from: done, count: chunk)
+            try? ring.commitRead(chunk)
+            position += chunk
+            playedFrames.store(position, ordering: .releasing)
+            timelineFrames.wrappingAdd(chunk, ordering: .relaxed)
+            done += chunk
+        }
+        if done < frames { clear(output, from: done, count: frames - done) }
+        if metering { measure(output) }
+        // Room in the ring, or the end reached (IsRunning to announce): the queue's thread has work.
+        if (done > 0 || ended) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        deviceTime += frames
+    }
+
+    private func applyCommands() {
+        while let command = commands.pop() {
+            switch command {
+            case .start(let at, let resetTimeline):
+                if resetTimeline { timelineFrames.store(0, ordering: .relaxed) }
+                startDeviceTime = at < 0 ? deviceTime : at
+                state = .running
+            case .pause:
+                if state == .running { state = .paused }
+            case .stop:
+                state = .stopped
+                endOfStream = .max
+            case .discard(let through):
+                // Drops what the worker decoded before a stop or reset (it is halted meanwhile).
+                // Frames decoded but never written count as dropped too: the worker writes on
+                // from stream frame `through`.
+                let drop = min(max(through - position, 0), ring.readableFrames)
+                try? ring.commitRead(drop)
+                position = max(position + drop, through)
+                playedFrames.store(position, ordering: .releasing)
+                while let event = nextEvent(), event.frame < through { heldEvent = nil }
+            case .endOfStream(let frame):
+                endOfStream = frame
+            case .volume(let target, let rampFrames):
+                volume.ramp(to: target, frames: rampFrames)
+            case .pan(let left, let right, let rampFrames):
+                leftGain.ramp(to: left, frames: rampFrames)
+                rightGain.ramp(to: right, frames: rampFrames)
+            case .metering(let on):
+                metering = on
+            }
+        }
+    }
+
+    private func nextEvent() -> StampedEvent? {
+        if heldEvent == nil { heldEvent = events.pop() }
+        return heldEvent
+    }
+
+    private func apply(_ event: StampedEvent) {
+        switch event.kind {
+        case .volume: volume.ramp(to: event.value, frames: event.rampFrames)
+        case .left: leftGain.ramp(to: event.value, frames: event.rampFrames)
+        case .right: rightGain.ramp(to: event.value, frames: event.rampFrames)
+        }
+    }
+
+    private func copy(_ source: AudioBufferList, to output: AudioBufferList, at offset: Int) {
+        for channel in 0..<min(channelCount, output.channelCount) {
+            copySamples(from: UnsafePointer(source.samples(channel)), to: output.samples(channel) + offset, count: source.frameCount)
+        }
+    }
+
+    private func clear(_ output: AudioBufferList, from offset: Int, count: Int) {
+        for channel in 0..<output.channelCount {
+            (output.samples(channel) + offset).update(repeating: 0, count: count)
+        }
+    }
+
+    /// Volume on every channel, then pan on the first two; each ramp per sample (no zipper).
+    private func applyGains(_ output: AudioBufferList, from offset: Int, count: Int) {
+        let channels = min(channelCount, output.channelCount)
+        let volumeAtStart = volume
+        for channel in 0..<channels {
+            volume = volumeAtStart
+            volume.applyGain(to: output.samples(channel) + offset, count: count)
+        }
+        if channels == 2 {
+            leftGain.applyGain(to: output.samples(0) + offset, count: count)
+            rightGain.applyGain(to: output.samples(1) + offset, count: count)
+        }
+    }
+
+    /// Average (RMS) and peak of each channel over the slice.
+    private func measure(_ output: AudioBufferList) {
+        let count = output.frameCount
+        guard count > 0 else { return }
+        for channel in 0..<output.channelCount {
+            let samples = output.samples(channel)
+            var sum: Double = 0
+            var peak: Float = 0
+            for index in 0..<count {
+                let sample = samples[index]
+                sum += Double(sample) * Double(sample)
+                peak = max(peak, abs(sample))
+            }
+            meters.push(MeterReading(channel: channel, average: Float((sum / Double(count)).squareRoot()), peak: peak))
+        }
+    }
+}
+
+/// A control message to the render side.
+enum RenderCommand: BitwiseCopyable {
+    /// Play from device time `at` (−1: now); `resetTimeline` after a stop, not after a pause.
+    case start(at: Int, resetTimeline: Bool)
+    case pause
+    case stop
+    /// Drop the ring's frames up to stream frame `through`.
+    case discard(through: Int)
+    /// The stream ends at this stream frame (stop after the queued buffers).
+    case endOfStream(Int)
+    case volume(Float, rampFrames: Int)
+    case pan(left: Float, right: Float, rampFrames: Int)
+    case metering(Bool)
+}
+
+/// A parameter change that applies at a stream frame (a buffer's parameter event).
+struct StampedEvent: BitwiseCopyable {
+    enum Kind: BitwiseCopyable { case volume, left, right }
+    var frame: Int
+    var kind: Kind
+    var value: Float
+    var rampFrames: Int
+}
+
+/// One channel's level over one render slice, linear.
+struct MeterReading: BitwiseCopyable {
+    var channel: Int
+    var average: Float
+    var peak: Float
+}
