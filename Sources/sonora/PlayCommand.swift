@@ -20,7 +20,7 @@ struct PlayCommand: ParsableCommand {
 
             Examples:
               sonora play take1.wav
-              sonora play --device sonoraloop --volume=-6 song.m4a
+              sonora play --device sonoraloop --volume -6 song.m4a
               sonora play --device null --json a.caf b.flac
             """
     )
@@ -31,7 +31,8 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "The device: null, an ALSA PCM (default, hw:0, sonoraloop …), inprocess:FRAMES.")
     var device = "null"
 
-    @Option(help: "Volume in dB, -120 … 0.")
+    // Unconditional: the value is negative, and `--volume -6` must not read -6 as an option.
+    @Option(parsing: .unconditional, help: "Volume in dB, -120 … 0.")
     var volume: Double = 0
 
     @Flag(help: "Print JSON.")

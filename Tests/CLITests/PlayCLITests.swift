@@ -26,7 +26,7 @@ struct PlayCLITests {
         let m4a = folder.path("tone.m4a")
         _ = try runProcess("/usr/bin/sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "0.25", "sine", "440"])
         _ = try runProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.25", "-c:a", "aac", m4a])
-        let outcome = try sonora("play", "--device", "null", "--volume=-6", "--json", wav, m4a)
+        let outcome = try sonora("play", "--device", "null", "--volume", "-6", "--json", wav, m4a)
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let reports = try JSONDecoder().decode([Report].self, from: Data(outcome.stdout.utf8))
         #expect(reports.count == 2)
