@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraUnits
 
 /// An input (recording) audio queue (AudioQueueNewInput): the program enqueues empty buffers;
 /// the queue fills each with packets in `format` — linear PCM, or IMA4 / ALAC encoded on the
@@ -51,6 +52,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     var latestLevels: [AudioQueueLevel]
     var encoderError: AudioError?
     var callbackThread: pthread_t?
+    /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
+    var inputUnit: IOUnit?
+    var inputTarget: QueueCaptureTarget?
 
     // Queue-thread state.
     var takenFrames = 0
@@ -177,6 +181,15 @@ public final class AudioInputQueue: @unchecked Sendable {
             paused = false
         }
         push(.start)
+        if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
+            do throws(AudioError) {
+                try unit.start()
+            } catch {
+                _ = try? withLock { running = false }
+                push(.stop)
+                throw self.error(.queueCannotStart, "start", "\(unit.name) did not start: \(error.message)")
+            }
+        }
     }
 
     /// Stops capturing, keeping what is captured and queued (AudioQueuePause); `start` resumes.
@@ -187,6 +200,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             paused = true
         }
         push(.stop)
+        (try? withLock { inputUnit })??.stop()
     }
 
     /// Stops (AudioQueueStop). Immediately: capture stops and frames not yet in a buffer are
@@ -202,7 +216,8 @@ public final class AudioInputQueue: @unchecked Sendable {
             }
         }
         push(.stop)
-        barrier()  // the capture side's last frames are in the ring (offline: nothing runs it now)
+        (try? withLock { inputUnit })??.stop()
+        barrier()  // the capture side's last frames are in the ring (the device is stopped)
         try withLock { () throws(AudioError) in
             running = false
             paused = false
@@ -233,9 +248,15 @@ public final class AudioInputQueue: @unchecked Sendable {
             discardRequested = true
         }
         push(.stop)
+        if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
+            unit.stop()
+            unit.uninitialize()
+        }
         barrier()
         try withLock { () throws(AudioError) in
             disposed = true
+            inputUnit = nil
+            inputTarget = nil
             for buffer in buffers.values { buffer.state = .freed }
             buffers.removeAll()
             queued.removeAll()
