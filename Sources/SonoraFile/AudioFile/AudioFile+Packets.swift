@@ -106,7 +106,8 @@ extension AudioFile {
         }
         if let ima4 = ima4File {
             do { try ima4.writeEncoded(bytes) } catch {
-                markFailed()
+                // Refused before anything was written (not whole packets, or after frames): the file stays good.
+                if error.code != .invalidPacketOffset && error.code != .operationNotSupported { markFailed() }
                 throw AudioError(error.code, "\(path): \(error.message)")
             }
             updateFrameCountFromIMA4()
