@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import SonoraCore
+import SonoraDSP
 import SonoraFile
 import SonoraToolbox
 import SonoraUnits
@@ -17,7 +18,8 @@ struct RecordCommand: ParsableCommand {
         discussion: """
             The I/O unit captures from the device; an input AudioQueue fills three buffers
             (encoding IMA4 or ALAC on the queue's thread) and each filled buffer's packets
-            are written to the file as they arrive. Stops after --seconds, or on SIGINT or
+            are written to the file as they arrive; on a terminal, the peak level shows
+            on stderr as it records. Stops after --seconds, or on SIGINT or
             SIGTERM; either way the buffers in flight are written and the file is closed
             complete. -f and -d as afconvert takes them. Never replaces a file unless
             --overwrite is given.
@@ -140,8 +142,17 @@ struct RecordCommand: ParsableCommand {
             source.setEventHandler { writer.finished.signal() }
             source.resume()
         }
+        // The live level (peak, dBFS) on a terminal's stderr, twice a second; never in a pipe or with --json.
+        let showsLevel = !json && isatty(STDERR_FILENO) == 1
+        if showsLevel { try queue.setLevelMeteringEnabled(true) }
         try queue.start()
-        writer.finished.wait()
+        while writer.finished.wait(timeout: .now() + 0.5) == .timedOut {
+            guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
+            let peak = levels.map(\.peak).max() ?? 0
+            let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(writer.frames) / format.sampleRate, Decibels.fromLinear(peak))
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        if showsLevel { FileHandle.standardError.write(Data("\n".utf8)) }
         try queue.stop(immediate: false)
         signals.forEach { $0.cancel() }
         let overruns = queue.capturer.overruns
