@@ -4,6 +4,15 @@ import SonoraCore
 import SonoraFile
 import SonoraUnits
 
+/// Core Audio's C-convention input callback (AudioQueueInputCallback): user data, the queue and
+/// the buffer as unretained pointers (`AudioInputQueue.from`, `AudioQueueBuffer.from`), the
+/// start time in sample frames, and the packet descriptions (count, and a pointer to that many
+/// `AudioStreamPacketDescription`s — a Swift struct, so untyped here; 0 and nil for
+/// constant-size packets), valid during the call.
+public typealias AudioQueueInputCallback = @convention(c) (
+    UnsafeMutableRawPointer?, UnsafeMutableRawPointer, UnsafeMutableRawPointer, Int, Int, UnsafeRawPointer?
+) -> Void
+
 /// An input (recording) audio queue (AudioQueueNewInput): the program enqueues empty buffers;
 /// the queue fills each with packets in `format` — linear PCM, or IMA4 / ALAC encoded on the
 /// queue's thread — and hands it back through the callback with the sample time of its first
@@ -109,7 +118,28 @@ public final class AudioInputQueue: @unchecked Sendable {
         capturer.worker = worker
     }
 
+    /// As `init(format:ringFrames:callbackOn:callback:)` with Core Audio's C callback and its user data.
+    public convenience init(
+        format: StreamFormat, callbackOn context: AudioQueue.CallbackContext = .queueThread,
+        callback: AudioQueueInputCallback, userData: UnsafeMutableRawPointer?
+    ) throws(AudioError) {
+        nonisolated(unsafe) let userData = userData
+        try self.init(format: format, callbackOn: context) { queue, buffer, startTime, descriptions in
+            descriptions.withUnsafeBufferPointer {
+                callback(userData, queue.opaque, buffer.opaque, startTime, $0.count, $0.count > 0 ? UnsafeRawPointer($0.baseAddress) : nil)
+            }
+        }
+    }
+
     deinit { worker.stop() }
+
+    /// The queue as an opaque pointer, for C-convention callbacks (not retained).
+    public var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// The queue behind a pointer from `opaque`.
+    public static func from(_ pointer: UnsafeMutableRawPointer) -> AudioInputQueue {
+        Unmanaged<AudioInputQueue>.fromOpaque(pointer).takeUnretainedValue()
+    }
 
     // MARK: Errors
 
