@@ -29,6 +29,14 @@ struct AudioInputQueueErrorTests {
         expectError(.queueInvalidBuffer, "enqueue") { try input.enqueue(foreign) }
 
         let buffer = try input.allocateBuffer(byteCapacity: 64)
+        // And the other way: an input queue's buffer is not the output queue's.
+        buffer.byteSize = 64
+        do {
+            try output.enqueue(buffer)
+            Issue.record("the output queue took an input queue's buffer")
+        } catch {
+            #expect(error.code == .queueInvalidBuffer && error.message.contains("AudioQueue.enqueue: queue "), "\(error.message)")
+        }
         try input.enqueue(buffer)
         expectError(.queueBufferEnqueuedTwice, "enqueue") { try input.enqueue(buffer) }
         expectError(.queueInvalidBuffer, "enqueue") { try input.enqueue(try input.allocateBuffer(byteCapacity: 1)) }
