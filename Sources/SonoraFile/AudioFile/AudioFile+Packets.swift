@@ -104,6 +104,15 @@ extension AudioFile {
             }
             return
         }
+        if let ima4 = ima4File {
+            do { try ima4.writeEncoded(bytes) } catch {
+                // Refused before anything was written (not whole packets, or after frames): the file stays good.
+                if error.code != .invalidPacketOffset && error.code != .operationNotSupported { markFailed() }
+                throw AudioError(error.code, "\(path): \(error.message)")
+            }
+            updateFrameCountFromIMA4()
+            return
+        }
         guard dataFormat.isLinearPCM, dataFormat.isInterleaved || dataFormat.channelsPerFrame == 1, let size = maximumPacketSize else {
             throw AudioError(.operationNotSupported, "\(path): writing \(dataFormat) packets directly is not supported; write frames")
         }

@@ -36,6 +36,9 @@ public final class AudioFile {
 
     /// Set instead of `handle` for IMA4 in CAF and AIFC, which Sonora reads and writes itself.
     private var ima4: IMA4File?
+    /// The IMA4 writer, for `writePackets` (packets an encoder made elsewhere).
+    var ima4File: IMA4File? { ima4 }
+    func updateFrameCountFromIMA4() { if let ima4 { frames = ima4.frameCount } }
 
     /// Compressed packets (AudioFile+PacketFiles): the index of a file opened for reading —
     /// the only access for packet files (M4A, ADTS, AAC in CAF …), found on first use for

@@ -234,6 +234,22 @@ final class IMA4File {
         try flush(packets: packets)
     }
 
+    /// Appends packets encoded elsewhere (an input queue's): whole 34-byte-per-channel packets of
+    /// 64 frames each, only on a packet boundary (no frames of `write(from:)` waiting).
+    func writeEncoded(_ bytes: [UInt8]) throws(AudioError) {
+        guard pendingFrames == 0 else {
+            throw AudioError(.operationNotSupported, "IMA4: \(pendingFrames) frames written as frames wait for a packet; packets cannot follow them")
+        }
+        guard bytes.count % packetBytes == 0 else {
+            throw AudioError(.invalidPacketOffset, "IMA4: \(bytes.count) bytes are not whole packets of \(packetBytes)")
+        }
+        let packets = bytes.count / packetBytes
+        if encoded.count < bytes.count { encoded = [UInt8](repeating: 0, count: bytes.count) }
+        encoded.withUnsafeMutableBytes { raw in bytes.withUnsafeBytes { raw.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        try flush(packets: packets)
+        frameCount += packets * 64
+    }
+
     private func flush(packets: Int) throws(AudioError) {
         guard packets > 0 else { return }
         let byteCount = packets * packetBytes

@@ -1,0 +1,404 @@
+import Dispatch
+import Foundation
+import SonoraCore
+import SonoraFile
+import SonoraUnits
+
+/// Core Audio's C-convention input callback (AudioQueueInputCallback): user data, the queue and
+/// the buffer as unretained pointers (`AudioInputQueue.from`, `AudioQueueBuffer.from`), the
+/// start time in sample frames, and the packet descriptions (count, and a pointer to that many
+/// `AudioStreamPacketDescription`s — a Swift struct, so untyped here; 0 and nil for
+/// constant-size packets), valid during the call.
+public typealias AudioQueueInputCallback = @convention(c) (
+    UnsafeMutableRawPointer?, UnsafeMutableRawPointer, UnsafeMutableRawPointer, Int, Int, UnsafeRawPointer?
+) -> Void
+
+/// An input (recording) audio queue (AudioQueueNewInput): the program enqueues empty buffers;
+/// the queue fills each with packets in `format` — linear PCM, or IMA4 / ALAC encoded on the
+/// queue's thread — and hands it back through the callback with the sample time of its first
+/// frame and its packet descriptions (variable-size packets); the program writes it out and
+/// re-enqueues it.
+///
+/// A sibling of the output `AudioQueue`, not a mode of it: the two share buffers, error codes
+/// and the realtime rules, but their data flows the other way (a capture side writes a ring the
+/// queue's thread encodes from, where the output queue decodes into a ring its render side
+/// reads), and the callbacks differ (start time and descriptions come with a filled buffer).
+///
+/// Threads: the program's (the calls here), the queue's (a `Worker`: encoding, callbacks) and
+/// the capture side (`capturer`, realtime). Offline, `offlineCapture` feeds frames on the
+/// caller's thread and brings the queue's thread to a fixed point around each slice, so what
+/// the callback sees depends only on the frames and buffers given.
+public final class AudioInputQueue: @unchecked Sendable {
+    /// The callback: the queue, the filled buffer, the sample time of its first frame (frames
+    /// captured since the queue was made), and its packet descriptions (empty for constant-size packets).
+    public typealias Callback = (AudioInputQueue, AudioQueueBuffer, Int, [AudioStreamPacketDescription]) -> Void
+
+    /// The queue's name in messages ("input queue 2 (alac 44100 Hz)").
+    public let name: String
+    /// The format the queue records in (kAudioQueueProperty_StreamDescription).
+    public let format: StreamFormat
+    /// The realtime side: an input calls `capturer.capture(_:)` with each period's frames.
+    public let capturer: AudioInputQueueCapturer
+
+    let callback: Callback
+    let callbackContext: AudioQueue.CallbackContext
+    /// Interleaved Float32 at the stream's rate and channels → `format` (nil: the same).
+    let converter: AudioConverter?
+    let captureFormat: StreamFormat
+    var worker: Worker!
+
+    // Program-side state, guarded by `lock` (never held across a callback or an encode).
+    let lock = NSLock()
+    var queued: [AudioQueueBuffer] = []
+    var buffers: [ObjectIdentifier: AudioQueueBuffer] = [:]
+    var disposed = false
+    var running = false
+    var paused = false
+    var drainRequested = false
+    var stopAfterDrain = false
+    var discardRequested = false
+    var meteringEnabled = false
+    var latestLevels: [AudioQueueLevel]
+    var encoderError: AudioError?
+    var callbackThread: pthread_t?
+    /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
+    var inputUnit: IOUnit?
+    var inputTarget: QueueCaptureTarget?
+
+    // Queue-thread state.
+    var takenFrames = 0
+    var pendingBytes: [UInt8] = []
+    var pendingPackets = AudioConverterPackets()
+    var pendingPacketIndex = 0
+    var current: AudioQueueBuffer?
+    var currentDescriptions: [AudioStreamPacketDescription] = []
+    var currentStart = 0
+    /// Frames in the packets handed to buffers so far (the next buffer's start time).
+    var deliveredFrames = 0
+
+    let passDone = NSCondition()
+    var passRequested = 0
+    var passCompleted = 0
+
+    private static let counter = NameCounter()
+
+    /// A new input queue recording in `format` (linear PCM, IMA4 or ALAC), calling `callback`
+    /// with each filled buffer. `ringFrames` is the ring between capture side and encoder.
+    public init(
+        format: StreamFormat, ringFrames: Int = 16384, callbackOn context: AudioQueue.CallbackContext = .queueThread,
+        callback: @escaping Callback
+    ) throws(AudioError) {
+        name = "input queue \(Self.counter.next()) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
+        do {
+            try format.validate()
+        } catch {
+            throw AudioError(.queueInvalidPropertyValue, "AudioInputQueue.init: \(name): \(error.message)")
+        }
+        guard ringFrames >= 64 && ringFrames <= 1 << 20 else {
+            throw AudioError(.queueInvalidParameter, "AudioInputQueue.init: \(name): ring of \(ringFrames) frames is outside 64…1048576")
+        }
+        let channels = Int(format.channelsPerFrame)
+        captureFormat = .linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32)
+        if format == captureFormat {
+            converter = nil
+        } else {
+            do {
+                converter = try AudioConverter(from: captureFormat, to: format)
+            } catch {
+                throw AudioError(.queueCodecNotFound, "AudioInputQueue.init: \(name): no encoder for \(format): \(error.message)")
+            }
+        }
+        self.format = format
+        callbackContext = context
+        self.callback = callback
+        latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
+        capturer = try AudioInputQueueCapturer(channelCount: channels, ringFrames: ringFrames)
+        worker = try Worker(name: "sonora-aqinput", afterJobs: { [unowned(unsafe) self] in self.serve() })
+        try worker.start()
+        capturer.worker = worker
+    }
+
+    /// As `init(format:ringFrames:callbackOn:callback:)` with Core Audio's C callback and its user data.
+    public convenience init(
+        format: StreamFormat, callbackOn context: AudioQueue.CallbackContext = .queueThread,
+        callback: AudioQueueInputCallback, userData: UnsafeMutableRawPointer?
+    ) throws(AudioError) {
+        nonisolated(unsafe) let userData = userData
+        try self.init(format: format, callbackOn: context) { queue, buffer, startTime, descriptions in
+            descriptions.withUnsafeBufferPointer {
+                callback(userData, queue.opaque, buffer.opaque, startTime, $0.count, $0.count > 0 ? UnsafeRawPointer($0.baseAddress) : nil)
+            }
+        }
+    }
+
+    deinit { worker.stop() }
+
+    /// The queue as an opaque pointer, for C-convention callbacks (not retained).
+    public var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// The queue behind a pointer from `opaque`.
+    public static func from(_ pointer: UnsafeMutableRawPointer) -> AudioInputQueue {
+        Unmanaged<AudioInputQueue>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    // MARK: Errors
+
+    func error(_ code: AudioError.Code, _ call: String, _ message: String) -> AudioError {
+        AudioError(code, "AudioInputQueue.\(call): \(name): \(message)")
+    }
+
+    func withLock<Result>(_ body: () throws(AudioError) -> Result) throws(AudioError) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Throws once the queue is disposed of (call with `lock` held).
+    func requireOpen(_ call: String) throws(AudioError) {
+        if disposed { throw error(.queueInvalidated, call, "the queue has been disposed of") }
+    }
+
+    func push(_ command: CaptureCommand) {
+        while !capturer.commands.push(command) { usleep(100) }
+    }
+
+    // MARK: Buffers
+
+    /// A new buffer of `byteCapacity` bytes; `packetDescriptionCapacity` > 0 for formats with
+    /// variable-size packets (ALAC), where the queue describes each packet it writes.
+    public func allocateBuffer(byteCapacity: Int, packetDescriptionCapacity: Int = 0) throws(AudioError) -> AudioQueueBuffer {
+        try withLock { () throws(AudioError) -> AudioQueueBuffer in
+            try requireOpen("allocateBuffer")
+            guard byteCapacity > 0, byteCapacity <= 1 << 26, packetDescriptionCapacity >= 0, packetDescriptionCapacity <= 1 << 20 else {
+                throw error(.queueInvalidParameter, "allocateBuffer", "capacity \(byteCapacity) bytes / \(packetDescriptionCapacity) descriptions is outside 1…64 MiB / 0…1M")
+            }
+            let buffer = AudioQueueBuffer(owner: ObjectIdentifier(self), byteCapacity: byteCapacity, packetDescriptionCapacity: packetDescriptionCapacity)
+            buffers[ObjectIdentifier(buffer)] = buffer
+            return buffer
+        }
+    }
+
+    /// Gives the queue an empty buffer to fill (AudioQueueEnqueueBuffer on an input queue).
+    public func enqueue(_ buffer: AudioQueueBuffer) throws(AudioError) {
+        let call = "enqueue"
+        try withLock { () throws(AudioError) in
+            try requireOpen(call)
+            guard buffer.owner == ObjectIdentifier(self), buffer.state != .freed, buffers[ObjectIdentifier(buffer)] != nil else {
+                throw error(.queueInvalidBuffer, call, buffer.state == .freed ? "the buffer was freed" : "the buffer belongs to another queue")
+            }
+            guard buffer.state != .enqueued else { throw error(.queueBufferEnqueuedTwice, call, "the buffer is already in the queue") }
+            if format.bytesPerPacket == 0 && buffer.packetDescriptionCapacity == 0 {
+                throw error(.queueInvalidBuffer, call, "\(format.formatID) has variable-size packets: allocate the buffer with a packet description capacity")
+            }
+            let smallest = format.isLinearPCM ? Int(format.bytesPerFrame) : Int(format.bytesPerPacket)
+            guard buffer.byteCapacity >= smallest else {
+                throw error(.queueInvalidBuffer, call, "\(buffer.byteCapacity) bytes cannot hold one \(smallest)-byte packet")
+            }
+            buffer.byteSize = 0
+            buffer.state = .enqueued
+            queued.append(buffer)
+        }
+        worker.wake()
+    }
+
+    // MARK: Control
+
+    /// Starts (or resumes after `pause`) recording (AudioQueueStart).
+    public func start() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("start")
+            running = true
+            paused = false
+        }
+        push(.start)
+        if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
+            do throws(AudioError) {
+                try unit.start()
+            } catch {
+                _ = try? withLock { running = false }
+                push(.stop)
+                throw self.error(.queueCannotStart, "start", "\(unit.name) did not start: \(error.message)")
+            }
+        }
+    }
+
+    /// Stops capturing, keeping what is captured and queued (AudioQueuePause); `start` resumes.
+    public func pause() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("pause")
+            guard running else { throw error(.queueInvalidRunState, "pause", "the queue is not running") }
+            paused = true
+        }
+        push(.stop)
+        (try? withLock { inputUnit })??.stop()
+    }
+
+    /// Stops (AudioQueueStop). Immediately: capture stops and frames not yet in a buffer are
+    /// dropped; the buffer being filled comes back with what it holds. Otherwise: everything
+    /// captured is encoded (the encoder drained) and delivered first. Either way the callbacks
+    /// are done when this returns.
+    public func stop(immediate: Bool) throws(AudioError) {
+        let call = "stop"
+        try withLock { () throws(AudioError) in
+            try requireOpen(call)
+            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
+                throw error(.queueInvalidRunState, call, "stop cannot wait for the queue's callback from inside that callback")
+            }
+        }
+        push(.stop)
+        (try? withLock { inputUnit })??.stop()
+        barrier()  // the capture side's last frames are in the ring (the device is stopped)
+        try withLock { () throws(AudioError) in
+            running = false
+            paused = false
+            if immediate { discardRequested = true }
+            drainRequested = true
+            stopAfterDrain = true
+        }
+        barrier()
+        try throwEncoderError(call)
+    }
+
+    /// Encodes everything captured, drains the encoder and delivers the buffer being filled
+    /// (AudioQueueFlush); a running queue goes on recording into the next buffers.
+    public func flush() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("flush")
+            drainRequested = true
+        }
+        barrier()
+        try throwEncoderError("flush")
+    }
+
+    /// Disposes of the queue (AudioQueueDispose): capture stops, buffers are freed, calls fail afterwards.
+    public func dispose() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("dispose")
+            running = false
+            discardRequested = true
+        }
+        push(.stop)
+        if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
+            unit.stop()
+            unit.uninitialize()
+        }
+        barrier()
+        try withLock { () throws(AudioError) in
+            disposed = true
+            inputUnit = nil
+            inputTarget = nil
+            for buffer in buffers.values { buffer.state = .freed }
+            buffers.removeAll()
+            queued.removeAll()
+        }
+        worker.stop()
+    }
+
+    /// Whether the queue is recording (kAudioQueueProperty_IsRunning).
+    public var isRunning: Bool { (try? withLock { running }) ?? false }
+
+    private func throwEncoderError(_ call: String) throws(AudioError) {
+        if let failure = try withLock({ () throws(AudioError) -> AudioError? in
+            defer { encoderError = nil }
+            return encoderError
+        }) {
+            throw error(failure.code, call, "encoding failed: \(failure.message)")
+        }
+    }
+
+    // MARK: Properties
+
+    /// kAudioQueueProperty_MagicCookie: the encoder's cookie, for the file the packets go to (nil for PCM and IMA4).
+    public var magicCookie: [UInt8]? {
+        get throws(AudioError) {
+            guard let converter, !format.isLinearPCM, format.formatID != .appleIMA4 else { return nil }
+            do {
+                return try converter.compressionMagicCookie
+            } catch {
+                throw self.error(.queueInvalidProperty, "magicCookie", error.message)
+            }
+        }
+    }
+
+    /// kAudioQueueProperty_EnableLevelMetering.
+    public var isLevelMeteringEnabled: Bool { (try? withLock { meteringEnabled }) ?? false }
+
+    public func setLevelMeteringEnabled(_ enabled: Bool) throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("setLevelMeteringEnabled")
+            meteringEnabled = enabled
+        }
+        push(.metering(enabled))
+    }
+
+    /// kAudioQueueProperty_CurrentLevelMeter: each channel's level over the last captured slice.
+    public func currentLevelMeter() throws(AudioError) -> [AudioQueueLevel] {
+        try withLock { () throws(AudioError) -> [AudioQueueLevel] in
+            try requireOpen("currentLevelMeter")
+            guard meteringEnabled else { throw error(.queueInvalidProperty, "currentLevelMeter", "level metering is off (setLevelMeteringEnabled(true))") }
+            while let reading = capturer.meters.pop() {
+                guard reading.channel < latestLevels.count else { continue }
+                latestLevels[reading.channel] = AudioQueueLevel(average: reading.average, peak: reading.peak)
+            }
+            return latestLevels
+        }
+    }
+
+    // MARK: Offline capture
+
+    /// Feeds `frames` (interleaved Float32, the queue's channel count) to the capture side on
+    /// this thread, in slices of at most `sliceFrames`, with the queue's thread at a fixed point
+    /// around each: deterministic. Frames beyond the ring's room (no buffers enqueued) are
+    /// dropped and counted in `capturer.overruns`, as a device would drop them.
+    public func offlineCapture(frames samples: [Float], sliceFrames: Int = 512) throws(AudioError) {
+        let call = "offlineCapture"
+        let channels = capturer.channelCount
+        guard samples.count % channels == 0 else {
+            throw error(.queueInvalidParameter, call, "\(samples.count) samples is not a whole number of \(channels)-channel frames")
+        }
+        guard sliceFrames > 0 && sliceFrames <= capturer.ring.capacity else {
+            throw error(.queueInvalidParameter, call, "slices of \(sliceFrames) frames is outside 1…\(capturer.ring.capacity)")
+        }
+        try withLock { () throws(AudioError) in try requireOpen(call) }
+        let storage = try OwnedAudioBufferList(channelCount: channels, frameCapacity: sliceFrames)
+        let total = samples.count / channels
+        var offset = 0
+        while offset < total {
+            let count = min(sliceFrames, total - offset)
+            let list = storage.list(frameCount: count)
+            for channel in 0..<channels {
+                let destination = list.samples(channel)
+                for frame in 0..<count { destination[frame] = samples[(offset + frame) * channels + channel] }
+            }
+            barrier()
+            capturer.capture(list)
+            barrier()
+            offset += count
+        }
+        try throwEncoderError(call)
+    }
+
+    /// Runs one pass of the queue's thread to its fixed point and waits for it.
+    func barrier() {
+        passDone.lock()
+        passRequested += 1
+        let wanted = passRequested
+        passDone.unlock()
+        worker.wake()
+        passDone.lock()
+        while passCompleted < wanted { passDone.wait() }
+        passDone.unlock()
+    }
+}
+
+/// Names queues in messages.
+private final class NameCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,221 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import SonoraCore
+import SonoraDSP
+import SonoraFile
+import SonoraToolbox
+import SonoraUnits
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record from a device into a file through an input audio queue (SpeakHere's recorder).",
+        discussion: """
+            The I/O unit captures from the device; an input AudioQueue fills three buffers
+            (encoding IMA4 or ALAC on the queue's thread) and each filled buffer's packets
+            are written to the file as they arrive; on a terminal, the peak level shows
+            on stderr as it records. Stops after --seconds, or on SIGINT or
+            SIGTERM; either way the buffers in flight are written and the file is closed
+            complete. -f and -d as afconvert takes them. Never replaces a file unless
+            --overwrite is given.
+
+            Examples:
+              sonora record take1.wav --seconds 5
+              sonora record memo.caf -f caff -d ima4@16000 --device default
+              sonora record --device null --seconds 1 --json lossless.caf -d alac@44100x2
+            """
+    )
+
+    @Argument(help: "The file to write.")
+    var output: String
+
+    @Option(help: "Seconds to record; without it, until SIGINT/SIGTERM.")
+    var seconds: Double?
+
+    @Option(name: .customShort("f"), help: "File type (caff, WAVE, AIFF, AIFC, or an extension); default from OUTPUT's extension.")
+    var fileType: String?
+
+    @Option(name: .customShort("d"), help: "Data format, afconvert style (LEI16@48000x2, ima4@16000, alac@44100x2); default LEI16@48000x1.")
+    var dataFormat = "LEI16@48000"
+
+    @Option(help: "The device: null, an ALSA PCM (default, hw:0, sonoraloop …).")
+    var device = "null"
+
+    @Flag(help: "Replace OUTPUT if it exists.")
+    var overwrite = false
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    struct Report: Codable {
+        var file: String
+        var format: String
+        var device: String
+        var frames: Int
+        var seconds: Double
+        var overruns: Int
+    }
+
+    func validate() throws {
+        if let seconds { guard seconds > 0 && seconds <= 86400 else { throw ValidationError("--seconds \(seconds) is outside (0, 86400]") } }
+    }
+
+    func run() throws {
+        try OutputFile.check(output, inputs: [], overwrite: overwrite)
+        let report: Report
+        do {
+            report = try record()
+        } catch let error as AudioError {
+            throw CLIError("\(output): \(error)")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), \(report.overruns) overruns")
+        }
+    }
+
+    private func format() throws -> StreamFormat {
+        let format = try StreamFormat(parsing: dataFormat)
+        guard format.isLinearPCM || format.formatID == .appleIMA4 || format.formatID == .appleLossless else {
+            throw CLIError("-d \(dataFormat): record takes linear PCM, ima4 or alac")
+        }
+        return format
+    }
+
+    private func type() throws -> AudioFileType {
+        if let fileType {
+            if let code = FourCharCode(characters: fileType.padding(toLength: 4, withPad: " ", startingAt: 0)),
+               [AudioFileType.wave, .aiff, .aifc, .caf].contains(AudioFileType(rawValue: code)) {
+                return AudioFileType(rawValue: code)
+            }
+            if let type = AudioFileType(pathExtension: fileType) { return type }
+            throw CLIError("-f \(fileType): unknown file type (use caff, WAVE, AIFF, AIFC or an extension)")
+        }
+        guard let type = AudioFileType(pathExtension: (output as NSString).pathExtension) else {
+            throw CLIError("\(output): cannot tell the file type from the extension; give -f")
+        }
+        return type
+    }
+
+    private func record() throws -> Report {
+        let format = try format()
+        let type = try type()
+        let wanted = seconds.map { Int(($0 * format.sampleRate).rounded()) }
+        let writer = PacketWriter(format: format, limit: wanted)
+        let queue = try AudioInputQueue(format: format) { queue, buffer, _, descriptions in writer.write(queue, buffer, descriptions) }
+        defer { try? queue.dispose() }
+        // The file is made only once the format and device are known good (nothing left behind otherwise).
+        let io = IOUnit()
+        io.deviceConfiguration.inputChannels = Int(format.channelsPerFrame)
+        io.deviceConfiguration.outputChannels = 0
+        try io.setDevice(named: device)
+        try queue.setInputUnit(io)
+        let file = try AudioFile.create(output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite)
+        writer.file = file
+        // About 100 ms per buffer: PCM frames, IMA4 packets, or two ALAC packets (4096 frames,
+        // at most 32-bit samples plus headers each).
+        let channels = Int(format.channelsPerFrame)
+        let descriptions = format.bytesPerPacket == 0 ? 2 : 0
+        let capacity: Int
+        if format.isLinearPCM {
+            capacity = max(Int(format.sampleRate / 10), 1) * Int(format.bytesPerFrame)
+        } else if format.bytesPerPacket > 0 {
+            capacity = max(Int(format.sampleRate / 10) / max(Int(format.framesPerPacket), 1), 1) * Int(format.bytesPerPacket)
+        } else {
+            capacity = 2 * (max(Int(format.framesPerPacket), 4096) * channels * 4 + 64)
+        }
+        for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(byteCapacity: capacity, packetDescriptionCapacity: descriptions)) }
+
+        // SIGINT / SIGTERM end the recording as --seconds does: the file is closed complete.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signals = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for source in signals {
+            source.setEventHandler { writer.finished.signal() }
+            source.resume()
+        }
+        // The live level (peak, dBFS) on a terminal's stderr, twice a second; never in a pipe or with --json.
+        let showsLevel = !json && isatty(STDERR_FILENO) == 1
+        if showsLevel { try queue.setLevelMeteringEnabled(true) }
+        try queue.start()
+        while writer.finished.wait(timeout: .now() + 0.5) == .timedOut {
+            guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
+            let peak = levels.map(\.peak).max() ?? 0
+            let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(writer.frames) / format.sampleRate, Decibels.fromLinear(peak))
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        if showsLevel { FileHandle.standardError.write(Data("\n".utf8)) }
+        try queue.stop(immediate: false)
+        signals.forEach { $0.cancel() }
+        let overruns = queue.capturer.overruns
+        try queue.dispose()
+        try file.close()
+        if let failure = writer.failure { throw failure }
+        return Report(file: output, format: "\(format)", device: device, frames: writer.frames,
+                      seconds: Double(writer.frames) / format.sampleRate, overruns: overruns)
+    }
+}
+
+/// The input callback: each filled buffer's packets into the file (up to the frame limit),
+/// the buffer back into the queue.
+private final class PacketWriter: @unchecked Sendable {
+    let format: StreamFormat
+    let limit: Int?
+    var file: AudioFile?
+    let finished = DispatchSemaphore(value: 0)
+    private(set) var frames = 0
+    private(set) var failure: AudioError?
+    private var done = false
+
+    init(format: StreamFormat, limit: Int?) {
+        self.format = format
+        self.limit = limit
+    }
+
+    func write(_ queue: AudioInputQueue, _ buffer: AudioQueueBuffer, _ descriptions: [AudioStreamPacketDescription]) {
+        guard !done, let file else { return }
+        do throws(AudioError) {
+            if format.isLinearPCM {
+                let frameBytes = Int(format.bytesPerFrame)
+                var count = buffer.byteSize / frameBytes
+                if let limit { count = min(count, limit - frames) }
+                try file.writePackets(Array(buffer.bytes.prefix(count * frameBytes)))
+                frames += count
+            } else if descriptions.isEmpty {
+                // Constant-size packets (IMA4): whole packets, up to the one that reaches the limit.
+                let packetBytes = Int(format.bytesPerPacket), packetFrames = Int(format.framesPerPacket)
+                var packets = buffer.byteSize / packetBytes
+                if let limit { packets = min(packets, (limit - frames + packetFrames - 1) / packetFrames) }
+                try file.writePackets(Array(buffer.bytes.prefix(packets * packetBytes)))
+                frames += packets * packetFrames
+            } else {
+                var kept: [AudioStreamPacketDescription] = []
+                for description in descriptions {
+                    if let limit, frames >= limit { break }
+                    kept.append(description)
+                    frames += Int(description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
+                }
+                try file.writePackets(buffer.bytes, descriptions: kept)
+            }
+        } catch {
+            failure = error
+            done = true
+            finished.signal()
+            return
+        }
+        if let limit, frames >= limit {
+            done = true
+            finished.signal()
+            return
+        }
+        try? queue.enqueue(buffer)
+    }
+}
