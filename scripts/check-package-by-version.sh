@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 revision=${1:-}
 version=0.0.0-check
-products=(SonoraCore SonoraDSP SonoraHAL SonoraFile SonoraUnits SonoraLV2 SonoraVoice SonoraPipeline)
+products=(SonoraCore SonoraDSP SonoraHAL SonoraFile SonoraUnits SonoraLV2 SonoraVoice SonoraToolbox SonoraPipeline)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sonora-package-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
