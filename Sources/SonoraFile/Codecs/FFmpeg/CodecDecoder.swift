@@ -113,32 +113,35 @@ final class CodecDecoder {
     /// `outputFormat`); returns the frames appended (0 while the decoder fills its delay).
     @discardableResult
     func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [Float]) throws(AudioError) -> Int {
-        guard let context, let packet else { return 0 }
-        defer { packetIndex += 1 }
-        guard !bytes.isEmpty else {
-            throw AudioError(.invalidFileData, "\(format.formatID) packet \(packetIndex) is empty")
+        guard try send(bytes) else { return 0 }
+        return try receive(what: "packet \(packetIndex - 1) (\(bytes.count) bytes)") { frame throws(AudioError) in
+            try FFmpegCodecs.appendInterleaved(frame, to: &output)
         }
-        guard bytes.count <= Int(Int32.max) - Int(AV_INPUT_BUFFER_PADDING_SIZE),
-              av_new_packet(packet, Int32(bytes.count)) >= 0 else {
-            throw AudioError(.memoryFull, "\(format.formatID) packet \(packetIndex): no memory for \(bytes.count) bytes")
+    }
+
+    /// Decodes one packet and appends what it yields to `output`, one array per channel
+    /// (the file layer's canonical layout: no interleave on the way). Returns the frames appended.
+    @discardableResult
+    func decode(_ bytes: UnsafeRawBufferPointer, intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
+        guard try send(bytes) else { return 0 }
+        return try receive(what: "packet \(packetIndex - 1) (\(bytes.count) bytes)") { frame throws(AudioError) in
+            try FFmpegCodecs.appendChannels(frame, to: &output)
         }
-        defer { av_packet_unref(packet) }
-        packet.pointee.data.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        let status = avcodec_send_packet(context, packet)
-        guard status >= 0 else {
-            throw AudioError.ffmpeg(status, .invalidFileData, "\(format.formatID) packet \(packetIndex) (\(bytes.count) bytes) does not decode")
-        }
-        return try receive(into: &output, what: "packet \(packetIndex) (\(bytes.count) bytes)")
     }
 
     /// The frames the decoder still holds at the end of the stream (none for these codecs
     /// in libavcodec 5.1, but a decoder with delay would hand them out here).
     @discardableResult
     func drain(into output: inout [Float]) throws(AudioError) -> Int {
-        guard let context else { return 0 }
-        let status = avcodec_send_packet(context, nil)
-        guard status >= 0 || status == sonora_averror_eof() else { return 0 }
-        return try receive(into: &output, what: "the end of the stream")
+        guard sendEndOfStream() else { return 0 }
+        return try receive(what: "the end of the stream") { frame throws(AudioError) in try FFmpegCodecs.appendInterleaved(frame, to: &output) }
+    }
+
+    /// `drain(into:)` for per-channel output.
+    @discardableResult
+    func drain(intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
+        guard sendEndOfStream() else { return 0 }
+        return try receive(what: "the end of the stream") { frame throws(AudioError) in try FFmpegCodecs.appendChannels(frame, to: &output) }
     }
 
     /// Forgets the stream so far (after a seek): the next packet decodes as a new start.
@@ -147,15 +150,9 @@ final class CodecDecoder {
         avcodec_flush_buffers(context)
     }
 
-    private func receive(into output: inout [Float], what: @autoclosure () -> String) throws(AudioError) -> Int {
-        try receive(what: what()) { frame throws(AudioError) in try FFmpegCodecs.appendInterleaved(frame, to: &output) }
-    }
-
-    /// Decodes one packet and appends what it yields to `output`, one array per channel
-    /// (the file layer's canonical layout: no interleave on the way). Returns the frames appended.
-    @discardableResult
-    func decode(_ bytes: UnsafeRawBufferPointer, intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
-        guard let context, let packet else { return 0 }
+    /// Hands one packet to libavcodec; false once the decoder is gone.
+    private func send(_ bytes: UnsafeRawBufferPointer) throws(AudioError) -> Bool {
+        guard let context, let packet else { return false }
         defer { packetIndex += 1 }
         guard !bytes.isEmpty else {
             throw AudioError(.invalidFileData, "\(format.formatID) packet \(packetIndex) is empty")
@@ -170,18 +167,14 @@ final class CodecDecoder {
         guard status >= 0 else {
             throw AudioError.ffmpeg(status, .invalidFileData, "\(format.formatID) packet \(packetIndex) (\(bytes.count) bytes) does not decode")
         }
-        return try receive(what: "packet \(packetIndex) (\(bytes.count) bytes)") { frame throws(AudioError) in
-            try FFmpegCodecs.appendChannels(frame, to: &output)
-        }
+        return true
     }
 
-    /// `drain(into:)` for per-channel output.
-    @discardableResult
-    func drain(intoChannels output: inout [[Float]]) throws(AudioError) -> Int {
-        guard let context else { return 0 }
+    /// Tells libavcodec the stream has ended; false when there is nothing to drain.
+    private func sendEndOfStream() -> Bool {
+        guard let context else { return false }
         let status = avcodec_send_packet(context, nil)
-        guard status >= 0 || status == sonora_averror_eof() else { return 0 }
-        return try receive(what: "the end of the stream") { frame throws(AudioError) in try FFmpegCodecs.appendChannels(frame, to: &output) }
+        return status >= 0 || status == sonora_averror_eof()
     }
 
     /// `what` names the packet in an error; built only then (not per packet).
