@@ -1,0 +1,167 @@
+import Foundation
+import SonoraCore
+import SonoraUnits
+
+/// Control: prime, start, pause, stop, flush, reset, dispose, and the barrier with the queue's thread.
+extension AudioQueue {
+    /// Decodes ahead (AudioQueuePrime) and returns the frames ready to play.
+    @discardableResult
+    public func prime(frames: Int = 0) throws(AudioError) -> Int {
+        try withLock { () throws(AudioError) in
+            try requireOpen("prime")
+            decoding = true
+        }
+        barrier()
+        let ready = renderer.ring.readableFrames
+        return frames > 0 ? min(frames, ready) : ready
+    }
+
+    /// Starts (or resumes after `pause`) playing (AudioQueueStart); `deviceSampleTime` is the
+    /// output's sample time to begin at (offline: frames of `offlineRender` since the format was
+    /// set), nil for now.
+    public func start(atDeviceSampleTime deviceSampleTime: Int? = nil) throws(AudioError) {
+        let call = "start"
+        let resuming = try withLock { () throws(AudioError) -> Bool in
+            try requireOpen(call)
+            guard offlineFormat != nil || outputUnit != nil else {
+                throw error(.queueCannotStart, call, "no output: give an I/O unit (setOutputUnit) or an offline render format")
+            }
+            if let deviceSampleTime, deviceSampleTime < 0 {
+                throw error(.queueInvalidParameter, call, "start time \(deviceSampleTime) is negative")
+            }
+            let resuming = running
+            running = true
+            decoding = true
+            return resuming
+        }
+        push(.start(at: deviceSampleTime ?? -1, resetTimeline: !resuming))
+        if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
+            do throws(AudioError) {
+                try unit.start()
+            } catch {
+                _ = try? withLock { running = false }
+                throw self.error(.queueCannotStart, call, "\(unit.name) did not start: \(error.message)")
+            }
+        }
+        if !resuming { notify(.isRunning) }
+    }
+
+    /// Pauses without losing what is queued (AudioQueuePause); `start` resumes.
+    public func pause() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("pause")
+            guard running else { throw error(.queueInvalidRunState, "pause", "the queue is not running") }
+        }
+        push(.pause)
+    }
+
+    /// Stops (AudioQueueStop). Immediately: the queue halts now and every buffer comes back
+    /// through the callback before this returns. Otherwise: the queued buffers play out, then
+    /// IsRunning goes false (with its listener) right after the last frame.
+    public func stop(immediate: Bool) throws(AudioError) {
+        try withLock { () throws(AudioError) in try requireOpen("stop") }
+        if immediate {
+            try resetQueue("stop", stopping: true)
+        } else {
+            try withLock { () throws(AudioError) in stopAfterQueued = true }
+            worker.wake()
+        }
+    }
+
+    /// Decodes everything queued and drains the decoder (AudioQueueFlush), so the stream's
+    /// last frames are in the ring (a codec holds some back until told the stream ended).
+    public func flush() throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            try requireOpen("flush")
+            queued.append(QueuedBuffer(buffer: nil, bytes: [], descriptions: [], trimAtStart: 0, trimAtEnd: 0, startTime: nil, events: []))
+        }
+        barrier()
+    }
+
+    /// Drops what is queued and decoded, hands every buffer back, resets the decoder; a
+    /// running queue keeps running (AudioQueueReset).
+    public func reset() throws(AudioError) {
+        try withLock { () throws(AudioError) in try requireOpen("reset") }
+        try resetQueue("reset", stopping: false)
+    }
+
+    /// Disposes of the queue (AudioQueueDispose): immediately (as `stop(immediate: true)`), or
+    /// after the queued buffers have played (calls then fail with 'disposal pending').
+    public func dispose(immediate: Bool) throws(AudioError) {
+        let playing = try withLock { () throws(AudioError) -> Bool in
+            try requireOpen("dispose")
+            return running
+        }
+        // A stopped queue has nothing to play out: a deferred dispose is then an immediate one.
+        if immediate || !playing {
+            try resetQueue("dispose", stopping: true)
+            try withLock { () throws(AudioError) in
+                lifecycle = .invalidated
+                buffers.removeAll()
+            }
+            worker.stop()
+            releaseKeepAlive()
+        } else {
+            try withLock { () throws(AudioError) in
+                lifecycle = .disposalPending
+                stopAfterQueued = true
+            }
+            worker.wake()
+        }
+    }
+
+    /// Gives up the queue's own reference (after its thread has stopped).
+    func releaseKeepAlive() {
+        let reference = try? withLock { () -> Unmanaged<AudioQueue>? in
+            defer { keepAlive = nil }
+            return keepAlive
+        }
+        reference?.release()
+    }
+
+    func resetQueue(_ call: String, stopping: Bool) throws(AudioError) {
+        try withLock { () throws(AudioError) in
+            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
+                throw error(.queueInvalidRunState, call, "\(call) cannot wait for the queue's callback from inside that callback; use stop(immediate: false)")
+            }
+            resetRequested = true
+        }
+        barrier()
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
+            let wasRunning = running
+            if stopping {
+                running = false
+                decoding = false
+            }
+            return wasRunning
+        }
+        if stopping {
+            push(.stop)
+            // The device stops too: silence now, and no period renders the queue meanwhile.
+            (try? withLock { outputUnit })??.stop()
+        }
+        applyOfflineCommands()
+        if stopping && wasRunning { notify(.isRunning) }
+    }
+
+    /// Offline, no render thread drains the commands: apply them now (under the render lock).
+    func applyOfflineCommands() {
+        guard (try? withLock { offlineFormat != nil }) == true else { return }
+        offlineRenderLock.lock()
+        defer { offlineRenderLock.unlock() }
+        renderer.render(idleOutput.list(frameCount: 0))
+    }
+
+
+    /// Runs one pass of the queue's thread (to its fixed point) and waits for it.
+    func barrier() {
+        passDone.lock()
+        passRequested += 1
+        let wanted = passRequested
+        passDone.unlock()
+        worker.wake()
+        passDone.lock()
+        while passCompleted < wanted { passDone.wait() }
+        passDone.unlock()
+    }
+}
