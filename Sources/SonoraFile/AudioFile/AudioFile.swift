@@ -125,6 +125,7 @@ public final class AudioFile {
         if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
             throw AudioError(.invalidFileData, "\(path): an empty file (0 bytes) holds no audio")
         }
+        try checkID3v2Tag(path)
         if let ima4 = try IMA4File.open(path) {
             let file = AudioFile(path: path, ima4: ima4, temporaryPath: nil)
             try file.readContainerMarkers()
@@ -175,6 +176,21 @@ public final class AudioFile {
         if bytes[0..<3] == [0x49, 0x44, 0x33] || (bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0 && bytes[1] & 0x06 == 0x02) { return .mp3 }
         if bytes.count >= 36, bytes[0..<4] == [0x4F, 0x67, 0x67, 0x53], Array(bytes[28..<36]) == Array("OpusHead".utf8) { return .ogg }
         return nil
+    }
+
+    /// A leading ID3v2 tag that claims more bytes than the file has hides all of it:
+    /// libsndfile (through mpg123) then reports the file as not existing. Say what is wrong.
+    private static func checkID3v2Tag(_ path: String) throws(AudioError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 10), head.count == 10, head.starts(with: [0x49, 0x44, 0x33]),
+              let fileSize = try? handle.seekToEnd()
+        else { return }
+        let problem: String? = [UInt8](head).withUnsafeBytes { bytes in
+            guard let size = StreamTag.id3v2Size(bytes) else { return StreamTag.id3v2Problem(bytes) }
+            return size > Int(fileSize) ? "it claims \(size) bytes, but the file has \(fileSize)" : nil
+        }
+        if let problem { throw AudioError(.invalidFileData, "\(path): the ID3v2 tag at byte 0 is damaged: \(problem)") }
     }
 
     /// The byte order of a CAF file's linear PCM, from the format flags of its `desc` chunk.
