@@ -37,7 +37,7 @@ extension AudioQueue {
             if stage.hasInput { return convertForRing(stage) }
             if endDraining {
                 // The last frames were fed: the stream ends on the exact ring frame they map to.
-                decodedTotal += stage.endSegment(into: &pendingDecoded)
+                endRateSegment(stage)
                 finishEnd()
                 return true
             }
@@ -159,26 +159,42 @@ extension AudioQueue {
         }
         var frames = samples.count / channels
         let trimStart = min(entry.trimAtStart, frames)
-        let trimEnd = min(entry.trimAtEnd, frames - trimStart)
+        var trimEnd = entry.trimAtEnd
+        // A short last packet (ALAC, FLAC) decodes to fewer frames than its format says: those
+        // missing frames are part of the end trim (a packet table's remainder counts them).
+        if trimEnd > 0, let nominal = nominalFrames(of: entry), frames < nominal { trimEnd = max(trimEnd - (nominal - frames), 0) }
+        trimEnd = min(trimEnd, frames - trimStart)
         if trimStart > 0 || trimEnd > 0 {
             samples = Array(samples[(trimStart * channels)..<((frames - trimEnd) * channels)])
             frames -= trimStart + trimEnd
         }
         // Where the entry's first frame lands in the ring (frames still in the rate stage's filter count).
-        if let startTime = entry.startTime, startTime > decodedTotal + (rateStage?.heldBackFrames ?? 0) - streamBase {
+        if let startTime = entry.startTime, startTime > decodedTotal + (rateStage?.framesToEnd ?? 0) - streamBase {
             // The gap is silence in ring frames: the rate stage's segment ends before it, exactly.
-            if let stage = rateStage { decodedTotal += stage.endSegment(into: &pendingDecoded) }
+            if let stage = rateStage { endRateSegment(stage) }
             let silence = max(startTime - (decodedTotal - streamBase), 0)
             pendingDecoded += [Float](repeating: 0, count: silence * channels)
             decodedTotal += silence
         }
-        if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal + (rateStage?.heldBackFrames ?? 0)) }
         if let stage = rateStage {
-            stage.append(samples)
+            // Its events come out with the ring frame its first frame converts to.
+            stage.append(samples, events: entry.events)
         } else {
+            if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
             pendingDecoded += samples
             decodedTotal += frames
         }
+    }
+
+    /// Frames an entry's packets stand for: the format's frames per packet, or each packet's own.
+    private func nominalFrames(of entry: QueuedBuffer) -> Int? {
+        guard entry.buffer != nil else { return nil }
+        if format.framesPerPacket > 0 {
+            let packets = format.bytesPerPacket > 0 ? entry.bytes.count / Int(format.bytesPerPacket) : entry.descriptions.count
+            return packets * Int(format.framesPerPacket)
+        }
+        let frames = entry.descriptions.reduce(0) { $0 + Int($1.variableFramesInPacket) }
+        return frames > 0 ? frames : nil
     }
 
     private func decode(_ entry: QueuedBuffer) throws(AudioError) -> [Float] {
@@ -199,7 +215,7 @@ extension AudioQueue {
         return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
-    private func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
+    func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
         let rampTime = (try? withLock { volumeRampTime }) ?? 0
         let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
         for event in events {

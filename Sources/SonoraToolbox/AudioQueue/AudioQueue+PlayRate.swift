@@ -75,10 +75,28 @@ extension AudioQueue {
         let room = rateLookaheadFrames - renderer.ring.readableFrames
         guard room > 0 else { return false }
         let rate = (try? withLock { playRateValue }) ?? 1
+        // The program's change applies from the next output (a buffer's event, at its first frame).
+        if rate != stage.requestedRate { stage.setRate(rate) }
         let waiting = stage.inputFrames
-        let made = stage.convert(rate: rate, maxFrames: room, into: &pendingDecoded)
+        var passed: [(offset: Int, events: [AudioQueueParameterEvent])] = []
+        let made = stage.convert(maxFrames: room, into: &pendingDecoded, passed: &passed)
+        stampPassed(passed)
         decodedTotal += made
         // Input fed without output yet (the filter filling) is progress too.
         return made > 0 || stage.inputFrames < waiting
+    }
+
+    /// Ends the rate stage's segment (the stream's end, or a start-time gap): its last frames
+    /// and the events it still held go out, on exact ring frames.
+    func endRateSegment(_ stage: QueueRateStage) {
+        var passed: [(offset: Int, events: [AudioQueueParameterEvent])] = []
+        let made = stage.endSegment(into: &pendingDecoded, passed: &passed)
+        stampPassed(passed)
+        decodedTotal += made
+    }
+
+    /// Buffer events the stage passed, at their ring frames (offsets from `decodedTotal`).
+    private func stampPassed(_ passed: [(offset: Int, events: [AudioQueueParameterEvent])]) {
+        for mark in passed { stampEvents(mark.events, at: decodedTotal + mark.offset) }
     }
 }
