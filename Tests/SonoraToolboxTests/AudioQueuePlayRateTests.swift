@@ -192,6 +192,71 @@ struct AudioQueuePlayRateTests {
         #expect(worst < 3072 + 1000 + 600, "buffers handed back \(worst) stream frames ahead of what played")
     }
 
+    @Test("a start time leaves exact silence in ring frames, then the buffer plays from it")
+    func startTimeGap() throws {
+        let recorder = Recorder()
+        let queue = try monoFloatQueue(recorder: recorder)
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setTimePitchEnabled(true)
+        try queue.setParameter(.playRate, 2)
+        let dc = [Float](repeating: 0.5, count: 4001)
+        try enqueue(dc, on: queue)
+        try enqueue(dc, on: queue, startTime: 5000)
+        try queue.prime()
+        try queue.start()
+        try queue.stop(immediate: false)
+        let timeline = try queue.createTimeline()
+        var output: [Float] = []
+        while queue.isRunning && output.count < 100_000 { output += floats(try queue.offlineRender(frames: 700)) }
+        // 4001 frames at rate 2: 2001 ring frames, silence to 5000, then 2001 more.
+        #expect(timeline.currentTime().sampleTime == 7001)
+        #expect(abs(output[1990] - 0.5) < 0.01 && output[2001..<5000].allSatisfy { $0 == 0 })
+        // (A new segment: the filter starts from silence, so the first frames ring in.)
+        #expect(output[5000] != 0 && abs(output[5100] - 0.5) < 0.01 && output[7001...].allSatisfy { $0 == 0 })
+        #expect(queue.underruns == 0)
+    }
+
+    @Test("flush drains the rate stage too: every converted frame is in the ring")
+    func flushDrains() throws {
+        let recorder = Recorder()
+        let queue = try monoFloatQueue(recorder: recorder)
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setTimePitchEnabled(true)
+        try queue.setParameter(.playRate, 2)
+        try enqueue(Array(Self.sine1k.prefix(4800)), on: queue)
+        try queue.prime()
+        try queue.flush()
+        try queue.start()
+        let output = floats(try queue.offlineRender(frames: 2400))
+        #expect(queue.underruns == 0)
+        #expect(output[2300..<2400].contains { abs($0) > 0.1 })
+        _ = try queue.offlineRender(frames: 1)
+        #expect(queue.underruns == 1)
+    }
+
+    @Test("reset while playing at a rate drops what was converted; new buffers play at the rate from the next frame")
+    func resetWhilePlaying() throws {
+        let recorder = Recorder()
+        let queue = try monoFloatQueue(recorder: recorder)
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setTimePitchEnabled(true)
+        try queue.setParameter(.playRate, 2)
+        let timeline = try queue.createTimeline()
+        try enqueue(Self.sine1k, on: queue)
+        try queue.prime()
+        try queue.start()
+        _ = try queue.offlineRender(frames: 3000)
+        try queue.reset()
+        #expect(recorder.count == 1)
+        try enqueue([Float](repeating: 0.25, count: 3001), on: queue)
+        try queue.stop(immediate: false)
+        var output: [Float] = []
+        while queue.isRunning && output.count < 100_000 { output += floats(try queue.offlineRender(frames: 500)) }
+        #expect(timeline.currentTime().sampleTime == 3000 + 1501)
+        #expect(abs(output[100] - 0.25) < 0.01 && abs(output[1490] - 0.25) < 0.01)
+        #expect(output[1501...].allSatisfy { $0 == 0 })
+    }
+
     @Test("invalid rates and time-pitch settings fail with Core Audio's statuses, naming the value")
     func invalid() throws {
         let recorder = Recorder()

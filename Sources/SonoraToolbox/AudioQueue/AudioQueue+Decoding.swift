@@ -179,6 +179,8 @@ extension AudioQueue {
         if let stage = rateStage {
             // Its events come out with the ring frame its first frame converts to.
             stage.append(samples, events: entry.events)
+            // A flush (or the end of the stream) drains the resampler as it drains the decoder.
+            if entry.buffer == nil { endRateSegment(stage) }
         } else {
             if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
             pendingDecoded += samples
