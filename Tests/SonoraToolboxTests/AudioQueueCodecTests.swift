@@ -34,7 +34,7 @@ struct AudioQueueCodecTests {
     /// Plays every packet of `path` through a queue in `packetsPerBuffer`-packet buffers (all
     /// enqueued up front), trimming the packet table's priming and remainder if `trimmed`;
     /// returns the frames played (interleaved) and the queue's sample time at the end.
-    static func playThroughQueue(_ path: String, packetsPerBuffer: Int, trimmed: Bool) throws -> (samples: [Float], played: Int) {
+    static func playThroughQueue(_ path: String, packetsPerBuffer: Int, trimmed: Bool, rate: Float? = nil) throws -> (samples: [Float], played: Int) {
         let file = try AudioFile.open(path)
         let format = file.dataFormat
         let channels = Int(format.channelsPerFrame)
@@ -43,6 +43,10 @@ struct AudioQueueCodecTests {
         let cookie = try #require(file.magicCookie, "\(path) has no magic cookie")
         try queue.setMagicCookie(cookie)
         try queue.setOfflineRenderFormat(floatFormat(like: format))
+        if let rate {
+            try queue.setTimePitchEnabled(true)
+            try queue.setParameter(.playRate, rate)
+        }
         let timeline = try queue.createTimeline()
         let table = trimmed ? file.packetTableInfo : nil
         let total = try #require(file.packetCount)
@@ -88,6 +92,39 @@ struct AudioQueueCodecTests {
             samples += buffers.bytes(0).bindMemory(to: Float.self).prefix(read * channels)
         }
         return samples
+    }
+
+    @Test("AAC in a CAF with Core Audio's 2112 priming frames: trimmed through a queue, exactly the file's frames")
+    func aacWithAppleStylePriming() throws {
+        let folder = try TemporaryFolder()
+        let source = try AudioFile.open(try Self.make(Self.codecs[0], in: folder))
+        let packets = try #require(source.packetCount)
+        let read = try source.readPackets(from: 0, count: packets)
+        // The packets rewritten as Core Audio's encoder files them: a pakt of 2112 priming frames.
+        let path = folder.path("apple.caf")
+        let caf = try AudioFile.create(path, type: .caf, format: source.dataFormat, magicCookie: try #require(source.magicCookie))
+        let remainder = 500
+        try caf.setPacketTableInfo(AudioFilePacketTableInfo(
+            validFrames: Int64(packets * 1024 - 2112 - remainder), primingFrames: 2112, remainderFrames: Int32(remainder)))
+        try caf.writePackets(read.bytes, descriptions: read.descriptions)
+        try caf.close()
+        let table = try #require(try AudioFile.open(path).packetTableInfo)
+        #expect(table.primingFrames == 2112 && Int(table.remainderFrames) == remainder, "\(table)")
+        let expected = try Self.extAudioFileSamples(path)
+        #expect(expected.count / 2 == Int(table.validFrames))
+        let queued = try Self.playThroughQueue(path, packetsPerBuffer: 16, trimmed: true)
+        #expect(queued.played == Int(table.validFrames))
+        let mismatch = SignalMeasurement.firstMismatch(queued.samples, expected)
+        #expect(mismatch == nil, "first difference at sample \(mismatch ?? -1) of \(expected.count)")
+    }
+
+    @Test("trimmed to the packet table at rate 2 and 0.5, a queue plays ⌈valid frames / rate⌉ frames", arguments: [Float(2), 0.5])
+    func trimmedAtRate(rate: Float) throws {
+        let folder = try TemporaryFolder()
+        let path = try Self.make(Self.codecs[3], in: folder)
+        let table = try #require(try AudioFile.open(path).packetTableInfo)
+        let queued = try Self.playThroughQueue(path, packetsPerBuffer: 16, trimmed: true, rate: rate)
+        #expect(queued.played == Int((Double(table.validFrames) / Double(rate)).rounded(.up)), "\(queued.played) frames, packet table \(table)")
     }
 
     @Test("every packet through a queue equals the packet reader + AudioConverter", arguments: [0, 1, 2, 3])
