@@ -7,8 +7,10 @@ import SonoraCore
 ///
 /// Not for a realtime thread: libsoxr allocates while it warms up and on `reset`.
 /// Measured here (libsoxr 0.1.3, HQ): after `drain`, the output of N input frames at a
-/// constant ratio r is exactly N / r frames; the output lags the input by a constant of
+/// constant ratio r is N / r frames (±1); the output lags the input by a constant of
 /// about 1.6–1.9 input frames (the variable-rate filter's interpolation, not compensated).
+/// libsoxr computes output only when it is taken, so a new ratio applies at the output
+/// cursor (measured: it takes hold about one output before it, a fixed offset, not a drift).
 public final class VariableRateResampler: @unchecked Sendable {
     public let channels: Int
     /// The largest input-per-output ratio `setRatio` accepts (its smallest is the inverse).
@@ -36,8 +38,8 @@ public final class VariableRateResampler: @unchecked Sendable {
 
     deinit { soxr_delete(soxr) }
 
-    /// Input frames per output frame from the next input on (2: twice as fast, an octave up).
-    /// The change is immediate (no slew), so output positions map exactly to input positions.
+    /// Input frames per output frame from the next output taken on (2: twice as fast, an
+    /// octave up). The change is immediate (no slew).
     public func setRatio(_ newRatio: Double) throws(AudioError) {
         guard newRatio >= 1 / maximumRatio - 1e-9, newRatio <= maximumRatio + 1e-9 else {
             throw AudioError(.invalidParameter, "ratio \(newRatio) is outside \(1 / maximumRatio)…\(maximumRatio)")

@@ -12,7 +12,9 @@ import SonoraDSP
 /// position is below N: ⌈N / r⌉ at a constant rate r. Marks (a buffer's parameter events,
 /// placed at its first stream frame) come out at the first output at or past their position,
 /// and output is taken up to exactly there, so a play-rate event changes the rate on that
-/// frame. The filter's lag (about 1.6 stream frames, constant) is not compensated.
+/// frame. The filter's lag (about 1.6 stream frames, constant) is not compensated, and libsoxr
+/// lets a new ratio take hold about one output early: the signal around a rate change may sit
+/// up to about two stream frames off its mark; frame counts are exact.
 ///
 /// At rate 1 the stage copies (bit-exact with time-pitch off) until another rate is asked
 /// for; the resampler then takes over for the rest of the segment, first fed the last frames
