@@ -174,6 +174,8 @@ final class QueueRateStage {
                 let extra = min(Int(((cursor - end) / ratio).rounded(.down)), appended)
                 output.removeLast(extra * channels)
                 appended -= extra
+                // A mark at the very end came out with a dropped output: it belongs at the end.
+                passed = passed.map { (min($0.offset, appended), $0.events) }
             }
         }
         for mark in marks { passed.append((appended, mark.events)) }
