@@ -10,10 +10,12 @@ import SonoraCore
 /// rate); start times, parameter events and the end of a stop-after-queued stream are in the
 /// queue's sample time (ring frames), mapped from stream frames as the stage feeds them.
 ///
-/// Latency of a rate change: frames already converted play at the old rate. With time-pitch
+/// Latency of a rate change (`setParameter(.playRate, _)`): it applies from the next frame the
+/// queue's thread converts; frames already converted play at the old rate. With time-pitch
 /// enabled the queue converts only `rateLookaheadFrames` ahead of the render side: at least
 /// 2048 frames; live, twice the largest slice the device has taken; offline, the slice being
-/// rendered. Plus the resampler's filter (about 100 frames).
+/// rendered (libsoxr computes output only as it is taken, so its filter adds no latency).
+/// A buffer's play-rate event applies from that buffer's first frame.
 extension AudioQueue {
     /// kAudioQueueProperty_TimePitchAlgorithm values (AudioQueueTimePitchAlgorithm).
     public enum TimePitchAlgorithm: UInt32, Sendable, CaseIterable {
