@@ -22,6 +22,7 @@ extension AudioQueue {
     /// One step; true if it did something.
     private func servePass() -> Bool {
         if handleReset() { return true }
+        syncRateStage()
         if let stoppedAt = renderer.takeEndReached() {
             handleEnd(at: stoppedAt)
             return true
@@ -31,6 +32,15 @@ extension AudioQueue {
             let wrote = writePending()
             if pendingOffset < pendingDecoded.count { return wrote }
             return true
+        }
+        if let stage = rateStage {
+            if stage.hasInput { return convertForRing(stage) }
+            if endDraining {
+                // The last frames were fed: the stream ends on the exact ring frame they map to.
+                endRateSegment(stage)
+                finishEnd()
+                return true
+            }
         }
         if let finished = current {
             current = nil
@@ -50,13 +60,34 @@ extension AudioQueue {
         if stopping && !endSent {
             // Stop after the queued buffers: the decoder's held-back frames, then the end mark.
             decodeIntoPending(QueuedBuffer(buffer: nil, bytes: [], descriptions: [], trimAtStart: 0, trimAtEnd: 0, startTime: nil, events: []))
-            push(.endOfStream(decodedTotal))
-            endSent = true
-            streamBase = decodedTotal
-            _ = try? withLock { stopAfterQueued = false }
+            if rateStage != nil {
+                // Its end is known once the rate stage has fed its last frames (at the rates then).
+                endDraining = true
+            } else {
+                finishEnd()
+            }
             return true
         }
         return false
+    }
+
+    private func finishEnd() {
+        push(.endOfStream(decodedTotal))
+        endSent = true
+        endDraining = false
+        streamBase = decodedTotal
+        _ = try? withLock { stopAfterQueued = false }
+    }
+
+    /// Brings the rate stage in line with kAudioQueueProperty_EnableTimePitch (settable only
+    /// while the queue neither runs nor decodes, so the stage is idle when it changes).
+    private func syncRateStage() {
+        let enabled = (try? withLock { timePitchEnabled }) ?? false
+        if enabled && rateStage == nil {
+            rateStage = try? QueueRateStage(channels: renderer.channelCount)
+        } else if !enabled, let stage = rateStage, stage.isIdle {
+            rateStage = nil
+        }
     }
 
     private func handleReset() -> Bool {
@@ -71,6 +102,9 @@ extension AudioQueue {
         current = nil
         pendingDecoded = []
         pendingOffset = 0
+        rateStage?.reset()
+        endDraining = false
+        consumedSeen = decodedTotal
         returned += (try? withLock { () -> [AudioQueueBuffer] in
             let held = queued.compactMap(\.buffer)
             queued = []
@@ -125,19 +159,44 @@ extension AudioQueue {
         }
         var frames = samples.count / channels
         let trimStart = min(entry.trimAtStart, frames)
-        let trimEnd = min(entry.trimAtEnd, frames - trimStart)
+        var trimEnd = entry.trimAtEnd
+        // A short last packet (ALAC, FLAC) decodes to fewer frames than its format says: those
+        // missing frames are part of the end trim (a packet table's remainder counts them).
+        if trimEnd > 0, let nominal = nominalFrames(of: entry), frames < nominal { trimEnd = max(trimEnd - (nominal - frames), 0) }
+        trimEnd = min(trimEnd, frames - trimStart)
         if trimStart > 0 || trimEnd > 0 {
             samples = Array(samples[(trimStart * channels)..<((frames - trimEnd) * channels)])
             frames -= trimStart + trimEnd
         }
-        if let startTime = entry.startTime, startTime > decodedTotal - streamBase {
-            let silence = startTime - (decodedTotal - streamBase)
+        // Where the entry's first frame lands in the ring (frames still in the rate stage's filter count).
+        if let startTime = entry.startTime, startTime > decodedTotal + (rateStage?.framesToEnd ?? 0) - streamBase {
+            // The gap is silence in ring frames: the rate stage's segment ends before it, exactly.
+            if let stage = rateStage { endRateSegment(stage) }
+            let silence = max(startTime - (decodedTotal - streamBase), 0)
             pendingDecoded += [Float](repeating: 0, count: silence * channels)
             decodedTotal += silence
         }
-        if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
-        pendingDecoded += samples
-        decodedTotal += frames
+        if let stage = rateStage {
+            // Its events come out with the ring frame its first frame converts to.
+            stage.append(samples, events: entry.events)
+            // A flush (or the end of the stream) drains the resampler as it drains the decoder.
+            if entry.buffer == nil { endRateSegment(stage) }
+        } else {
+            if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
+            pendingDecoded += samples
+            decodedTotal += frames
+        }
+    }
+
+    /// Frames an entry's packets stand for: the format's frames per packet, or each packet's own.
+    private func nominalFrames(of entry: QueuedBuffer) -> Int? {
+        guard entry.buffer != nil else { return nil }
+        if format.framesPerPacket > 0 {
+            let packets = format.bytesPerPacket > 0 ? entry.bytes.count / Int(format.bytesPerPacket) : entry.descriptions.count
+            return packets * Int(format.framesPerPacket)
+        }
+        let frames = entry.descriptions.reduce(0) { $0 + Int($1.variableFramesInPacket) }
+        return frames > 0 ? frames : nil
     }
 
     private func decode(_ entry: QueuedBuffer) throws(AudioError) -> [Float] {
@@ -158,7 +217,7 @@ extension AudioQueue {
         return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
-    private func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
+    func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
         let rampTime = (try? withLock { volumeRampTime }) ?? 0
         let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
         for event in events {
@@ -171,6 +230,9 @@ extension AudioQueue {
                 pushEvent(StampedEvent(frame: frame, kind: .right, value: gains.right, rampFrames: rampFrames))
             case .volumeRampTime:
                 _ = try? withLock { volumeRampTime = event.value }
+            case .playRate:
+                // From this buffer's first frame: the stage has fed every earlier frame.
+                _ = try? withLock { playRateValue = event.value }
             }
         }
     }

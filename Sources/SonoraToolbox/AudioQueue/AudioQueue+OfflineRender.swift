@@ -50,6 +50,7 @@ extension AudioQueue {
             guard output.channelCount == Int(format.channelsPerFrame) else {
                 throw error(.queueInvalidParameter, call, "the output has \(output.channelCount) channels, the queue \(format.channelsPerFrame)")
             }
+            offlineSliceFrames = output.frameCount
         }
         barrier()
         offlineRenderLock.lock()

@@ -25,6 +25,9 @@ extension AudioQueue {
         case decodeBufferSizeFrames = 0x6463_6266  // 'dcbf'
         case maximumOutputPacketSize = 0x786F_7073  // 'xops'
         case converterError = 0x7163_7665  // 'qcve'
+        case channelLayout = 0x6171_636C  // 'aqcl'
+        case enableTimePitch = 0x715F_7470  // 'q_tp'
+        case timePitchAlgorithm = 0x7174_7061  // 'qtpa'
     }
 
     /// Calls `listener` on the queue's thread whenever `property` changes
@@ -149,6 +152,7 @@ extension AudioQueue {
         writtenTotal = 0
         decodedTotal = 0
         streamBase = 0
+        consumedSeen = 0
         offlineRenderLock.unlock()
         if isLevelMeteringEnabled { push(.metering(true)) }
         notify(.decodeBufferSizeFrames)
@@ -177,6 +181,7 @@ extension AudioQueue {
         (try? withLock { () -> Float in
             switch parameter {
             case .volume: volumeValue
+            case .playRate: playRateValue
             case .volumeRampTime: volumeRampTime
             case .pan: panValue
             }
@@ -191,6 +196,7 @@ extension AudioQueue {
             try check(parameter, value, call)
             switch parameter {
             case .volume: volumeValue = value
+            case .playRate: playRateValue = value
             case .volumeRampTime: volumeRampTime = value
             case .pan: panValue = value
             }
@@ -203,6 +209,10 @@ extension AudioQueue {
             let gains = PanLaw.equalPower.gains(pan: value)
             push(.pan(left: gains.left, right: gains.right, rampFrames: rampFrames))
         case .volumeRampTime: return
+        case .playRate:
+            // The queue's thread converts at the new rate from its next frames.
+            worker.wake()
+            return
         }
         applyOfflineCommands()
     }
@@ -210,10 +220,11 @@ extension AudioQueue {
     func check(_ parameter: AudioQueueParameter, _ value: Float, _ call: String) throws(AudioError) {
         let range: ClosedRange<Float> = switch parameter {
         case .volume: 0...1
+        case .playRate: 0.5...2
         case .volumeRampTime: 0...10
         case .pan: -1...1
         }
-        guard range.contains(value) else {
+        guard value.isFinite, range.contains(value) else {
             throw error(.queueInvalidParameter, call, "\(parameter) \(value) is outside \(range.lowerBound)…\(range.upperBound)")
         }
         if parameter == .pan && format.channelsPerFrame != 2 {

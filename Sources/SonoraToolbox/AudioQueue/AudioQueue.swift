@@ -68,6 +68,12 @@ public final class AudioQueue: @unchecked Sendable {
     var cookieChanged = false
     var converterErrorValue: AudioError?
     var decodeBufferFrames = 8192
+    var channelLayoutValue: AudioChannelLayout?
+    /// Play rate (kAudioQueueParam_PlayRate) and whether it applies (kAudioQueueProperty_EnableTimePitch).
+    var playRateValue: Float = 1
+    var timePitchEnabled = false
+    /// Frames the current offline slice asks for (the rate stage converts at least that far ahead).
+    var offlineSliceFrames = 0
     var listeners: [Property: [(id: Int, body: (AudioQueue, Property) -> Void)]] = [:]
     var nextListenerID = 1
     /// The thread running a callback now (stop(immediate:) from a callback would wait on itself).
@@ -83,6 +89,13 @@ public final class AudioQueue: @unchecked Sendable {
     var writtenTotal = 0
     var streamBase = 0
     var endSent = false
+    /// Play-rate conversion between decoder and ring, while time-pitch is enabled.
+    var rateStage: QueueRateStage?
+    /// Stop after queued: the end waits for the rate stage to feed its last frames.
+    var endDraining = false
+    /// The render side's largest step between two passes (live), for the rate stage's lookahead.
+    var consumedSeen = 0
+    var largestRenderStep = 0
 
     // Barrier between a program call and the queue's thread.
     let passDone = NSCondition()

@@ -58,6 +58,9 @@ public final class AudioQueueBuffer: @unchecked Sendable {
 public enum AudioQueueParameter: UInt32, Sendable, CaseIterable {
     /// Linear gain 0…1 (kAudioQueueParam_Volume), ramped over `volumeRampTime`.
     case volume = 1
+    /// Playback speed 0.5…2 (kAudioQueueParam_PlayRate), pitch following (varispeed); applies
+    /// only with time-pitch enabled (`AudioQueue.setTimePitchEnabled`), otherwise stored.
+    case playRate = 2
     /// Seconds a volume change takes (kAudioQueueParam_VolumeRampTime), 0…10.
     case volumeRampTime = 4
     /// −1 (left) … 1 (right), equal power (kAudioQueueParam_Pan).
