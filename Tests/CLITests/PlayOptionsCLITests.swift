@@ -1,0 +1,139 @@
+import Foundation
+import SonoraTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sonora play`'s options beyond a plain play: --start-at, --loop, several files, the
+/// progress line, the JSON result, SIGINT, and the errors. On the timer-paced `null`
+/// device (real time, no sound card), with sox and ffmpeg files.
+@Suite("sonora play options", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct PlayOptionsCLITests {
+    struct Result: Decodable {
+        struct File: Decodable {
+            var file: String
+            var format: String
+            var frames: Int
+            var seconds: Double
+        }
+        var device: String
+        var files: [File]
+        var interrupted: Bool
+        var passes: Int
+        var frames: Int
+        var seconds: Double
+        var underruns: Int
+        var peak: Double
+        var peakDBFS: Double
+    }
+
+    static func decode(_ outcome: Outcome) throws -> Result {
+        try JSONDecoder().decode(Result.self, from: Data(outcome.stdout.utf8))
+    }
+
+    static func sine(_ path: String, rate: Int = 48000, channels: Int = 2, seconds: Double, frequency: Int = 440, gain: Double = -6) throws {
+        let made = try runProcess("/usr/bin/sox", ["-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", path, "synth", "\(seconds)", "sine", "\(frequency)", "gain", "\(gain)"])
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+
+    @Test("--help shows --start-at, --loop and an example")
+    func help() throws {
+        let outcome = try sonora("play", "--help")
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("--start-at") && outcome.stdout.contains("--loop") && outcome.stdout.contains("--progress"))
+        #expect(outcome.stdout.contains("sonora play --device sonoraloop --volume -6 --start-at 12.5 song.m4a"))
+    }
+
+    @Test("several files play in order, each exactly once; the JSON has every field")
+    func severalFiles() throws {
+        let folder = try TemporaryFolder()
+        let first = folder.path("a.wav"), second = folder.path("b.wav"), third = folder.path("c.wav")
+        try Self.sine(first, seconds: 0.2)
+        try Self.sine(second, seconds: 0.1, frequency: 880)
+        try Self.sine(third, rate: 44100, channels: 1, seconds: 0.1)
+        let outcome = try sonora("play", "--device", "null", "--json", first, second, third)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let result = try Self.decode(outcome)
+        #expect(result.files.map(\.file) == [first, second, third])
+        #expect(result.files.map(\.frames) == [9600, 4800, 4410])
+        #expect(result.files.map(\.format) == ["LEI16@48000x2", "LEI16@48000x2", "LEI16@44100x1"])
+        #expect(result.frames == 9600 + 4800 + 4410)
+        #expect(abs(result.seconds - 0.4) < 1e-9)
+        #expect(!result.interrupted && result.passes == 1 && result.device == "null")
+        // sox's -6 dB sine peaks at 0.501; the meter reads it (sampled every 20 ms, so a little under at most).
+        #expect(result.peak > 0.45 && result.peak <= 0.502, "\(result.peak)")
+        #expect(abs(result.peakDBFS - 20 * log10(result.peak)) < 0.01)
+        // No progress line in a pipe unless asked.
+        #expect(!outcome.stderr.contains("peak"))
+    }
+
+    @Test("--start-at begins at the exact frame (PCM), and AAC plays exactly its frames: priming and remainder trimmed")
+    func startAtAndPriming() throws {
+        let folder = try TemporaryFolder()
+        let wav = folder.path("tone.wav"), m4a = folder.path("tone.m4a"), mp3 = folder.path("tone.mp3")
+        try Self.sine(wav, seconds: 0.5)
+        _ = try runProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.25", "-c:a", "aac", m4a])
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "44100", "-c", "1", mp3, "synth", "0.25", "sine", "440"])
+        let pcm = try Self.decode(try sonora("play", "--device", "null", "--json", "--start-at", "0.123", wav))
+        #expect(pcm.frames == 24000 - 5904)  // 0.123 s = 5904 frames at 48 kHz
+        let aac = try Self.decode(try sonora("play", "--device", "null", "--json", m4a))
+        #expect(aac.frames == 11025, "AAC should play its valid frames only, not the priming and padding")
+        let aacLater = try Self.decode(try sonora("play", "--device", "null", "--json", "--start-at", "0.1", m4a))
+        #expect(aacLater.frames == 11025 - 4410)
+        let info = try sonora("info", "--json", mp3)
+        let mp3Frames = (try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])?["frames"] as? Int
+        let mp3Result = try Self.decode(try sonora("play", "--device", "null", "--json", mp3))
+        #expect(mp3Frames != nil && mp3Result.frames == mp3Frames, "mp3: played \(mp3Result.frames), info says \(String(describing: mp3Frames))")
+    }
+
+    @Test("--loop repeats gaplessly until SIGINT; then the JSON says interrupted and the exit status is 0")
+    func loopUntilSIGINT() throws {
+        let folder = try TemporaryFolder()
+        let wav = folder.path("short.wav")
+        try Self.sine(wav, seconds: 0.1)
+        let process = try CLIRunner.sonora!.launch(["play", "--device", "null", "--loop", "--json", wav])
+        // A second of a 0.1 s file is several passes; nothing is timed against the clock below.
+        usleep(1_200_000)
+        #expect(process.isRunning)
+        process.signal(SIGINT)
+        let outcome = process.wait(timeout: 30)
+        #expect(outcome.status == 0 && outcome.signal == nil, "\(outcome.stderr)")
+        let result = try Self.decode(outcome)
+        #expect(result.interrupted)
+        #expect(result.passes >= 2, "\(result.passes) passes")
+        #expect(result.frames > 4800, "\(result.frames) frames: more than one pass")
+        #expect(result.files.first?.frames == result.frames)
+    }
+
+    @Test("--progress shows the time and the peak on stderr")
+    func progressLine() throws {
+        let folder = try TemporaryFolder()
+        let wav = folder.path("tone.wav")
+        try Self.sine(wav, seconds: 0.8)
+        let outcome = try sonora("play", "--device", "null", "--progress", wav)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains(" / 0:00.8") && outcome.stderr.contains("dBFS"), "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("38400 frames"))
+    }
+
+    @Test("bad arguments: non-zero, the reason on stderr naming the file")
+    func badArguments() throws {
+        let folder = try TemporaryFolder()
+        let wav = folder.path("tone.wav")
+        try Self.sine(wav, seconds: 0.1)
+        let negative = try sonora("play", "--start-at", "-1", wav)
+        #expect(negative.status != 0 && negative.stderr.contains("--start-at"))
+        let beyond = try sonora("play", "--device", "null", "--start-at", "0.1", wav)
+        #expect(beyond.status != 0 && beyond.stderr.contains(wav) && beyond.stderr.contains("beyond its end"), "\(beyond.stderr)")
+        let garbage = folder.path("garbage.wav")
+        try Data("this is not audio".utf8).write(to: URL(fileURLWithPath: garbage))
+        let unreadable = try sonora("play", "--device", "null", wav, garbage)
+        #expect(unreadable.status != 0 && unreadable.stderr.contains(garbage), "\(unreadable.stderr)")
+        let none = try sonora("play")
+        #expect(none.status != 0)
+        let badDevice = try sonora("play", "--device", "sonora_no_such_pcm", wav)
+        #expect(badDevice.status != 0 && badDevice.stderr.contains("sonora_no_such_pcm"))
+    }
+}
