@@ -58,7 +58,7 @@ struct PlayOptionsCLITests {
         let result = try Self.decode(outcome)
         #expect(result.files.map(\.file) == [first, second, third])
         #expect(result.files.map(\.frames) == [9600, 4800, 4410])
-        #expect(result.files.map(\.format) == ["LEI16@48000x2", "LEI16@48000x2", "LEI16@44100x1"])
+        #expect(result.files.map(\.format) == ["LEI16@48000x2", "LEI16@48000x2", "LEI16@44100"])
         #expect(result.frames == 9600 + 4800 + 4410)
         #expect(abs(result.seconds - 0.4) < 1e-9)
         #expect(!result.interrupted && result.passes == 1 && result.device == "null")
@@ -75,17 +75,23 @@ struct PlayOptionsCLITests {
         let wav = folder.path("tone.wav"), m4a = folder.path("tone.m4a"), mp3 = folder.path("tone.mp3")
         try Self.sine(wav, seconds: 0.5)
         _ = try runProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.25", "-c:a", "aac", m4a])
-        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "44100", "-c", "1", mp3, "synth", "0.25", "sine", "440"])
+        let opus = folder.path("tone.opus")
+        // ffmpeg's LAME and libopus write the priming and remainder (LAME tag, pre-skip and end trim).
+        _ = try runProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.25:sample_rate=44100", "-c:a", "libmp3lame", mp3])
+        _ = try runProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.25:sample_rate=48000", "-c:a", "libopus", opus])
         let pcm = try Self.decode(try sonora("play", "--device", "null", "--json", "--start-at", "0.123", wav))
         #expect(pcm.frames == 24000 - 5904)  // 0.123 s = 5904 frames at 48 kHz
         let aac = try Self.decode(try sonora("play", "--device", "null", "--json", m4a))
         #expect(aac.frames == 11025, "AAC should play its valid frames only, not the priming and padding")
         let aacLater = try Self.decode(try sonora("play", "--device", "null", "--json", "--start-at", "0.1", m4a))
         #expect(aacLater.frames == 11025 - 4410)
-        let info = try sonora("info", "--json", mp3)
-        let mp3Frames = (try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])?["frames"] as? Int
-        let mp3Result = try Self.decode(try sonora("play", "--device", "null", "--json", mp3))
-        #expect(mp3Frames != nil && mp3Result.frames == mp3Frames, "mp3: played \(mp3Result.frames), info says \(String(describing: mp3Frames))")
+        for (path, frames) in [(mp3, 11025), (opus, 12000)] {
+            let info = try JSONSerialization.jsonObject(with: Data(try sonora("info", "--json", path).stdout.utf8)) as? [String: Any]
+            #expect((info?["primingFrames"] as? Int ?? 0) > 0, "\(path): the encoder wrote no priming")
+            #expect(info?["validFrames"] as? Int == frames)
+            let played = try Self.decode(try sonora("play", "--device", "null", "--json", path)).frames
+            #expect(played == frames, "\(path): played \(played) frames of \(frames)")
+        }
     }
 
     @Test("--loop repeats gaplessly until SIGINT; then the JSON says interrupted and the exit status is 0")
