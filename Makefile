@@ -74,6 +74,7 @@ bench: release
 	.build/release/sonora-bench files
 	.build/release/sonora-bench io
 	.build/release/sonora-bench voice
+	.build/release/sonora-bench queue
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	.build/release/sonora-bench lv2
 
