@@ -24,8 +24,8 @@ struct PlayCommand: ParsableCommand {
 
             --start-at S begins S seconds into the first file (to the frame). --loop repeats
             the file(s) until SIGINT, gapless. SIGINT stops at once and still prints the
-            result (with "interrupted": true), exit status 0. On a terminal (or with
-            --progress) a line on stderr shows the time played, the total and the peak
+            result (with "interrupted": true), exit status 0. When stderr is a terminal (or
+            with --progress) a line on stderr shows the time played, the total and the peak
             level, four times a second.
 
             --json prints one object: device, interrupted, passes, frames, seconds,
@@ -58,6 +58,8 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Repeat the file(s) until SIGINT, without a gap.")
     var loop = false
 
+    // --rate R (the queue's play rate) belongs here; FilePlayback sets it beside the volume.
+
     @Flag(help: "Show the progress line on stderr even when it is not a terminal.")
     var progress = false
 
@@ -88,7 +90,7 @@ struct PlayCommand: ParsableCommand {
         let interruption = Interruption()
         let player = FilePlayback(
             device: device, volume: Float(Decibels.toLinear(volume)), interruption: interruption,
-            progress: progress || (!json && isatty(STDERR_FILENO) == 1) ? PlayProgress(files: opened, startFrame: startFrame, loops: loop) : nil)
+            progress: progress || isatty(STDERR_FILENO) == 1 ? PlayProgress(files: opened, startFrame: startFrame, loops: loop) : nil)
         let segments = Self.segments(of: opened)
         let result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
         player.progress?.finish()

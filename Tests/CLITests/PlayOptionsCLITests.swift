@@ -113,6 +113,19 @@ struct PlayOptionsCLITests {
         #expect(result.files.first?.frames == result.frames)
     }
 
+    @Test("on Sonora's loopback ALSA plugin (a real PCM): every frame of both files, in one queue")
+    func onSonoraLoop() throws {
+        let folder = try TemporaryFolder()
+        let first = folder.path("a.wav"), second = folder.path("b.wav")
+        try Self.sine(first, seconds: 0.3)
+        try Self.sine(second, seconds: 0.2, frequency: 660)
+        let outcome = try sonora("play", "--device", "sonoraloop", "--json", first, second)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let result = try Self.decode(outcome)
+        #expect(result.files.map(\.frames) == [14400, 9600] && result.device == "sonoraloop")
+        #expect(result.peak > 0.45, "\(result.peak)")
+    }
+
     @Test("--progress shows the time and the peak on stderr")
     func progressLine() throws {
         let folder = try TemporaryFolder()
