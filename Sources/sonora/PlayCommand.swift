@@ -38,14 +38,14 @@ struct PlayCommand: ParsableCommand {
               sonora play take1.wav
               sonora play --device sonoraloop --volume -6 --start-at 12.5 song.m4a
               sonora play --device null --loop intro.caf loop.caf
-              sonora play --device offline --json a.caf b.flac
+              sonora play --device null --json a.caf b.flac
             """
     )
 
     @Argument(help: "The audio files, played in order.")
     var files: [String]
 
-    @Option(help: "The device: null, offline, an ALSA PCM (default, hw:0, sonoraloop …), inprocess:FRAMES.")
+    @Option(help: "The device: null, an ALSA PCM (default, hw:0, sonoraloop …), inprocess:FRAMES.")
     var device = "null"
 
     // Unconditional: the value is negative, and `--volume -6` must not read -6 as an option.
