@@ -131,6 +131,49 @@ struct AudioQueueLoopbackALSATests {
         }
     }
 
+    @Test("the listing on one duplex device: the file begins exactly the device's latency (one buffer) into the capture, every frame equal")
+    func listingAtKnownLatency() throws {
+        try withTemporaryFolder { folder in
+            let path = folder.path("noise.wav")
+            try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", path, "synth", "0.5", "whitenoise", "gain", "-6"])
+            let expected = try decodedSamples(of: path)
+            var outcome: (captured: [Float], xruns: Int)?
+            for _ in 0..<4 where outcome?.xruns ?? 1 > 0 {
+                let loop = Self.newLoop("duplex")
+                let device = try ALSADevice(capture: loop, playback: loop, configuration: Self.configuration(input: 1, output: 1))
+                let io = IOUnit()
+                try io.setDevice(device)
+                try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
+                try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .output, element: IOUnit.inputElement)
+                let capture = LoopCapture(unit: io, channels: 1, capacity: 48000 * 2)
+                try io.setInputCallback(capture)
+                let file = try AudioFile.open(path)
+                let player = try LiveListingPlayer(file: file)
+                try player.queue.setOutputUnit(io)
+                try player.run()
+                try file.close()
+                outcome = (capture.interleaved, device.statistics.xruns)
+            }
+            let (captured, xruns) = try #require(outcome)
+            guard xruns == 0 else {
+                Issue.record("every run had an xrun (\(xruns) in the last); the capture was not compared")
+                return
+            }
+            // Capture and playback start on the same period of one device: a frame played at
+            // stream frame F is captured at F + buffer (sonora latency measures the same).
+            let latency = Self.period * Self.periods
+            let firstSound = try #require(captured.firstIndex { $0 != 0 })
+            let leading = try #require(expected.firstIndex { $0 != 0 })
+            let lag = Self.bestLag(Array(captured.dropFirst(latency)), expected, channels: 1, range: 256)
+            #expect(lag == 0 && firstSound == latency + leading, "the file begins \(lag) frames after the device latency; first sound at \(firstSound)")
+            // The unit stops after the last rendered frame: the capture holds the file up to one buffer before its end.
+            let heard = Array(captured.dropFirst(latency + lag).prefix(expected.count))
+            #expect(heard.count >= expected.count - latency - Self.period, "captured \(heard.count) of \(expected.count) frames")
+            let firstDifference = zip(heard, expected).enumerated().first { $0.element.0 != $0.element.1 }
+            #expect(firstDifference == nil, "frame \(firstDifference?.offset ?? -1) differs: \(String(describing: firstDifference?.element))")
+        }
+    }
+
     @Test("the listing plays IMA4 and ALAC CAFs through ALSA: the capture is the decoded file, and near the source")
     func listingCodecs() throws {
         try withTemporaryFolder { folder in
