@@ -84,7 +84,7 @@ struct PlayCommand: ParsableCommand {
         }
         let first = opened[0]
         let startFrame = Int((startAt * first.dataFormat.sampleRate).rounded())
-        if startFrame >= first.frameCount {
+        if startFrame > 0 && startFrame >= first.frameCount {
             throw CLIError("\(first.path): --start-at \(startAt) s is at or beyond its end (\(String(format: "%.3f", first.duration)) s)")
         }
         let interruption = Interruption()

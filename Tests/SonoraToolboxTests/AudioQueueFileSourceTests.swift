@@ -127,4 +127,17 @@ struct AudioQueueFileSourceTests {
             #expect(throws: AudioError.self) { try AudioQueueFileSource(files: [try AudioFile.open(first)], startFrame: 2400) }
         }
     }
+
+    @Test("an empty file plays nothing and does not stop the list; a list of empty files is refused")
+    func emptyFiles() throws {
+        try withTemporaryFolder { folder in
+            let first = folder.path("a.wav"), empty = folder.path("empty.wav"), last = folder.path("c.wav")
+            try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", first, "synth", "0.02", "whitenoise"])
+            try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", last, "synth", "0.01", "sine", "500"])
+            try AudioFile.create(empty, type: .wave, format: .linearPCM(sampleRate: 48000, channels: 1, sample: .int16)).close()
+            let (played, _) = try Self.render([empty, first, empty, last, empty])
+            #expect(played == (try Self.frames(of: first)) + (try Self.frames(of: last)))
+            #expect(throws: AudioError.self) { try AudioQueueFileSource(files: [try AudioFile.open(empty), try AudioFile.open(empty)]) }
+        }
+    }
 }

@@ -76,6 +76,9 @@ public final class AudioQueueFileSource: @unchecked Sendable {
             counts.append(count)
             trims.append(try Self.trim(of: file, packets: count))
         }
+        guard counts.contains(where: { $0 > 0 }) else {
+            throw AudioError(.invalidPacketOffset, "\(first.path): no audio frames to play")
+        }
         packetCounts = counts
         self.trims = trims
         let packetFrames = max(Int(format.framesPerPacket), 1)
@@ -101,7 +104,7 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     /// (less the pre-roll), and the frames before it to trim.
     private func seek(firstFileTo startFrame: Int) throws(AudioError) {
         let file = files[0]
-        guard startFrame >= 0, startFrame < max(file.frameCount, 1) else {
+        guard startFrame == 0 || (startFrame > 0 && startFrame < file.frameCount) else {
             throw AudioError(.invalidPacketOffset, "\(file.path): start frame \(startFrame) is outside its \(file.frameCount) frames")
         }
         let target = startFrame + trims[0].priming
@@ -161,6 +164,12 @@ public final class AudioQueueFileSource: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !done, !halted else { return }
+        // An empty file plays nothing (some file of the list has packets: checked at init).
+        while !done && packetCounts[fileIndex] == 0 { advance() }
+        if done {
+            try? queue.stop(immediate: false)
+            return
+        }
         do throws(AudioError) {
             let file = files[fileIndex]
             let packets = packetCounts[fileIndex]
