@@ -144,8 +144,8 @@ struct PlayCommand: ParsableCommand {
 }
 
 /// What `sonora play --json` prints.
-struct PlayResult: Codable {
-    struct File: Codable {
+struct PlayResult: Encodable {
+    struct File: Encodable {
         var file: String
         var format: String
         var frames: Int
@@ -168,18 +168,6 @@ struct PlayResult: Codable {
     init(device: String, files: [File]) {
         self.device = device
         self.files = files
-    }
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        device = try container.decode(String.self, forKey: .device)
-        files = try container.decode([File].self, forKey: .files)
-        interrupted = try container.decode(Bool.self, forKey: .interrupted)
-        passes = try container.decode(Int.self, forKey: .passes)
-        frames = try container.decode(Int.self, forKey: .frames)
-        seconds = try container.decode(Double.self, forKey: .seconds)
-        underruns = try container.decode(Int.self, forKey: .underruns)
-        peak = try container.decode(Float.self, forKey: .peak)
     }
 
     func encode(to encoder: Encoder) throws {
