@@ -30,15 +30,15 @@ struct AudioQueueLoopbackALSATests {
 
     static func newLoop(_ label: String) -> String { "sonoraloop:aq\(label)\(loopNumber.add(1, ordering: .relaxed).newValue)" }
 
-    /// A capture-only I/O unit on `loop`, recording into `LoopCapture` until stopped.
-    static func captureUnit(loop: String, channels: Int, seconds: Double) throws -> (IOUnit, LoopCapture, ALSADevice) {
+    /// A capture-only I/O unit on `loop`, recording into `LoopbackCapture` until stopped.
+    static func captureUnit(loop: String, channels: Int, seconds: Double) throws -> (IOUnit, LoopbackCapture, ALSADevice) {
         let device = try ALSADevice(capture: loop, playback: nil, configuration: configuration(input: channels, output: 0))
         let io = IOUnit()
         try io.setDevice(device)
         try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
         try io.setIOEnabled(false, scope: .output, element: IOUnit.outputElement)
         try io.setStreamFormat(.canonical(sampleRate: 48000, channels: channels), scope: .output, element: IOUnit.inputElement)
-        let capture = LoopCapture(unit: io, channels: channels, capacity: Int(48000 * seconds))
+        let capture = LoopbackCapture(unit: io, channels: channels, capacity: Int(48000 * seconds))
         try io.setInputCallback(capture)
         try io.initialize()
         return (io, capture, device)
@@ -145,7 +145,7 @@ struct AudioQueueLoopbackALSATests {
                 try io.setDevice(device)
                 try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
                 try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .output, element: IOUnit.inputElement)
-                let capture = LoopCapture(unit: io, channels: 1, capacity: 48000 * 2)
+                let capture = LoopbackCapture(unit: io, channels: 1, capacity: 48000 * 2)
                 try io.setInputCallback(capture)
                 let file = try AudioFile.open(path)
                 let player = try LiveListingPlayer(file: file)
@@ -207,7 +207,7 @@ struct AudioQueueLoopbackALSATests {
             try io.setDevice(device)
             try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
             try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .output, element: IOUnit.inputElement)
-            let capture = LoopCapture(unit: io, channels: 1, capacity: 48000 / 2)
+            let capture = LoopbackCapture(unit: io, channels: 1, capacity: 48000 / 2)
             try io.setInputCallback(capture)
             let queue = try AudioQueue(format: .linearPCM(sampleRate: 48000, channels: 1, sample: .float32)) { _, _ in }
             defer { try? queue.dispose(immediate: true) }
@@ -254,7 +254,7 @@ struct AudioQueueLoopbackALSATests {
     static func record(_ signal: [Float], loop: String, path: String) throws -> ([Float], Int) {
         let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 1, sample: .int16)
         let file = try AudioFile.create(path, type: .caf, format: format)
-        let writer = CAFWriter(file: file)
+        let writer = SpeakHereCAFWriter(file: file)
         let input = try AudioInputQueue(format: format) { queue, buffer, _, _ in writer.write(queue, buffer) }
         let captureDevice = try ALSADevice(capture: loop, playback: nil, configuration: configuration(input: 1, output: 0))
         let captureIO = IOUnit()
@@ -263,7 +263,7 @@ struct AudioQueueLoopbackALSATests {
         for _ in 0..<3 { try input.enqueue(try input.allocateBuffer(byteCapacity: 4800 * 2)) }
 
         let playback = try ALSADevice(capture: nil, playback: loop, configuration: configuration(input: 0, output: 1))
-        let source = SignalSource(signal)
+        let source = LoopbackSignalSource(signal)
         let io = IOUnit()
         try io.setDevice(playback)
         try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .input, element: IOUnit.outputElement)

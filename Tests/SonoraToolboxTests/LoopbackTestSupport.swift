@@ -69,7 +69,7 @@ final class LiveListingPlayer: @unchecked Sendable {
 
 /// A capture-only unit's input callback: this cycle's frames into preallocated storage
 /// (no allocation on the I/O thread).
-final class LoopCapture: RenderCallbackTarget, @unchecked Sendable {
+final class LoopbackCapture: RenderCallbackTarget, @unchecked Sendable {
     unowned let unit: IOUnit
     let channels: Int
     let capacity: Int
@@ -109,7 +109,7 @@ final class LoopCapture: RenderCallbackTarget, @unchecked Sendable {
 }
 
 /// Plays a mono signal once, then silence (the playback unit's render callback).
-final class SignalSource: RenderCallbackTarget, @unchecked Sendable {
+final class LoopbackSignalSource: RenderCallbackTarget, @unchecked Sendable {
     private let samples: UnsafeMutableBufferPointer<Float>
     private var position = 0
 
@@ -133,7 +133,7 @@ final class SignalSource: RenderCallbackTarget, @unchecked Sendable {
 
 /// The input callback of the SpeakHere recorder: each buffer's packets into the CAF, the
 /// buffer back into the queue.
-final class CAFWriter: @unchecked Sendable {
+final class SpeakHereCAFWriter: @unchecked Sendable {
     let file: AudioFile
     private let lock = NSLock()
     private var written = 0
