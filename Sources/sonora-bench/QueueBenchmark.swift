@@ -105,9 +105,9 @@ struct QueueBenchmark {
     /// `count` players of one kind, each on its own timer-paced null device, for `seconds`:
     /// the process's CPU time over that span and the audio they played.
     func measure(_ kind: Player, count: Int, source: [Int16]) throws -> CPUSample {
-        var players: [ActivePlayer] = []
+        var players: [QueueBenchPlayer] = []
         defer { players.forEach { $0.stop() } }
-        for _ in 0..<count { players.append(try ActivePlayer(kind, source: source, period: period)) }
+        for _ in 0..<count { players.append(try QueueBenchPlayer(kind, source: source, period: period)) }
         for player in players { try player.start() }
         usleep(300_000)  // past the start: page faults, first decodes, thread start-up
         let framesBefore = players.map(\.frames)
@@ -139,7 +139,7 @@ struct QueueBenchmark {
         try io.setDevice(device)
         try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
         try io.setStreamFormat(.canonical(sampleRate: Self.rate, channels: 1), scope: .output, element: IOUnit.inputElement)
-        let capture = FirstSound(unit: io, limit: Int(Self.rate / 2))
+        let capture = QueueBenchFirstSound(unit: io, limit: Int(Self.rate / 2))
         try io.setInputCallback(capture)
         let queue = try AudioQueue(format: .linearPCM(sampleRate: Self.rate, channels: 1, sample: .float32)) { _, _ in }
         defer { try? queue.dispose(immediate: true) }
@@ -167,12 +167,12 @@ extension QueueBenchmark.CPUSample {
 
 /// One player on its own null device: an output queue fed 100 ms buffers from memory, or a
 /// bare render callback doing the same conversion.
-final class ActivePlayer: @unchecked Sendable {
+final class QueueBenchPlayer: @unchecked Sendable {
     let device: TimerDevice
     let io = IOUnit()
     private var queue: AudioQueue?
-    private var feeder: MemoryFeeder?
-    private var bare: BareCopy?
+    private var feeder: QueueBenchFeeder?
+    private var bare: QueueBenchBareCopy?
     private var timeline: AudioQueueTimeline?
 
     init(_ kind: QueueBenchmark.Player, source: [Int16], period: Int) throws {
@@ -181,16 +181,16 @@ final class ActivePlayer: @unchecked Sendable {
         try io.setDevice(device)
         switch kind {
         case .queue:
-            let feeder = MemoryFeeder(source: source)
+            let feeder = QueueBenchFeeder(source: source)
             let queue = try AudioQueue(format: .linearPCM(sampleRate: QueueBenchmark.rate, channels: QueueBenchmark.channels, sample: .int16)) { queue, buffer in feeder.fill(queue, buffer) }
             try queue.setOutputUnit(io)
-            for _ in 0..<3 { feeder.fill(queue, try queue.allocateBuffer(byteCapacity: MemoryFeeder.framesPerBuffer * 2 * QueueBenchmark.channels)) }
+            for _ in 0..<3 { feeder.fill(queue, try queue.allocateBuffer(byteCapacity: QueueBenchFeeder.framesPerBuffer * 2 * QueueBenchmark.channels)) }
             try queue.prime()
             timeline = try queue.createTimeline()
             self.queue = queue
             self.feeder = feeder
         case .bare:
-            let bare = BareCopy(source: source)
+            let bare = QueueBenchBareCopy(source: source)
             try io.setStreamFormat(.canonical(sampleRate: QueueBenchmark.rate, channels: QueueBenchmark.channels), scope: .input, element: IOUnit.outputElement)
             try io.setRenderCallback(bare, input: IOUnit.outputElement)
             try io.initialize()
@@ -219,7 +219,7 @@ final class ActivePlayer: @unchecked Sendable {
 }
 
 /// The queue's callback: the next 100 ms of the source (round and round) into the buffer.
-final class MemoryFeeder: @unchecked Sendable {
+final class QueueBenchFeeder: @unchecked Sendable {
     static let framesPerBuffer = 4800
     private let source: [Int16]
     private var position = 0
@@ -243,7 +243,7 @@ final class MemoryFeeder: @unchecked Sendable {
 }
 
 /// The bare render callback: Int16 interleaved → Float32 per channel, straight from memory.
-final class BareCopy: RenderCallbackTarget, @unchecked Sendable {
+final class QueueBenchBareCopy: RenderCallbackTarget, @unchecked Sendable {
     private let source: UnsafeMutableBufferPointer<Int16>
     private var position = 0
     private let played = Atomic<Int>(0)
@@ -273,7 +273,7 @@ final class BareCopy: RenderCallbackTarget, @unchecked Sendable {
 }
 
 /// The capture side of the start-latency run: the index of the first frame not silent.
-final class FirstSound: RenderCallbackTarget, @unchecked Sendable {
+final class QueueBenchFirstSound: RenderCallbackTarget, @unchecked Sendable {
     unowned let unit: IOUnit
     let limit: Int
     private let scratch: OwnedAudioBufferList
