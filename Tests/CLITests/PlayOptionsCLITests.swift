@@ -100,8 +100,10 @@ struct PlayOptionsCLITests {
         let wav = folder.path("short.wav")
         try Self.sine(wav, seconds: 0.1)
         let process = try CLIRunner.sonora!.launch(["play", "--device", "null", "--loop", "--json", wav])
-        // A second of a 0.1 s file is several passes; nothing is timed against the clock below.
-        usleep(1_200_000)
+        // Once sonora handles SIGINT itself (it ignores the default action: /proc's SigIgn),
+        // a second of a 0.1 s file is several passes; nothing is timed against the clock below.
+        #expect(Self.waitUntilIgnoring(SIGINT, process.processIdentifier), "sonora never took over SIGINT")
+        usleep(1_000_000)
         #expect(process.isRunning)
         process.signal(SIGINT)
         let outcome = process.wait(timeout: 30)
@@ -124,6 +126,20 @@ struct PlayOptionsCLITests {
         let result = try Self.decode(outcome)
         #expect(result.files.map(\.frames) == [14400, 9600] && result.device == "sonoraloop")
         #expect(result.peak > 0.45, "\(result.peak)")
+    }
+
+    /// Waits (up to 30 s) until process `pid` ignores `signal` by default (SigIgn in /proc).
+    static func waitUntilIgnoring(_ signal: Int32, _ pid: Int32) -> Bool {
+        for _ in 0..<3000 {
+            if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+               let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+               mask & (1 << UInt64(signal - 1)) != 0 {
+                return true
+            }
+            usleep(10_000)
+        }
+        return false
     }
 
     @Test("--progress shows the time and the peak on stderr")
