@@ -53,7 +53,8 @@ final class FilePlayback {
                 break
             }
             if let levels = try? queue.currentLevelMeter() { peak = max(peak, levels.map(\.peak).max() ?? 0) }
-            progress?.update(seconds: secondsBefore + timeline.currentTime().sampleTime / format.sampleRate, pass: source.passesStarted + result.passes, peak: peak)
+            let now = timeline.currentTime().sampleTime
+            progress?.update(seconds: secondsBefore + now / format.sampleRate, pass: source.passes(within: Int(now)) + result.passes, peak: peak)
         }
         if interrupted {
             source.halt()
@@ -79,7 +80,7 @@ final class FilePlayback {
         result.seconds += Double(played) / format.sampleRate
         result.underruns += underruns
         result.peak = max(result.peak, peak)
-        // Passes this queue began beyond its first (looping on its own); the caller counts the first.
-        result.passes += source.passesStarted - 1
+        // Passes this queue played into beyond its first (looping on its own); the caller counts the first.
+        result.passes += source.passes(within: played) - 1
     }
 }

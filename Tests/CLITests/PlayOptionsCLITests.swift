@@ -100,7 +100,7 @@ struct PlayOptionsCLITests {
         let wav = folder.path("short.wav")
         try Self.sine(wav, seconds: 0.1)
         let process = try CLIRunner.sonora!.launch(["play", "--device", "null", "--loop", "--json", wav])
-        // Once sonora handles SIGINT itself (it ignores the default action: /proc's SigIgn),
+        // Once sonora handles SIGINT itself (its handler is in /proc's SigCgt),
         // a second of a 0.1 s file is several passes; nothing is timed against the clock below.
         #expect(Self.waitUntilIgnoring(SIGINT, process.processIdentifier), "sonora never took over SIGINT")
         usleep(1_000_000)
@@ -112,6 +112,8 @@ struct PlayOptionsCLITests {
         #expect(result.interrupted)
         #expect(result.passes >= 2, "\(result.passes) passes")
         #expect(result.frames > 4800, "\(result.frames) frames: more than one pass")
+        // Passes counted are those that played: the last began within the frames played.
+        #expect((result.frames - 1) / 4800 + 1 == result.passes, "\(result.frames) frames in \(result.passes) passes")
         #expect(result.files.first?.frames == result.frames)
     }
 
@@ -128,18 +130,30 @@ struct PlayOptionsCLITests {
         #expect(result.peak > 0.45, "\(result.peak)")
     }
 
-    /// Waits (up to 30 s) until process `pid` ignores `signal` by default (SigIgn in /proc).
+    /// Waits (up to 30 s) until process `pid` catches or ignores `signal` (SigCgt/SigIgn in /proc).
     static func waitUntilIgnoring(_ signal: Int32, _ pid: Int32) -> Bool {
         for _ in 0..<3000 {
-            if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
-               let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16),
-               mask & (1 << UInt64(signal - 1)) != 0 {
+            if let status = Self.procStatus(pid),
+               status.split(separator: "\n").contains(where: { line in
+                   guard line.hasPrefix("SigCgt:") || line.hasPrefix("SigIgn:"),
+                         let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+                   return mask & (1 << UInt64(signal - 1)) != 0
+               }) {
                 return true
             }
             usleep(10_000)
         }
         return false
+    }
+
+    /// /proc/PID/status read with read(2) (its size is reported as 0).
+    static func procStatus(_ pid: Int32) -> String? {
+        let descriptor = open("/proc/\(pid)/status", O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        let count = read(descriptor, &bytes, bytes.count)
+        return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : nil
     }
 
     @Test("--progress shows the time and the peak on stderr")

@@ -34,7 +34,9 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     private var pendingTrimAtStart = 0
     private var done = false
     private var halted = false
-    private var passes = 0
+    /// Where each repetition began, in frames enqueued since the first.
+    private var passStarts: [Int] = []
+    private var enqueuedTotal = 0
     private var enqueuedLog: [(file: Int, frames: Int)] = []
     private var failureValue: AudioError?
     private let packetCounts: [Int]
@@ -148,8 +150,13 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     /// The first read or enqueue failure (the queue was then stopped after what it holds).
     public var failure: AudioError? { lock.withLock { failureValue } }
 
-    /// Passes begun over the file list (1 without repetition).
-    public var passesStarted: Int { lock.withLock { passes + 1 } }
+    /// Passes begun over the file list (1 without repetition), as far as enqueued.
+    public var passesStarted: Int { lock.withLock { passStarts.count + 1 } }
+
+    /// Passes begun within the first `playedFrames` frames enqueued (what has played of them).
+    public func passes(within playedFrames: Int) -> Int {
+        lock.withLock { 1 + passStarts.filter { $0 < playedFrames }.count }
+    }
 
     /// Stops feeding: buffers that come back stay with the program (before `stop(immediate: true)`).
     public func halt() { lock.withLock { halted = true } }
@@ -205,13 +212,14 @@ public final class AudioQueueFileSource: @unchecked Sendable {
                 return
             }
             fileIndex = 0
-            passes += 1
+            passStarts.append(enqueuedTotal)
         }
         packet = 0
         pendingTrimAtStart = trims[fileIndex].priming
     }
 
     private func log(file: Int, frames: Int) {
+        enqueuedTotal += frames
         if let lastEntry = enqueuedLog.last, lastEntry.file == file {
             enqueuedLog[enqueuedLog.count - 1].frames += frames
         } else {
