@@ -154,7 +154,7 @@ let package = Package(
             ]
         ),
 
-        // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice`).
+        // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice|queue`).
         .executableTarget(
             name: "sonora-bench",
             dependencies: [
@@ -165,6 +165,7 @@ let package = Package(
                 "SonoraHAL",
                 "SonoraLV2",
                 "SonoraVoice",
+                "SonoraToolbox",
                 "CSndfile",
                 "CSpeexDSP",
                 "CKissFFT",

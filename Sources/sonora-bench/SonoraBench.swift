@@ -21,9 +21,10 @@ struct SonoraBench: ParsableCommand {
               sonora-bench io
               sonora-bench lv2
               sonora-bench voice
+              sonora-bench queue
               sonora-bench ring --json --megabytes 64
             """,
         version: "0.1.0",
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self]
     )
 }

@@ -5,22 +5,39 @@ import SonoraCore
 import SonoraDSP
 import SonoraFile
 import SonoraToolbox
-import SonoraUnits
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
         abstract: "Play audio files through an output audio queue (afplay's job).",
         discussion: """
-            Each file, one after another, goes through an AudioQueue — the reference
-            documents' three-buffer pattern: packets read from the file, decoded on the
-            queue's thread (PCM, IMA4, AAC, MP3, ALAC, FLAC, Opus) — played by the I/O unit
-            on the device. The result per file: frames played, seconds, underruns. Exits
-            non-zero, naming the file or device and the reason, when one cannot be played.
+            The files play in order through an AudioQueue — the reference documents'
+            three-buffer pattern: packets read from the file, decoded on the queue's thread
+            (PCM, IMA4, AAC, MP3, ALAC, FLAC, Opus) — on the device. Files of one format
+            share one queue, so they follow each other without a gap; a change of format
+            starts a new queue. What plays is exactly each file's frames: the priming and
+            remainder of AAC, MP3 and Opus are trimmed by the queue.
+
+            --start-at S begins S seconds into the first file (to the frame). --loop repeats
+            the file(s) until SIGINT, gapless. SIGINT stops at once and still prints the
+            result (with "interrupted": true), exit status 0. When stderr is a terminal (or
+            with --progress) a line on stderr shows the time played, the total and the peak
+            level, four times a second.
+
+            --json prints one object: device, interrupted, passes, frames, seconds,
+            underruns, peak (linear) and peakDBFS — the highest the queue's level meter read
+            at its refreshes, every 20 ms — and files: each file's frames and seconds
+            played. Exits non-zero, naming the file or device and the reason, when one
+            cannot be played.
 
             Examples:
               sonora play take1.wav
-              sonora play --device sonoraloop --volume -6 song.m4a
+              sonora play --device sonoraloop --volume -6 --start-at 12.5 song.m4a
+              sonora play --device null --loop intro.caf loop.caf
               sonora play --device null --json a.caf b.flac
             """
     )
@@ -35,104 +52,155 @@ struct PlayCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Volume in dB, -120 … 0.")
     var volume: Double = 0
 
+    @Option(name: .customLong("start-at"), help: "Seconds into the first file to begin at.")
+    var startAt: Double = 0
+
+    @Flag(help: "Repeat the file(s) until SIGINT, without a gap.")
+    var loop = false
+
+    // --rate R (the queue's play rate) belongs here; FilePlayback sets it beside the volume.
+
+    @Flag(help: "Show the progress line on stderr even when it is not a terminal.")
+    var progress = false
+
     @Flag(help: "Print JSON.")
     var json = false
-
-    struct Report: Codable {
-        var file: String
-        var format: String
-        var device: String
-        var frames: Int
-        var seconds: Double
-        var underruns: Int
-    }
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to play") }
         guard volume >= -120 && volume <= 0 else { throw ValidationError("--volume \(volume) dB is outside -120 … 0") }
+        guard startAt.isFinite && startAt >= 0 else { throw ValidationError("--start-at \(startAt) must be 0 or more seconds") }
     }
 
     func run() throws {
-        var reports: [Report] = []
-        for file in files {
-            do {
-                reports.append(try play(file))
-            } catch let error as AudioError {
-                throw CLIError("\(file): \(error)")
+        var opened: [AudioFile] = []
+        defer { for file in opened { try? file.close() } }
+        for path in files {
+            do throws(AudioError) {
+                opened.append(try AudioFile.open(path))
+            } catch {
+                throw CLIError("\(path): \(error)")
             }
         }
+        let first = opened[0]
+        let startFrame = Int((startAt * first.dataFormat.sampleRate).rounded())
+        if startFrame > 0 && startFrame >= first.frameCount {
+            throw CLIError("\(first.path): --start-at \(startAt) s is at or beyond its end (\(String(format: "%.3f", first.duration)) s)")
+        }
+        let interruption = Interruption()
+        let player = FilePlayback(
+            device: device, volume: Float(Decibels.toLinear(volume)), interruption: interruption,
+            progress: progress || isatty(STDERR_FILENO) == 1 ? PlayProgress(files: opened, startFrame: startFrame, loops: loop) : nil)
+        let segments = Self.segments(of: opened)
+        let result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
+        player.progress?.finish()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(reports), as: UTF8.self))
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else {
-            for report in reports {
-                print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) on \(report.device), \(report.underruns) underruns")
+            for file in result.files {
+                print("\(file.file): \(file.format), \(file.frames) frames (\(String(format: "%.3f", file.seconds)) s)")
             }
+            print("on \(device): \(String(format: "%.3f", result.seconds)) s, \(result.underruns) underruns, peak \(String(format: "%.1f", result.peakDBFS)) dBFS\(result.interrupted ? ", interrupted" : "")")
         }
     }
 
-    private func play(_ path: String) throws(AudioError) -> Report {
-        let file = try AudioFile.open(path)
-        defer { try? file.close() }
-        let format = file.dataFormat
-        let reader = PacketReader(file: file)
-        let queue = try AudioQueue(format: format) { queue, buffer in reader.fill(queue, buffer) }
-        var disposed = false
-        defer { if !disposed { try? queue.dispose(immediate: true) } }
-        if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
-        let io = IOUnit()
-        try io.setDevice(named: device)
-        try queue.setOutputUnit(io)
-        try queue.setParameter(.volume, Float(Decibels.toLinear(volume)))
-        let finished = DispatchSemaphore(value: 0)
-        try queue.addPropertyListener(.isRunning) { queue, _ in if !queue.isRunning { finished.signal() } }
-        let timeline = try queue.createTimeline()
-        let capacity = reader.packetsPerBuffer * max(file.maximumPacketSize ?? 4096, 1)
-        let descriptions = format.bytesPerPacket == 0 ? reader.packetsPerBuffer : 0
-        for _ in 0..<3 { reader.fill(queue, try queue.allocateBuffer(byteCapacity: capacity, packetDescriptionCapacity: descriptions)) }
-        try queue.prime()
-        try queue.start()
-        finished.wait()
-        let frames = Int(timeline.currentTime().sampleTime)
-        let underruns = queue.underruns
-        try queue.dispose(immediate: true)
-        disposed = true
-        if let failure = reader.failure { throw failure }
-        return Report(file: path, format: "\(format)", device: device, frames: frames, seconds: Double(frames) / format.sampleRate, underruns: underruns)
+    /// Each run of files in one format through one queue; with --loop the runs repeat.
+    static func play(_ segments: [[Int]], of opened: [AudioFile], with player: FilePlayback, startFrame: Int, loop: Bool, device: String) throws -> PlayResult {
+        var result = PlayResult(device: device, files: opened.map { PlayResult.File(file: $0.path, format: "\($0.dataFormat)", frames: 0, seconds: 0) })
+        repeat {
+            for (number, segment) in segments.enumerated() {
+                let start = result.passes == 0 && number == 0 ? startFrame : 0
+                let outcome = Result { () throws(AudioError) -> PlayResult in
+                    var partial = result
+                    try player.play(segment.map { opened[$0] }, indices: segment, startFrame: start, loopsAlone: loop && segments.count == 1, into: &partial)
+                    return partial
+                }
+                switch outcome {
+                case .success(let partial): result = partial
+                case .failure(let error): throw CLIError("\(opened[segment[0]].path): \(error)")
+                }
+                if player.interruption.happened { break }
+            }
+            result.passes += 1
+        } while loop && segments.count > 1 && !player.interruption.happened
+        result.interrupted = player.interruption.happened
+        return result
+    }
+
+    /// Consecutive files that can share a queue (same format and cookie), as indices.
+    static func segments(of files: [AudioFile]) -> [[Int]] {
+        var segments: [[Int]] = []
+        for (index, file) in files.enumerated() {
+            if let last = segments.last?.last, AudioQueueFileSource.canShare(files[last], file) {
+                segments[segments.count - 1].append(index)
+            } else {
+                segments.append([index])
+            }
+        }
+        return segments
     }
 }
 
-/// HandleOutputBuffer: the next packets of the file into the buffer, back into the queue;
-/// at the end of the file (or a read error), stop after what is queued.
-private final class PacketReader: @unchecked Sendable {
-    let file: AudioFile
-    let packetsPerBuffer: Int
-    private var packet = 0
-    private var done = false
-    private(set) var failure: AudioError?
-
-    init(file: AudioFile) {
-        self.file = file
-        // About 100 ms of audio per buffer.
-        let framesPerPacket = max(Int(file.dataFormat.framesPerPacket), 1)
-        packetsPerBuffer = max(1, Int(file.dataFormat.sampleRate / 10) / framesPerPacket)
+/// What `sonora play --json` prints.
+struct PlayResult: Encodable {
+    struct File: Encodable {
+        var file: String
+        var format: String
+        var frames: Int
+        var seconds: Double
     }
 
-    func fill(_ queue: AudioQueue, _ buffer: AudioQueueBuffer) {
-        guard !done else { return }
-        do throws(AudioError) {
-            let read = try file.readPacketData(from: packet, count: packetsPerBuffer, maximumBytes: buffer.byteCapacity)
-            if read.packetCount > 0 {
-                buffer.fill(with: read.bytes)
-                try queue.enqueue(buffer, packetDescriptions: read.descriptions ?? [])
-                packet += read.packetCount
-                return
-            }
-        } catch {
-            failure = error
+    var device: String
+    var files: [File]
+    var interrupted = false
+    /// Passes over the file list begun (more than 1 only with --loop).
+    var passes = 0
+    var frames = 0
+    var seconds: Double = 0
+    var underruns = 0
+    var peak: Float = 0
+    var peakDBFS: Double { Double(Decibels.fromLinear(peak)) }
+
+    enum CodingKeys: String, CodingKey { case device, files, interrupted, passes, frames, seconds, underruns, peak, peakDBFS }
+
+    init(device: String, files: [File]) {
+        self.device = device
+        self.files = files
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(device, forKey: .device)
+        try container.encode(files, forKey: .files)
+        try container.encode(interrupted, forKey: .interrupted)
+        try container.encode(passes, forKey: .passes)
+        try container.encode(frames, forKey: .frames)
+        try container.encode(seconds, forKey: .seconds)
+        try container.encode(underruns, forKey: .underruns)
+        try container.encode(peak, forKey: .peak)
+        try container.encode(peakDBFS, forKey: .peakDBFS)
+    }
+}
+
+/// SIGINT (and SIGTERM): noted, so the queue stops at once and the result is still printed.
+final class Interruption: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    private let sources: [DispatchSourceSignal]
+
+    init() {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for source in sources {
+            source.setEventHandler { [unowned self] in self.lock.withLock { self.flag = true } }
+            source.resume()
         }
-        done = true
-        try? queue.stop(immediate: false)
     }
+
+    deinit { sources.forEach { $0.cancel() } }
+
+    var happened: Bool { lock.withLock { flag } }
 }

@@ -49,8 +49,12 @@ public enum AudioDevices {
         _ specifier: DeviceSpecifier, configuration: AudioDeviceConfiguration, alsaConfiguration: String
     ) throws(AudioError) -> any AudioDevice {
         switch specifier {
-        case .alsa(let capture, let playback):
+        case .alsa(var capture, var playback):
             var configuration = configuration
+            // A direction asked for with no channels is not opened (an output-only unit on a
+            // duplex name such as `sonoraloop` or `default`): ALSA has no 0-channel PCM.
+            if configuration.inputChannels == 0 && playback != nil && configuration.outputChannels > 0 { capture = nil }
+            if configuration.outputChannels == 0 && capture != nil && configuration.inputChannels > 0 { playback = nil }
             if capture == nil { configuration.inputChannels = 0 }
             if playback == nil { configuration.outputChannels = 0 }
             return try ALSADevice(capture: capture, playback: playback, configuration: configuration, alsaConfiguration: alsaConfiguration)
