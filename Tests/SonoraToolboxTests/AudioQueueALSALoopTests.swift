@@ -99,28 +99,27 @@ struct AudioQueueALSALoopTests {
         while !condition() && HostTime.now.seconds < deadline { usleep(2000) }
     }
 
-    /// One run: an idle queue starts the device; `left` (0.25 on the left) is started for a
-    /// host time 300 ms ahead, and `right` (0.5 on the right) for the same host time 50 ms
-    /// later. Returns where each began in the capture and the device's xruns.
+    /// One run: `left` (0.25 on the left) is started for a host time 300 ms ahead (its start
+    /// starts the device, so the render side converts it), and `right` (0.5 on the right) for
+    /// the same host time 50 ms later (converted by the control side from a later reading of
+    /// the device's clock). Returns where each began in the capture and the device's xruns.
     func synchronizedRun() throws -> (left: Int?, right: Int?, leftEnd: Int?, xruns: Int) {
         let device = CapturingDevice(try Self.openLoop(), capacity: 48000 * 2)
         let output = try AudioQueueOutput(device: device)
         let recorder = Recorder()
-        let idle = try queue(recorder), left = try queue(recorder), right = try queue(recorder)
-        defer { [idle, left, right].forEach { try? $0.dispose(immediate: true) } }
-        for queue in [idle, left, right] { try queue.setOutput(output) }
+        let left = try queue(recorder), right = try queue(recorder)
+        defer { [left, right].forEach { try? $0.dispose(immediate: true) } }
+        for queue in [left, right] { try queue.setOutput(output) }
         try enqueue((0..<4000).flatMap { _ in [Float(0.25), 0] }, on: left)
         try enqueue((0..<4000).flatMap { _ in [Float(0), 0.5] }, on: right)
         try left.prime()
         try right.prime()
-        try idle.start()
-        waitUntil { device.frames.load(ordering: .acquiring) >= 2048 }
         let target = HostTime.now + 300_000_000
         try left.start(atHostTime: target)
         usleep(50_000)
         try right.start(atHostTime: target)
         waitUntil { device.frames.load(ordering: .acquiring) >= 48000 }
-        for queue in [idle, left, right] {
+        for queue in [left, right] {
             if queue.isRunning { try queue.stop(immediate: true) }
             try queue.setOutput(nil)
         }

@@ -41,7 +41,7 @@ extension AudioQueue {
         }
         // With a reading of the device's clock, the control side converts (and remembers the
         // answer for the next queue); before the device's first cycle, the render side does.
-        if let sample = liveClock?.startSample(forHostTime: hostTime.nanoseconds) {
+        if let live = liveClock, live.running, let sample = live.clock.startSample(forHostTime: hostTime.nanoseconds) {
             try start(call, at: .sample(max(0, sample)))
         } else {
             try start(call, at: .host(hostTime.nanoseconds))
@@ -71,6 +71,7 @@ extension AudioQueue {
             if let shared {
                 try shared.startDevice()
             } else if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
+                if !unit.isRunning { (try? withLock { outputTarget })??.clock.reset() }
                 try unit.start()
             }
         } catch {

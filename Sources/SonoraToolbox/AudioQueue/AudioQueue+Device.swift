@@ -154,9 +154,15 @@ extension AudioQueue {
         if left.byName { AudioQueueOutput.releaseIfUnused(left.output, acquired: false) }
     }
 
-    /// The live output's clock (the shared output's, or the queue's own unit's).
-    var liveClock: AudioQueueDeviceClock? {
-        try? withLock { attachment?.output.mixer.clock ?? (outputUnit != nil ? outputTarget?.clock : nil) }
+    /// The live output's clock (the shared output's, or the queue's own unit's), and whether
+    /// its device runs (a stopped device's last reading says nothing about the next start).
+    var liveClock: (clock: AudioQueueDeviceClock, running: Bool)? {
+        guard let (clock, unit) = try? withLock({ () -> (AudioQueueDeviceClock, IOUnit)? in
+            if let attachment { return (attachment.output.mixer.clock, attachment.output.unit) }
+            if let outputUnit, let outputTarget { return (outputTarget.clock, outputUnit) }
+            return nil
+        }) else { return nil }
+        return (clock, unit.isRunning)
     }
 
     /// The device went away: stop now (every buffer comes back), with the reason readable

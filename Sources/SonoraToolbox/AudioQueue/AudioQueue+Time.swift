@@ -66,11 +66,11 @@ extension AudioQueue {
             return offlineFormat != nil
         }
         if offline { throw error(.queueInvalidOfflineMode, call, "an offline queue has no device") }
-        guard let clock = liveClock else {
+        guard let (clock, running) = liveClock else {
             throw error(.queueInvalidDevice, call, "the queue has no device (setCurrentDevice, setOutput or setOutputUnit)")
         }
-        guard let anchor = clock.anchor else {
-            throw error(.queueInvalidRunState, call, "the device has not run yet (start a queue on it)")
+        guard running, let anchor = clock.anchor else {
+            throw error(.queueInvalidRunState, call, "the device is not running (start a queue on it)")
         }
         return (clock, anchor)
     }

@@ -21,6 +21,13 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
 
     // Render-side state.
     private var expectedSample = Int.min
+    /// Start host times the render side resolved (it does when the control side had no
+    /// reading yet), so the control side gives a later queue the same sample: written only
+    /// by the I/O thread, host time last (0: free).
+    private static let recentCount = 8
+    private let recentHosts: UnsafeMutablePointer<Atomic<UInt64>>
+    private let recentSamples: UnsafeMutablePointer<Atomic<Int>>
+    private var recentNext = 0
 
     // Control side: start host times already resolved, so every queue started for the same
     // host time gets the same sample, whichever slice's reading it was converted with.
@@ -29,6 +36,31 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
 
     init(sampleRate: Double) {
         self.sampleRate = sampleRate
+        recentHosts = .allocate(capacity: Self.recentCount)
+        recentSamples = .allocate(capacity: Self.recentCount)
+        for index in 0..<Self.recentCount {
+            (recentHosts + index).initialize(to: Atomic<UInt64>(0))
+            (recentSamples + index).initialize(to: Atomic<Int>(0))
+        }
+    }
+
+    deinit {
+        recentHosts.deinitialize(count: Self.recentCount)
+        recentHosts.deallocate()
+        recentSamples.deinitialize(count: Self.recentCount)
+        recentSamples.deallocate()
+    }
+
+    /// Forgets every reading (control side, while the device is stopped: a device that starts
+    /// again continues its sample time but not its host time, so an old reading would
+    /// convert wrongly).
+    func reset() {
+        lock.lock()
+        defer { lock.unlock() }
+        sequence.store(0, ordering: .sequentiallyConsistent)
+        expectedSample = Int.min
+        resolved = [:]
+        for index in 0..<Self.recentCount { recentHosts[index].store(0, ordering: .sequentiallyConsistent) }
     }
 
     /// One reading of the clock.
@@ -63,7 +95,29 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
         sequence.wrappingAdd(1, ordering: .sequentiallyConsistent)
         return RenderClock(
             sampleTime: sampleTime, hostTime: stamp.hostTime,
-            nanosecondsPerFrame: 1e9 / (sampleRate * rateScalar), discontinuous: jumped)
+            nanosecondsPerFrame: 1e9 / (sampleRate * rateScalar), discontinuous: jumped,
+            device: Unmanaged.passUnretained(self))
+    }
+
+    /// Render side: the device sample time a start at `hostTime` begins on, converted with
+    /// `clock` unless a start for that host time was resolved already. Realtime-safe.
+    func renderSideStartSample(forHostTime hostTime: UInt64, clock: RenderClock) -> Int {
+        if let known = recentStart(forHostTime: hostTime) { return known }
+        let sample = clock.sampleTime(forHostTime: hostTime)
+        let slot = recentNext
+        recentNext = (slot + 1) % Self.recentCount
+        recentHosts[slot].store(0, ordering: .sequentiallyConsistent)
+        recentSamples[slot].store(sample, ordering: .sequentiallyConsistent)
+        recentHosts[slot].store(hostTime, ordering: .sequentiallyConsistent)
+        return sample
+    }
+
+    private func recentStart(forHostTime hostTime: UInt64) -> Int? {
+        for index in 0..<Self.recentCount where recentHosts[index].load(ordering: .sequentiallyConsistent) == hostTime {
+            let sample = recentSamples[index].load(ordering: .sequentiallyConsistent)
+            if recentHosts[index].load(ordering: .sequentiallyConsistent) == hostTime { return sample }
+        }
+        return nil
     }
 
     // MARK: Control side
@@ -104,7 +158,7 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
     func startSample(forHostTime hostTime: UInt64) -> Int? {
         lock.lock()
         defer { lock.unlock() }
-        if let known = resolved[hostTime] { return known }
+        if let known = resolved[hostTime] ?? recentStart(forHostTime: hostTime) { return known }
         guard let exact = sampleTime(forHostTime: hostTime) else { return nil }
         let sample = Int(exact.rounded())
         if resolved.count >= 256 {

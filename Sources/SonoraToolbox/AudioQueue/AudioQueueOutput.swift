@@ -173,9 +173,12 @@ public final class AudioQueueOutput: @unchecked Sendable {
 
     /// Starts the device if it is not running (a queue's start), and watches it.
     func startDevice() throws(AudioError) {
-        if !unit.isRunning { try unit.start() }
         lock.lock()
         defer { lock.unlock() }
+        if !unit.isRunning {
+            mixer.clock.reset()
+            try unit.start()
+        }
         if watcher == nil {
             let timer = DispatchSource.makeTimerSource(queue: watchQueue)
             timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10))

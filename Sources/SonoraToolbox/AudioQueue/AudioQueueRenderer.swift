@@ -162,7 +162,13 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 // clock reading yet (the device had not run): queues started before the
                 // device's first cycle all convert with that cycle's stamp.
                 if resetTimeline { timelineFrames.store(0, ordering: .relaxed) }
-                startDeviceTime = clock.map { $0.sampleTime(forHostTime: hostTime) } ?? deviceTime
+                if let clock {
+                    startDeviceTime = clock.device._withUnsafeGuaranteedRef {
+                        $0.renderSideStartSample(forHostTime: hostTime, clock: clock)
+                    }
+                } else {
+                    startDeviceTime = deviceTime
+                }
                 begin()
             case .pause:
                 if state == .running { state = .paused }
@@ -296,6 +302,8 @@ struct RenderClock: BitwiseCopyable {
     var nanosecondsPerFrame: Double
     /// Whether the output saw time lost or re-anchored before this slice.
     var discontinuous: Bool
+    /// The output's clock (it resolves start host times once for every queue on the device).
+    var device: Unmanaged<AudioQueueDeviceClock>
 
     /// The device sample time heard at `host` (rounded to the nearest frame).
     func sampleTime(forHostTime host: UInt64) -> Int {
