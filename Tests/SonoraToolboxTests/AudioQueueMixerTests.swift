@@ -249,4 +249,43 @@ struct AudioQueueMixerTests {
         for _ in 0..<2000 where changes.value < 2 { usleep(1000) }
         #expect(changes.value == 2)
     }
+
+    @Test("a device stopped and started again: a start at a host time converts with the new run's clock, not the old one")
+    func startAfterTheDeviceRestarted() throws {
+        let device = try TimerDevice(configuration: AudioDeviceConfiguration(
+            sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2, realtimePriority: nil), mode: .null)
+        defer { device.stop() }
+        let output = try AudioQueueOutput(device: device)
+        let queue = try stereoQueue(Recorder())
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setOutput(output)
+        try queue.start()
+        for _ in 0..<2000 where (try? queue.deviceCurrentTime()) == nil { usleep(1000) }
+        usleep(20_000)
+        try queue.stop(immediate: true)
+        let firstOrigin = try queue.deviceSampleTime(forQueueSampleTime: 0)
+        try queue.setOutput(nil)  // the last queue out: the device stops
+        #expect(!device.isRunning)
+        usleep(300_000)  // the device's host time moves on; its sample time will not have
+        try queue.setOutput(output)
+        try enqueue([Float](repeating: 0.25, count: 2 * 48000), on: queue)
+        try queue.prime()
+        let target = HostTime.now + 100_000_000
+        try queue.start(atHostTime: target)
+        var origin: Double?
+        for _ in 0..<2000 where origin == nil {
+            origin = try? queue.deviceSampleTime(forQueueSampleTime: 0)
+            if origin == firstOrigin { origin = nil }  // not taken by the render side yet
+            if origin == nil { usleep(1000) }
+        }
+        var stamp = AudioTimeStamp()
+        stamp.hostTime = target.nanoseconds
+        stamp.flags = .hostTimeValid
+        let expected = try queue.deviceTranslateTime(stamp).sampleTime
+        let started = try #require(origin)
+        // Within a few frames (the delay-locked loop's reading moves between two reads), far
+        // from the 300 ms (14,400 frames) an old reading would put it off by.
+        #expect(abs(started - expected) < 48, "started at \(started), the target is sample \(expected)")
+        try queue.stop(immediate: true)
+    }
 }

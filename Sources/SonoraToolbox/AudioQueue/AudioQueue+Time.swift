@@ -69,8 +69,9 @@ extension AudioQueue {
         guard let (clock, running) = liveClock else {
             throw error(.queueInvalidDevice, call, "the queue has no device (setCurrentDevice, setOutput or setOutputUnit)")
         }
-        guard running, let anchor = clock.anchor else {
-            throw error(.queueInvalidRunState, call, "the device is not running (start a queue on it)")
+        guard running else { throw error(.queueInvalidRunState, call, "the device is not running (start a queue on it)") }
+        guard let anchor = clock.anchor else {
+            throw error(.queueInvalidRunState, call, "the device has not run a cycle yet since it started")
         }
         return (clock, anchor)
     }
