@@ -288,4 +288,30 @@ struct AudioQueueMixerTests {
         #expect(abs(started - expected) < 48, "started at \(started), the target is sample \(expected)")
         try queue.stop(immediate: true)
     }
+
+    @Test("32 queues at once on one device: the output is their sum, no underrun, no heap call in the cycles")
+    func thirtyTwoQueues() throws {
+        let device = try PlayedTap(channels: 2, capacity: 48000)
+        let output = try AudioQueueOutput(device: device)
+        let recorder = Recorder()
+        let queues = try (0..<32).map { _ in try stereoQueue(recorder, channels: 1) }
+        defer { queues.forEach { try? $0.dispose(immediate: true) } }
+        for (index, queue) in queues.enumerated() {
+            try queue.setOutput(output)
+            try enqueue([Float](repeating: Float(index + 1) / 1024, count: 4096), on: queue)
+            try queue.prime()
+        }
+        #expect(output.queueCount == 32)
+        let at = 512
+        for queue in queues { try queue.start(atDeviceSampleTime: at) }
+        device.countsAllocations = true
+        try device.run(cycles: 16)
+        #expect(device.allocations == 0, "\(device.allocations) heap calls in the I/O cycles")
+        let sum = Float(32 * 33 / 2) / 1024
+        for channel in 0..<2 {
+            #expect(device.played[channel].prefix(at).allSatisfy { $0 == 0 })
+            #expect(device.played[channel][at..<(at + 3072)].allSatisfy { $0 == sum })
+        }
+        #expect(queues.allSatisfy { $0.underruns == 0 })
+    }
 }

@@ -16,8 +16,15 @@ import SonoraUnits
 /// mixer does not resample (use an output of that rate).
 ///
 /// The device runs from the first queue's start until the last queue leaves; stopped and
-/// paused queues add silence meanwhile. A device that vanishes (the HAL's interruption)
-/// stops every attached queue with the reason in `AudioQueue.stopReason`.
+/// paused queues add silence meanwhile. While it runs, the output takes the device's events
+/// (`takeEvents`) every 10 ms: a device that vanishes (the HAL's interruption) stops every
+/// attached queue with the reason in `AudioQueue.stopReason`; an xrun or a re-open marks
+/// their timelines discontinuous. (A queue on an I/O unit of its own leaves the device's
+/// events to the unit's owner; its timeline still sees jumps in the device's sample time.)
+///
+/// Many queues on one device (e.g. 32): make one output (`init(device:maximumQueues:)`, or
+/// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
+/// per cycle into its own scratch and the mixer adds them.
 public final class AudioQueueOutput: @unchecked Sendable {
     /// The I/O unit the mix plays through.
     public let unit: IOUnit
@@ -84,6 +91,8 @@ public final class AudioQueueOutput: @unchecked Sendable {
     public var isRunning: Bool { unit.isRunning }
     /// Times the device's sample time jumped while rendering (xruns' skipped frames, re-opens).
     public var discontinuities: Int { mixer.clock.discontinuities }
+    /// What the device measured (cycles, xruns, load …), nil before it is open.
+    public var deviceStatistics: DeviceStatistics? { unit.device?.statistics }
 
     // MARK: Shared outputs (CurrentDevice)
 
