@@ -169,11 +169,12 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// Takes a queue out of the mix; the device stops when the last queue has left.
     func detach(_ queue: AudioQueue, target: QueueRenderTarget) {
         mixer.remove(target)
+        // Under the lock with `startDevice`: a queue joining now either keeps the device
+        // running or starts it again after this stop.
         lock.lock()
+        defer { lock.unlock() }
         queues[ObjectIdentifier(queue)] = nil
-        let empty = queues.isEmpty
-        lock.unlock()
-        if empty {
+        if queues.isEmpty {
             watcher?.cancel()
             watcher = nil
             unit.stop()

@@ -154,14 +154,14 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         while let command = commands.pop() {
             switch command {
             case .start(let at, let resetTimeline):
-                if resetTimeline { timelineFrames.store(0, ordering: .relaxed) }
+                if resetTimeline { resetTimelineNow() }
                 startDeviceTime = at < 0 ? deviceTime : at
                 begin()
             case .startAtHostTime(let hostTime, let resetTimeline):
                 // Converted here, with this slice's time stamp, when the control side had no
                 // clock reading yet (the device had not run): queues started before the
                 // device's first cycle all convert with that cycle's stamp.
-                if resetTimeline { timelineFrames.store(0, ordering: .relaxed) }
+                if resetTimeline { resetTimelineNow() }
                 if let clock {
                     startDeviceTime = clock.device._withUnsafeGuaranteedRef {
                         $0.renderSideStartSample(forHostTime: hostTime, clock: clock)
@@ -195,6 +195,13 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 metering = on
             }
         }
+    }
+
+    /// A start after a stop: a new timeline, from 0 and continuous (time lost before it —
+    /// e.g. while a stop was still on its way here — is no loss of the new one).
+    private func resetTimelineNow() {
+        timelineFrames.store(0, ordering: .relaxed)
+        discontinuity.store(false, ordering: .relaxed)
     }
 
     private func begin() {
