@@ -157,4 +157,31 @@ struct AudioQueueDeviceFaultTests {
         #expect(unitTimeline.currentTime().discontinuity)
         #expect(unitTimeline.currentTime().sampleTime == 5 * 256)
     }
+
+    @Test("a queue stopped and taken off the mix before the device saw the stop starts again without a false discontinuity")
+    func noFalseDiscontinuityAfterRejoining() throws {
+        let device = try JumpingTap(channels: 2)
+        let output = try AudioQueueOutput(device: device)
+        let keeper = try floatQueue(Recorder()), queue = try floatQueue(Recorder())
+        defer { [keeper, queue].forEach { try? $0.dispose(immediate: true) } }
+        try keeper.setOutput(output)
+        try keeper.start()  // keeps the device running
+        try queue.setOutput(output)
+        try enqueue([Float](repeating: 0.25, count: 2 * 4000), on: queue)
+        try queue.prime()
+        try queue.start()
+        try device.run(cycles: 2)
+        try queue.stop(immediate: true)
+        try queue.setOutput(nil)  // no cycle in between: the render side never applied the stop
+        try device.run(cycles: 3)
+        try queue.setOutput(output)
+        try enqueue([Float](repeating: 0.25, count: 2 * 4000), on: queue)
+        try queue.prime()
+        try queue.start()
+        let timeline = try queue.createTimeline()
+        try device.run(cycles: 2)
+        let time = timeline.currentTime()
+        #expect(time.sampleTime == 512)
+        #expect(!time.discontinuity)
+    }
 }
