@@ -183,4 +183,34 @@ struct AudioQueueALSALoopTests {
         for queue in queues { try queue.setOutput(nil) }  // the device stops with the last queue
         #expect(!device.isRunning)
     }
+
+    @Test("an xrun on the PCM marks the timeline of a playing queue discontinuous; the queue plays on")
+    func xrunMarksTheTimeline() throws {
+        let faults = PCMFaults()
+        let device = try Self.openLoop(faults: faults)
+        let output = try AudioQueueOutput(device: device)
+        let queue = try queue(Recorder())
+        defer {
+            try? queue.dispose(immediate: true)
+            faults.clear()
+        }
+        try queue.setDecodeBufferSizeFrames(65536)
+        try queue.setOutput(output)
+        try enqueue([Float](repeating: 0.1, count: 2 * 60000), on: queue)
+        try queue.prime()
+        let timeline = try queue.createTimeline()
+        // An underrun reported by ALSA (EPIPE) after ~30 cycles.
+        faults.inject(.availUpdate, errno: EPIPE, afterCalls: 120)
+        try queue.start()
+        var marked = false
+        waitUntil {
+            marked = marked || timeline.currentTime().discontinuity
+            return marked && (device.statistics.playbackXruns + device.statistics.captureXruns) > 0
+        }
+        #expect(device.statistics.xruns > 0)
+        #expect(marked)
+        #expect(queue.isRunning && queue.stopReason == nil)
+        try queue.stop(immediate: true)
+        try queue.setOutput(nil)
+    }
 }
