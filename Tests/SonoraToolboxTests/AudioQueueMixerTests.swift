@@ -314,4 +314,24 @@ struct AudioQueueMixerTests {
         }
         #expect(queues.allSatisfy { $0.underruns == 0 })
     }
+
+    @Test("a queue on an I/O unit of its own starts at a host time and translates device time too")
+    func ownUnitStartsAtHostTime() throws {
+        let device = try PlayedTap(channels: 2, capacity: 48000)
+        let io = IOUnit()
+        try io.setDevice(device)
+        let queue = try stereoQueue(Recorder())
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setOutputUnit(io)
+        try enqueue([Float](repeating: 0.25, count: 2 * 1000), on: queue)
+        try queue.prime()
+        try queue.start(atHostTime: HostTime.now + 200_000_000)  // converted at the device's first cycle
+        try device.run(cycles: 50)
+        let start = try #require(firstNonZero(device.played[0]))
+        #expect(start > 256)
+        #expect(try queue.deviceSampleTime(forQueueSampleTime: 0) == Double(start))
+        #expect(device.played[0][start..<(start + 1000)].allSatisfy { $0 == 0.25 } && device.played[0][start + 1000] == 0)
+        let now = try queue.deviceNearestStartTime()
+        #expect(now.sampleTime == 51 * 256)
+    }
 }
