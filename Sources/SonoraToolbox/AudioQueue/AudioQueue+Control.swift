@@ -17,31 +17,67 @@ extension AudioQueue {
     }
 
     /// Starts (or resumes after `pause`) playing (AudioQueueStart); `deviceSampleTime` is the
-    /// output's sample time to begin at (offline: frames of `offlineRender` since the format was
+    /// output's sample time to begin at (a live output's device sample time, as
+    /// `deviceCurrentTime()` reads it; offline: frames of `offlineRender` since the format was
     /// set), nil for now.
     public func start(atDeviceSampleTime deviceSampleTime: Int? = nil) throws(AudioError) {
-        let call = "start"
-        let resuming = try withLock { () throws(AudioError) -> Bool in
+        if let deviceSampleTime, deviceSampleTime < 0 {
+            try withLock { () throws(AudioError) in try requireOpen("start") }
+            throw error(.queueInvalidParameter, "start", "start time \(deviceSampleTime) is negative")
+        }
+        try start("start", at: deviceSampleTime.map(StartTime.sample) ?? .now)
+    }
+
+    /// Starts playing on the device sample time heard at `hostTime` (AudioQueueStart with a
+    /// host time): queues on one device started for the same host time begin on the same
+    /// sample. A time already past starts now. Live outputs only.
+    public func start(atHostTime hostTime: HostTime) throws(AudioError) {
+        let call = "start(atHostTime:)"
+        try withLock { () throws(AudioError) in
             try requireOpen(call)
-            guard offlineFormat != nil || outputUnit != nil else {
-                throw error(.queueCannotStart, call, "no output: give an I/O unit (setOutputUnit) or an offline render format")
+            guard offlineFormat == nil else {
+                throw error(.queueInvalidOfflineMode, call, "an offline queue has no host clock (start(atDeviceSampleTime:) takes offline frames)")
             }
-            if let deviceSampleTime, deviceSampleTime < 0 {
-                throw error(.queueInvalidParameter, call, "start time \(deviceSampleTime) is negative")
+        }
+        // With a reading of the device's clock, the control side converts (and remembers the
+        // answer for the next queue); before the device's first cycle, the render side does.
+        if let live = liveClock, live.running, let sample = live.clock.startSample(forHostTime: hostTime.nanoseconds) {
+            try start(call, at: .sample(max(0, sample)))
+        } else {
+            try start(call, at: .host(hostTime.nanoseconds))
+        }
+    }
+
+    enum StartTime { case now, sample(Int), host(UInt64) }
+
+    private func start(_ call: String, at time: StartTime) throws(AudioError) {
+        let (resuming, shared) = try withLock { () throws(AudioError) -> (Bool, AudioQueueOutput?) in
+            try requireOpen(call)
+            guard offlineFormat != nil || outputUnit != nil || attachment != nil else {
+                throw error(.queueCannotStart, call, "no output: give a device (setCurrentDevice), an output (setOutput), an I/O unit (setOutputUnit) or an offline render format")
             }
             let resuming = running
             running = true
             decoding = true
-            return resuming
+            stopReasonValue = nil
+            return (resuming, offlineFormat == nil ? attachment?.output : nil)
         }
-        push(.start(at: deviceSampleTime ?? -1, resetTimeline: !resuming))
-        if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
-            do throws(AudioError) {
+        switch time {
+        case .now: push(.start(at: -1, resetTimeline: !resuming))
+        case .sample(let sample): push(.start(at: sample, resetTimeline: !resuming))
+        case .host(let host): push(.startAtHostTime(host, resetTimeline: !resuming))
+        }
+        do throws(AudioError) {
+            if let shared {
+                try shared.startDevice()
+            } else if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
+                if !unit.isRunning { (try? withLock { outputTarget })??.clock.reset() }
                 try unit.start()
-            } catch {
-                _ = try? withLock { running = false }
-                throw self.error(.queueCannotStart, call, "\(unit.name) did not start: \(error.message)")
             }
+        } catch {
+            _ = try? withLock { running = false }
+            push(.stop)
+            throw self.error(.queueCannotStart, call, "the device did not start: \(error.message)")
         }
         if !resuming { notify(.isRunning) }
     }
@@ -99,6 +135,7 @@ extension AudioQueue {
                 lifecycle = .invalidated
                 buffers.removeAll()
             }
+            leaveOutput()
             worker.stop()
             releaseKeepAlive()
         } else {

@@ -17,6 +17,7 @@ extension AudioQueue {
     /// A queue property with listeners (AudioQueuePropertyID, Core Audio's four-char codes).
     public enum Property: UInt32, Sendable, CaseIterable {
         case isRunning = 0x6171_726E  // 'aqrn'
+        case currentDevice = 0x6171_6364  // 'aqcd'
         case streamDescription = 0x6171_6674  // 'aqft'
         case magicCookie = 0x6171_6D63  // 'aqmc'
         case enableLevelMetering = 0x6171_6D65  // 'aqme'

@@ -58,6 +58,9 @@ public final class AudioQueue: @unchecked Sendable {
     /// The I/O unit a live queue plays through (`setOutputUnit`), and its render callback.
     var outputUnit: IOUnit?
     var outputTarget: QueueRenderTarget?
+    /// The shared output (hidden mixer) a live queue plays through, and why it last stopped on its own.
+    var attachment: OutputAttachment?
+    var stopReasonValue: AudioError?
     var offlineConverter: AudioConverter?
     var volumeValue: Float = 1
     var volumeRampTime: Float = 0
@@ -167,6 +170,7 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     deinit {
+        leaveOutput()
         worker.stop()
     }
 

@@ -31,6 +31,9 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private let discontinuity = Atomic<Bool>(false)
     private let endReached = Atomic<Bool>(false)
     private let endSampleTime = Atomic<Int>(0)
+    /// The device sample time of the queue's sample time 0 (set at each start; pauses move it).
+    private let origin = Atomic<Int>(0)
+    private let startedOnce = Atomic<Bool>(false)
 
     // Render-thread state (touched only inside `render`).
     private var state = RunState.stopped
@@ -43,6 +46,8 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private var leftGain = LinearRamp(value: 1)
     private var rightGain = LinearRamp(value: 1)
     private var metering = false
+    /// The live output's clock for the slice being rendered (nil offline).
+    private var clock: RenderClock?
 
     enum RunState { case stopped, running, paused }
 
@@ -62,6 +67,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
 
     func takeDiscontinuity() -> Bool { discontinuity.exchange(false, ordering: .relaxed) }
+    /// Marks the queue's time as discontinuous (the device was re-opened or dropped time).
+    func markDiscontinuity() { discontinuity.store(true, ordering: .relaxed) }
+    /// The device sample time at which the queue's sample time 0 played (nil before a start).
+    var originDeviceTime: Int? {
+        startedOnce.load(ordering: .acquiring) ? origin.load(ordering: .relaxed) : nil
+    }
     /// Whether the render side reached the end of a stop-after-queued stream (cleared by reading);
     /// with the sample time at which it stopped.
     func takeEndReached() -> Int? {
@@ -70,9 +81,24 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     }
 
     /// Renders `output.frameCount` frames of the queue (silence while stopped, paused, before
-    /// the start time, after the end and in an underrun). Realtime-safe.
+    /// the start time, after the end and in an underrun). Realtime-safe. Offline (no device
+    /// clock): device time is the frames rendered so far.
     public func render(_ output: AudioBufferList) {
+        render(output, clock: nil)
+    }
+
+    /// As `render(_:)` on a live output: device time is `clock`'s (a start at a host time
+    /// converts with it); a jump in it (an xrun's skipped frames, a re-opened device) while
+    /// running marks the timeline discontinuous. Realtime-safe.
+    func render(_ output: AudioBufferList, clock: RenderClock?) {
         let frames = output.frameCount
+        if let clock {
+            if state == .running && (clock.discontinuous || clock.sampleTime != deviceTime) {
+                discontinuity.store(true, ordering: .relaxed)
+            }
+            deviceTime = clock.sampleTime
+        }
+        self.clock = clock
         applyCommands()
         var done = 0
         var ended = false
@@ -128,9 +154,22 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         while let command = commands.pop() {
             switch command {
             case .start(let at, let resetTimeline):
-                if resetTimeline { timelineFrames.store(0, ordering: .relaxed) }
+                if resetTimeline { resetTimelineNow() }
                 startDeviceTime = at < 0 ? deviceTime : at
-                state = .running
+                begin()
+            case .startAtHostTime(let hostTime, let resetTimeline):
+                // Converted here, with this slice's time stamp, when the control side had no
+                // clock reading yet (the device had not run): queues started before the
+                // device's first cycle all convert with that cycle's stamp.
+                if resetTimeline { resetTimelineNow() }
+                if let clock {
+                    startDeviceTime = clock.device._withUnsafeGuaranteedRef {
+                        $0.renderSideStartSample(forHostTime: hostTime, clock: clock)
+                    }
+                } else {
+                    startDeviceTime = deviceTime
+                }
+                begin()
             case .pause:
                 if state == .running { state = .paused }
             case .stop:
@@ -156,6 +195,19 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 metering = on
             }
         }
+    }
+
+    /// A start after a stop: a new timeline, from 0 and continuous (time lost before it —
+    /// e.g. while a stop was still on its way here — is no loss of the new one).
+    private func resetTimelineNow() {
+        timelineFrames.store(0, ordering: .relaxed)
+        discontinuity.store(false, ordering: .relaxed)
+    }
+
+    private func begin() {
+        state = .running
+        origin.store(max(startDeviceTime, deviceTime) - timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
+        startedOnce.store(true, ordering: .releasing)
     }
 
     private func nextEvent() -> StampedEvent? {
@@ -219,6 +271,8 @@ public final class AudioQueueRenderer: @unchecked Sendable {
 enum RenderCommand: BitwiseCopyable {
     /// Play from device time `at` (−1: now); `resetTimeline` after a stop, not after a pause.
     case start(at: Int, resetTimeline: Bool)
+    /// Play from the device sample time this host time (ns) converts to with the slice's clock.
+    case startAtHostTime(UInt64, resetTimeline: Bool)
     case pause
     case stop
     /// Drop the ring's frames up to stream frame `through`.
@@ -244,4 +298,23 @@ struct MeterReading: BitwiseCopyable {
     var channel: Int
     var average: Float
     var peak: Float
+}
+
+/// What a live output tells the render side about the slice: the device sample time of its
+/// first frame and the host time at which that frame is heard (the I/O cycle's stamp).
+struct RenderClock: BitwiseCopyable {
+    var sampleTime: Int
+    var hostTime: UInt64
+    /// Nanoseconds per frame at the device's actual rate (nominal rate × rate scalar).
+    var nanosecondsPerFrame: Double
+    /// Whether the output saw time lost or re-anchored before this slice.
+    var discontinuous: Bool
+    /// The output's clock (it resolves start host times once for every queue on the device).
+    var device: Unmanaged<AudioQueueDeviceClock>
+
+    /// The device sample time heard at `host` (rounded to the nearest frame).
+    func sampleTime(forHostTime host: UInt64) -> Int {
+        let nanoseconds = Double(Int64(bitPattern: host &- hostTime))
+        return sampleTime + Int((nanoseconds / nanosecondsPerFrame).rounded())
+    }
 }

@@ -28,9 +28,16 @@ public struct RenderContext {
     /// `frameCount` frames (at most MaximumFramesPerSlice) from input `element`
     /// into its buffer, stamped `sampleTime`, and returns them, or the failure status.
     public func pullInput(_ element: Int, frameCount: Int, sampleTime: Double) -> (AudioBufferList, AudioError.Code) {
+        pullInput(element, frameCount: frameCount, timeStamp: AudioTimeStamp(sampleTime: sampleTime))
+    }
+
+    /// As `pullInput(_:frameCount:sampleTime:)`, stamped `timeStamp` whole: a unit that
+    /// passes its slice's time on (the I/O unit) keeps the host time and rate scalar, which
+    /// a render callback needs to schedule against the host clock.
+    public func pullInput(_ element: Int, frameCount: Int, timeStamp: AudioTimeStamp) -> (AudioBufferList, AudioError.Code) {
         let list = core.pointee.inputLists[element].frames(from: 0, count: min(frameCount, core.pointee.maximumFrames))
         let status = unit._withUnsafeGuaranteedRef {
-            $0.pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: AudioTimeStamp(sampleTime: sampleTime))
+            $0.pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)
         }
         return (list, status)
     }

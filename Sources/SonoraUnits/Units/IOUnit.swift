@@ -308,7 +308,8 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             }
             return .noError
         }
-        let (pulled, status) = context.pullInput(0, frameCount: context.frameCount, sampleTime: context.timeStamp.sampleTime)
+        // The whole stamp: a render callback schedules by host time too (queues' start at a host time).
+        let (pulled, status) = context.pullInput(0, frameCount: context.frameCount, timeStamp: context.timeStamp)
         guard status == .noError else { return status }
         if let playbackConverter {
             // Converting: the client's channels map onto the device's here (then the rate).

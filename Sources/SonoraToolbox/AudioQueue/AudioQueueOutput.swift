@@ -1,0 +1,224 @@
+import Dispatch
+import Foundation
+import SonoraCore
+import SonoraHAL
+import SonoraUnits
+
+/// One device's output shared by audio queues: a hidden mixer (every attached queue is a
+/// source) in front of one I/O unit. Queues reach it by device name (CurrentDevice: one
+/// output per name, opened with the first queue, closed when the last one leaves) or are
+/// given one (`AudioQueue.setOutput`), e.g. on a device the program opened itself.
+///
+/// Formats: the mixer runs at one rate and channel count (the device's, or for a device
+/// opened by name the first queue's; the I/O unit converts to whatever the device grants).
+/// A queue of another channel count is mapped (mono to every channel, extra channels
+/// dropped); a queue of another sample rate is refused with `queueInvalidDevice` — the
+/// mixer does not resample (use an output of that rate).
+///
+/// The device runs from the first queue's start until the last queue leaves; stopped and
+/// paused queues add silence meanwhile. While it runs, the output takes the device's events
+/// (`takeEvents`) every 10 ms: a device that vanishes (the HAL's interruption) stops every
+/// attached queue with the reason in `AudioQueue.stopReason`; an xrun or a re-open marks
+/// their timelines discontinuous. (A queue on an I/O unit of its own leaves the device's
+/// events to the unit's owner; its timeline still sees jumps in the device's sample time.)
+///
+/// Many queues on one device (e.g. 32): make one output (`init(device:maximumQueues:)`, or
+/// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
+/// per cycle into its own scratch and the mixer adds them.
+public final class AudioQueueOutput: @unchecked Sendable {
+    /// The I/O unit the mix plays through.
+    public let unit: IOUnit
+    /// The device's name (CurrentDevice), or the driver of a device given as an object.
+    public let deviceName: String
+    /// The mix's rate and channel count.
+    public let sampleRate: Double
+    public let channelCount: Int
+    let mixer: AudioQueueMixer
+    /// Frames each source renders at a time (the unit's largest slice).
+    let sliceFrames: Int
+
+    private let lock = NSLock()
+    private var queues: [ObjectIdentifier: WeakQueue] = [:]
+    private var watcher: DispatchSourceTimer?
+    private let watchQueue = DispatchQueue(label: "sonora.aqueue-output")
+    /// Whether this output was made by `shared(named:)` (and is closed with its last queue).
+    private var isShared = false
+
+    struct WeakQueue { weak var queue: AudioQueue? }
+
+    /// An output through `unit` (the caller's; not yet initialized, or initialized already
+    /// for a mix at `sampleRate`/`channels`): the mixer becomes its input 0.
+    public init(unit: IOUnit, sampleRate: Double, channels: Int, maximumQueues: Int = 64) throws(AudioError) {
+        guard sampleRate > 0, channels > 0, maximumQueues > 0 else {
+            throw AudioError(.queueInvalidPropertyValue, "AudioQueueOutput: \(sampleRate) Hz, \(channels) channels, \(maximumQueues) queues is not an output")
+        }
+        self.unit = unit
+        deviceName = unit.deviceName
+        self.sampleRate = sampleRate
+        channelCount = channels
+        mixer = AudioQueueMixer(capacity: maximumQueues, sampleRate: sampleRate)
+        do throws(AudioError) {
+            if !unit.isInitialized {
+                try unit.setStreamFormat(.canonical(sampleRate: sampleRate, channels: channels), scope: .input, element: IOUnit.outputElement)
+            }
+            try unit.setRenderCallback(mixer, input: IOUnit.outputElement)
+            if !unit.isInitialized { try unit.initialize() }
+        } catch {
+            throw AudioError(.queueInvalidDevice, "AudioQueueOutput: \(unit.name) on '\(unit.deviceName)': \(error.message)")
+        }
+        sliceFrames = max(unit.maximumFramesPerSlice, 64)
+    }
+
+    /// An output on `device` (open; the caller keeps it), at the device's rate and playback
+    /// channels.
+    public convenience init(device: any AudioDevice, maximumQueues: Int = 64) throws(AudioError) {
+        guard device.format.outputChannels > 0 else {
+            throw AudioError(.queueInvalidDevice, "AudioQueueOutput: device '\(device.driver)' has no playback")
+        }
+        let unit = IOUnit()
+        try unit.setDevice(device)
+        try self.init(unit: unit, sampleRate: Double(device.format.sampleRate), channels: device.format.outputChannels, maximumQueues: maximumQueues)
+    }
+
+    deinit {
+        watcher?.cancel()
+        unit.stop()
+    }
+
+    /// Queues attached now.
+    public var queueCount: Int { mixer.sourceCount }
+    /// Whether the device is running.
+    public var isRunning: Bool { unit.isRunning }
+    /// Times the device's sample time jumped while rendering (xruns' skipped frames, re-opens).
+    public var discontinuities: Int { mixer.clock.discontinuities }
+    /// What the device measured (cycles, xruns, load …), nil before it is open.
+    public var deviceStatistics: DeviceStatistics? { unit.device?.statistics }
+
+    // MARK: Shared outputs (CurrentDevice)
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [String: AudioQueueOutput] = [:]
+
+    /// The shared output for the device called `name`, if a queue uses it now.
+    public static func shared(named name: String) -> AudioQueueOutput? {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        return registry[name]
+    }
+
+    /// The shared output for `name`, opened (at `sampleRate` and `channels`) if no queue uses
+    /// it yet. The caller attaches a queue right after (under the registry lock's protection
+    /// from `releaseIfUnused`, which only closes outputs without queues).
+    static func acquire(named name: String, sampleRate: Double, channels: Int, configuration: AudioDeviceConfiguration) throws(AudioError) -> AudioQueueOutput {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        if let existing = registry[name] {
+            existing.pending += 1
+            return existing
+        }
+        let unit = IOUnit()
+        unit.deviceConfiguration = configuration
+        do {
+            try unit.setDevice(named: name)
+        } catch {
+            throw AudioError(.queueInvalidDevice, "AudioQueueOutput: '\(name)': \(error.message)")
+        }
+        let output = try AudioQueueOutput(unit: unit, sampleRate: sampleRate, channels: channels)
+        output.isShared = true
+        output.pending = 1
+        registry[name] = output
+        return output
+    }
+
+    /// Queues between `acquire` and `attach` (so the output is not closed under them).
+    private var pending = 0
+
+    /// Closes a shared output nobody uses any more (after a queue left it or failed to join).
+    static func releaseIfUnused(_ output: AudioQueueOutput, acquired: Bool) {
+        registryLock.lock()
+        if acquired { output.pending -= 1 }
+        let close = output.isShared && output.pending == 0 && output.queueCount == 0 && registry[output.deviceName] === output
+        if close { registry[output.deviceName] = nil }
+        registryLock.unlock()
+        if close { output.close() }
+    }
+
+    private func close() {
+        watcher?.cancel()
+        watcher = nil
+        unit.stop()
+        unit.uninitialize()
+    }
+
+    // MARK: Queues
+
+    /// Adds a queue's render side to the mix (control side).
+    func attach(_ queue: AudioQueue, target: QueueRenderTarget) throws(AudioError) {
+        if queue.format.sampleRate != sampleRate {
+            throw AudioError(.queueInvalidDevice, "AudioQueue.setOutput: \(queue.name): the queue plays at \(Int(queue.format.sampleRate)) Hz; the output on '\(deviceName)' mixes at \(Int(sampleRate)) Hz (one rate per output; the mixer does not resample)")
+        }
+        try target.prepareScratch(frames: sliceFrames)
+        guard mixer.add(target) else {
+            throw AudioError(.queueInvalidDevice, "AudioQueue.setOutput: \(queue.name): the output on '\(deviceName)' already mixes \(mixer.capacity) queues")
+        }
+        lock.lock()
+        queues[ObjectIdentifier(queue)] = WeakQueue(queue: queue)
+        lock.unlock()
+    }
+
+    /// Takes a queue out of the mix; the device stops when the last queue has left.
+    func detach(_ queue: AudioQueue, target: QueueRenderTarget) {
+        mixer.remove(target)
+        // Under the lock with `startDevice`: a queue joining now either keeps the device
+        // running or starts it again after this stop.
+        lock.lock()
+        defer { lock.unlock() }
+        queues[ObjectIdentifier(queue)] = nil
+        if queues.isEmpty {
+            watcher?.cancel()
+            watcher = nil
+            unit.stop()
+        }
+    }
+
+    /// Starts the device if it is not running (a queue's start), and watches it.
+    func startDevice() throws(AudioError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !unit.isRunning {
+            mixer.clock.reset()
+            try unit.start()
+        }
+        if watcher == nil {
+            let timer = DispatchSource.makeTimerSource(queue: watchQueue)
+            timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10))
+            timer.setEventHandler { [weak self] in self?.checkDevice() }
+            timer.resume()
+            watcher = timer
+        }
+    }
+
+    /// What the device reported since the last look (control side): an interruption (the
+    /// device vanished) stops every attached queue; dropped time marks their timelines.
+    func checkDevice() {
+        guard let device = unit.device else { return }
+        var vanished: DeviceEvent?
+        var droppedTime = false
+        for event in device.takeEvents() {
+            switch event {
+            case .interruptionBegan: vanished = vanished ?? event
+            case .xrun, .resumed, .interruptionEnded: droppedTime = true
+            case .renderError: break
+            }
+        }
+        guard vanished != nil || droppedTime else { return }
+        lock.lock()
+        let attached = queues.values.compactMap(\.queue)
+        lock.unlock()
+        if droppedTime { mixer.sources.forEach { $0.markDiscontinuity() } }
+        if let vanished {
+            let reason = AudioError(.queueInvalidDevice, "the device '\(deviceName)' went away: \(vanished)")
+            for queue in attached { queue.stopBecauseOutputFailed(reason) }
+        }
+    }
+}
