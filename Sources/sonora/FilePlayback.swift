@@ -10,12 +10,15 @@ import SonoraUnits
 final class FilePlayback {
     let device: String
     let volume: Float
+    /// The play rate (1: as recorded); the queue resamples, so the pitch follows.
+    let rate: Float
     let interruption: Interruption
     let progress: PlayProgress?
 
-    init(device: String, volume: Float, interruption: Interruption, progress: PlayProgress?) {
+    init(device: String, volume: Float, rate: Float, interruption: Interruption, progress: PlayProgress?) {
         self.device = device
         self.volume = volume
+        self.rate = rate
         self.interruption = interruption
         self.progress = progress
     }
@@ -33,7 +36,11 @@ final class FilePlayback {
         try io.setDevice(named: device)
         try queue.setOutputUnit(io)
         try queue.setParameter(.volume, volume)
-        // --rate R (the queue's play rate, issue 17's other part) is set here, beside the volume.
+        if rate != 1 {
+            // Time-pitch must be on before the queue primes; at rate 1 the path stays bit-exact without it.
+            try queue.setTimePitchEnabled(true)
+            try queue.setParameter(.playRate, rate)
+        }
         try queue.setLevelMeteringEnabled(true)
         let finished = DispatchSemaphore(value: 0)
         try queue.addPropertyListener(.isRunning) { queue, _ in if !queue.isRunning { finished.signal() } }
@@ -53,7 +60,8 @@ final class FilePlayback {
                 break
             }
             if let levels = try? queue.currentLevelMeter() { peak = max(peak, levels.map(\.peak).max() ?? 0) }
-            let now = timeline.currentTime().sampleTime
+            // The timeline counts the device's frames; at another rate the file moved rate × as far.
+            let now = timeline.currentTime().sampleTime * Double(rate)
             progress?.update(seconds: secondsBefore + now / format.sampleRate, pass: source.passes(within: Int(now)) + result.passes, peak: peak)
         }
         if interrupted {
@@ -68,7 +76,7 @@ final class FilePlayback {
         if let failure = source.failure { throw failure }
         // Every enqueued frame played unless interrupted; then the timeline says how far it got.
         var played = source.enqueuedFrames.reduce(0) { $0 + $1.frames }
-        if interrupted { played = min(played, timelineFrames) }
+        if interrupted { played = min(played, Int(Double(timelineFrames) * Double(rate))) }
         var remaining = played
         for entry in source.enqueuedFrames where remaining > 0 {
             let frames = min(entry.frames, remaining)
@@ -78,6 +86,8 @@ final class FilePlayback {
         }
         result.frames += played
         result.seconds += Double(played) / format.sampleRate
+        // What the queue's timeline counted: the device's frames, underrun silence included.
+        result.deviceSeconds += Double(timelineFrames) / format.sampleRate
         result.underruns += underruns
         result.peak = max(result.peak, peak)
         // Passes this queue played into beyond its first (looping on its own); the caller counts the first.

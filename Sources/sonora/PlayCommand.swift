@@ -38,6 +38,7 @@ struct PlayCommand: ParsableCommand {
               sonora play take1.wav
               sonora play --device sonoraloop --volume -6 --start-at 12.5 song.m4a
               sonora play --device null --loop intro.caf loop.caf
+              sonora play --rate 1.5 lecture.m4a
               sonora play --device null --json a.caf b.flac
             """
     )
@@ -58,7 +59,8 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Repeat the file(s) until SIGINT, without a gap.")
     var loop = false
 
-    // --rate R (the queue's play rate) belongs here; FilePlayback sets it beside the volume.
+    @Option(help: "Play rate, 0.5 … 2 (varispeed, as afplay -r: the pitch follows the speed).")
+    var rate: Double = 1
 
     @Flag(help: "Show the progress line on stderr even when it is not a terminal.")
     var progress = false
@@ -69,6 +71,7 @@ struct PlayCommand: ParsableCommand {
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to play") }
         guard volume >= -120 && volume <= 0 else { throw ValidationError("--volume \(volume) dB is outside -120 … 0") }
+        guard rate >= 0.5 && rate <= 2 else { throw ValidationError("--rate \(rate) is outside 0.5 … 2") }
         guard startAt.isFinite && startAt >= 0 else { throw ValidationError("--start-at \(startAt) must be 0 or more seconds") }
     }
 
@@ -89,7 +92,7 @@ struct PlayCommand: ParsableCommand {
         }
         let interruption = Interruption()
         let player = FilePlayback(
-            device: device, volume: Float(Decibels.toLinear(volume)), interruption: interruption,
+            device: device, volume: Float(Decibels.toLinear(volume)), rate: Float(rate), interruption: interruption,
             progress: progress || isatty(STDERR_FILENO) == 1 ? PlayProgress(files: opened, startFrame: startFrame, loops: loop) : nil)
         let segments = Self.segments(of: opened)
         let result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
@@ -159,11 +162,13 @@ struct PlayResult: Encodable {
     var passes = 0
     var frames = 0
     var seconds: Double = 0
+    /// Seconds the device played them in: `seconds` ÷ the rate (and trailing silence none).
+    var deviceSeconds: Double = 0
     var underruns = 0
     var peak: Float = 0
     var peakDBFS: Double { Double(Decibels.fromLinear(peak)) }
 
-    enum CodingKeys: String, CodingKey { case device, files, interrupted, passes, frames, seconds, underruns, peak, peakDBFS }
+    enum CodingKeys: String, CodingKey { case device, files, interrupted, passes, frames, seconds, deviceSeconds, underruns, peak, peakDBFS }
 
     init(device: String, files: [File]) {
         self.device = device
@@ -178,6 +183,7 @@ struct PlayResult: Encodable {
         try container.encode(passes, forKey: .passes)
         try container.encode(frames, forKey: .frames)
         try container.encode(seconds, forKey: .seconds)
+        try container.encode(deviceSeconds, forKey: .deviceSeconds)
         try container.encode(underruns, forKey: .underruns)
         try container.encode(peak, forKey: .peak)
         try container.encode(peakDBFS, forKey: .peakDBFS)
