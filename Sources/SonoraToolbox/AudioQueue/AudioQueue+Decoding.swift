@@ -225,7 +225,7 @@ extension AudioQueue {
             case .volume:
                 pushEvent(StampedEvent(frame: frame, kind: .volume, value: event.value, rampFrames: rampFrames))
             case .pan:
-                let gains = PanLaw.equalPower.gains(pan: event.value)
+                let gains = PanLaw.constantGain.gains(pan: event.value)
                 pushEvent(StampedEvent(frame: frame, kind: .left, value: gains.left, rampFrames: rampFrames))
                 pushEvent(StampedEvent(frame: frame, kind: .right, value: gains.right, rampFrames: rampFrames))
             case .volumeRampTime:

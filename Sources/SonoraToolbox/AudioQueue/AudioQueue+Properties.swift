@@ -207,7 +207,7 @@ extension AudioQueue {
         switch parameter {
         case .volume: push(.volume(value, rampFrames: rampFrames))
         case .pan:
-            let gains = PanLaw.equalPower.gains(pan: value)
+            let gains = PanLaw.constantGain.gains(pan: value)
             push(.pan(left: gains.left, right: gains.right, rampFrames: rampFrames))
         case .volumeRampTime: return
         case .playRate:
