@@ -114,10 +114,12 @@ extension AudioQueue {
         converter.reset()
         // Stream frames jump to what was decoded: the render side drops the ring up to there
         // along with any parameter event stamped before it.
+        let written = writtenTotal
         writtenTotal = decodedTotal
         streamBase = decodedTotal
         endSent = false
-        push(.discard(through: decodedTotal))
+        push(.discard(through: decodedTotal, written: written))
+        discardThrough = decodedTotal
         for buffer in returned { handBack(buffer) }
         _ = try? withLock { resetting = false }
         return true
@@ -237,11 +239,16 @@ extension AudioQueue {
         }
     }
 
-    /// Copies what fits of `pendingDecoded` (interleaved) into the ring (non-interleaved).
+    /// Copies what fits of `pendingDecoded` (interleaved) into the ring (non-interleaved),
+    /// leaving a quarter of the ring free: after a reset, the render side drops the old frames
+    /// only when it next renders, and the new ones must already be there for that slice (a
+    /// seek — pause, reset, enqueue, resume — would otherwise begin with a slice of silence).
     private func writePending() -> Bool {
         let channels = renderer.channelCount
         let remaining = (pendingDecoded.count - pendingOffset) / channels
-        let region = renderer.ring.writeRegion(maxFrames: remaining)
+        let ring = renderer.ring
+        let room = ring.capacity - ring.capacity / 4 - ring.readableFrames
+        let region = ring.writeRegion(maxFrames: min(remaining, max(room, renderer.consumedFrames < discardThrough ? remaining : 0)))
         let count = region.frameCount
         guard count > 0 else { return false }
         pendingDecoded.withUnsafeBufferPointer { source in

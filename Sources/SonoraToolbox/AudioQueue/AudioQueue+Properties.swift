@@ -152,6 +152,7 @@ extension AudioQueue {
         outputTarget?.renderer = replacement
         writtenTotal = 0
         decodedTotal = 0
+        discardThrough = 0
         streamBase = 0
         consumedSeen = 0
         offlineRenderLock.unlock()

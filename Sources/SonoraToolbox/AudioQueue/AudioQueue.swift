@@ -92,6 +92,9 @@ public final class AudioQueue: @unchecked Sendable {
     var writtenTotal = 0
     var streamBase = 0
     var endSent = false
+    /// The stream frame the render side drops the ring to after a reset; until it has, the
+    /// worker may write into the ring's reserved quarter.
+    var discardThrough = 0
     /// Play-rate conversion between decoder and ring, while time-pitch is enabled.
     var rateStage: QueueRateStage?
     /// Stop after queued: the end waits for the rate stage to feed its last frames.

@@ -175,11 +175,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             case .stop:
                 state = .stopped
                 endOfStream = .max
-            case .discard(let through):
-                // Drops what the worker decoded before a stop or reset (it is halted meanwhile).
-                // Frames decoded but never written count as dropped too: the worker writes on
-                // from stream frame `through`.
-                let drop = min(max(through - position, 0), ring.readableFrames)
+            case .discard(let through, let written):
+                // Drops what the worker wrote before a stop or reset: the ring's frames up to
+                // stream frame `written`. Frames decoded but never written count as dropped
+                // too: the worker writes on from stream frame `through`, and what it has
+                // written since (after the old frames in the ring) stays.
+                let drop = min(max(written - position, 0), ring.readableFrames)
                 try? ring.commitRead(drop)
                 position = max(position + drop, through)
                 playedFrames.store(position, ordering: .releasing)
@@ -275,8 +276,9 @@ enum RenderCommand: BitwiseCopyable {
     case startAtHostTime(UInt64, resetTimeline: Bool)
     case pause
     case stop
-    /// Drop the ring's frames up to stream frame `through`.
-    case discard(through: Int)
+    /// Drop the ring's frames up to stream frame `written` (what was written before the
+    /// reset); the stream continues at stream frame `through`.
+    case discard(through: Int, written: Int)
     /// The stream ends at this stream frame (stop after the queued buffers).
     case endOfStream(Int)
     case volume(Float, rampFrames: Int)

@@ -1,0 +1,37 @@
+import Foundation
+import SonoraCore
+import SonoraHAL
+import SonoraTestSupport
+import SonoraToolbox
+import Testing
+
+/// A reset while paused on a device (a player's seek: pause, reset, new buffers, resume): the
+/// new buffers play from the first frame after the resume, with no frame of the old ones.
+@Suite("AudioQueue reset while paused on a device", .serialized)
+struct AudioQueueResetWhilePausedTests {
+    /// The old buffer is longer than the decode ring, so the ring is full of its frames when
+    /// the reset comes: the new buffer's frames must still be there for the first slice.
+    @Test("pause, reset, enqueue, resume: the next frame out is the new buffer's first")
+    func resetWhilePaused() throws {
+        let tap = try PlayedTap(channels: 2, capacity: 48000)
+        let output = try AudioQueueOutput(device: tap)
+        let queue = try AudioQueue(format: .linearPCM(sampleRate: 48000, channels: 2, sample: .float32)) { _, _ in }
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setOutput(output)
+        let old = (0..<16384 * 2).map { Float($0 % 100 + 1) / 1024 }
+        let new = (0..<1024 * 2).map { -Float($0 % 50 + 1) / 1024 }
+        try enqueue(old, on: queue)
+        try queue.prime()
+        try queue.start()
+        try tap.run(cycles: 4)
+        try queue.pause()
+        try queue.reset()
+        try enqueue(new, on: queue)
+        try queue.prime()
+        try queue.start()
+        try tap.run(cycles: 4)
+        let left = tap.played[0]
+        #expect(Array(left.prefix(1024)) == stride(from: 0, to: 2048, by: 2).map { old[$0] })
+        #expect(Array(left[1024..<2048]) == stride(from: 0, to: 2048, by: 2).map { new[$0] }, "\(Array(left[1024..<1030]))")
+    }
+}
