@@ -28,7 +28,8 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     public let packetDescriptionCapacity: Int
 
     private let lock = NSLock()
-    private let loops: Bool
+    /// Passes still to begin after the current one; −1: until `halt` (AVAudioPlayer's numberOfLoops).
+    private var loopsLeft: Int
     private var fileIndex = 0
     private var packet = 0
     private var pendingTrimAtStart = 0
@@ -61,13 +62,20 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     /// A source over `files` (at least one; all `canShare` the first), the first starting
     /// `startFrame` frames in (of its valid frames); `loops`: after the last file, the first
     /// again from its beginning, until `halt`.
-    public init(files: [AudioFile], startFrame: Int = 0, loops: Bool = false) throws(AudioError) {
+    public convenience init(files: [AudioFile], startFrame: Int = 0, loops: Bool = false) throws(AudioError) {
+        try self.init(files: files, startFrame: startFrame, numberOfLoops: loops ? -1 : 0)
+    }
+
+    /// As `init(files:startFrame:loops:)`, repeating the list `numberOfLoops` more times
+    /// after the first pass (−1: until `halt`), as AVAudioPlayer's numberOfLoops counts.
+    public init(files: [AudioFile], startFrame: Int = 0, numberOfLoops: Int) throws(AudioError) {
+        guard numberOfLoops >= -1 else { throw AudioError(.parameterError, "AudioQueueFileSource: numberOfLoops \(numberOfLoops) (−1 for ever, 0 or more)") }
         guard let first = files.first else { throw AudioError(.parameterError, "AudioQueueFileSource: no files") }
         for file in files.dropFirst() where !Self.canShare(first, file) {
             throw AudioError(.parameterError, "AudioQueueFileSource: \(file.path) (\(file.dataFormat)) does not share \(first.path)'s format and magic cookie (\(first.dataFormat))")
         }
         self.files = files
-        self.loops = loops
+        loopsLeft = numberOfLoops
         format = first.dataFormat
         var counts: [Int] = []
         var trims: [(Int, Int)] = []
@@ -158,6 +166,15 @@ public final class AudioQueueFileSource: @unchecked Sendable {
         lock.withLock { 1 + passStarts.filter { $0 < playedFrames }.count }
     }
 
+    /// Repetitions still to begin (−1: for ever); settable while playing, as AVAudioPlayer's numberOfLoops.
+    public var numberOfLoops: Int {
+        get { lock.withLock { loopsLeft } }
+        set { lock.withLock { loopsLeft = max(newValue, -1) } }
+    }
+
+    /// Frames enqueued (since the first) at which each repetition began.
+    public var passStartFrames: [Int] { lock.withLock { passStarts } }
+
     /// Stops feeding: buffers that come back stay with the program (before `stop(immediate: true)`).
     public func halt() { lock.withLock { halted = true } }
 
@@ -207,10 +224,11 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     private func advance() {
         fileIndex += 1
         if fileIndex == files.count {
-            guard loops else {
+            guard loopsLeft != 0 else {
                 done = true
                 return
             }
+            if loopsLeft > 0 { loopsLeft -= 1 }
             fileIndex = 0
             passStarts.append(enqueuedTotal)
         }
