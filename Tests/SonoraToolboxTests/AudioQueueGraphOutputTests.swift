@@ -18,6 +18,7 @@ struct AudioQueueGraphOutputTests {
     /// queues' threads after each (the period a device would give them).
     func render(_ graph: AudioGraph, frames: Int, queues: [AudioQueue]) throws -> [[Float]] {
         var result: [[Float]] = [[], []]
+        for queue in queues { _ = try queue.prime() }
         for start in stride(from: 0, to: frames, by: 256) {
             let slice = try graph.renderOffline(frameCount: 256, sliceFrames: 256, startSampleTime: Double(start))
             for channel in 0..<2 { result[channel] += slice[channel] }
@@ -42,7 +43,7 @@ struct AudioQueueGraphOutputTests {
         let (graph, gainNode, _) = try gainGraph(decibels: -6)
         let output = try AudioQueueOutput(graph: graph, node: gainNode, input: 0, sampleRate: 48000, channels: 2)
         try graph.initialize()
-        #expect(output.unit == nil && output.graph === graph && output.deviceName == "Gain input 0")
+        #expect(output.unit == nil && output.graph === graph && output.deviceName == "\(graph.name(gainNode)) input 0")
         let first = try queue(rate: 48000, channels: 2), second = try queue(rate: 48000, channels: 1)
         defer { [first, second].forEach { try? $0.dispose(immediate: true) } }
         for queue in [first, second] { try queue.setOutput(output) }
@@ -95,6 +96,6 @@ struct AudioQueueGraphOutputTests {
             _ = try AudioQueueOutput(graph: graph, node: gainNode, sampleRate: 44100, channels: 2)
         }
         #expect(error?.code == .queueInvalidDevice)
-        #expect(error?.message.contains("AudioQueueOutput: Gain input 0: the input takes") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("AudioQueueOutput: \(graph.name(gainNode)) input 0: the input takes") == true, "\(String(describing: error))")
     }
 }

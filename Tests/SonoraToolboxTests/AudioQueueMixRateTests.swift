@@ -21,6 +21,7 @@ struct AudioQueueMixRateTests {
     /// Runs `cycles` device cycles, each followed by a barrier on the queues' threads (the
     /// period a real device gives them).
     func run(_ device: PlayedTap, cycles: Int, queues: [AudioQueue]) throws {
+        for queue in queues { _ = try queue.prime() }
         for _ in 0..<cycles {
             try device.run(cycles: 1)
             for queue in queues { _ = try queue.prime() }
@@ -77,7 +78,7 @@ struct AudioQueueMixRateTests {
         try mono.start()
         try mono.stop(immediate: false)
         try run(device, cycles: 120, queues: [mono])
-        #expect(!mono.isRunning)
+        #expect(!mono.isRunning && mono.underruns == 0)
         for channel in device.played {
             #expect(channel[23990..<24000].contains { $0 != 0 })
             #expect(channel[24000...].allSatisfy { $0 == 0 })
@@ -100,6 +101,7 @@ struct AudioQueueMixRateTests {
         try slow.stop(immediate: false)
         try run(device, cycles: 70, queues: [slow])
         #expect(!slow.isRunning)
+        #expect(slow.underruns == 0)
         let expected = (frames * 48000 + 44099) / 44100
         let left = device.played[0]
         #expect(left[expected - 1] != 0, "the last frame \(expected - 1) is silent")
