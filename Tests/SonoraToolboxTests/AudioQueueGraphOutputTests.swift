@@ -1,5 +1,7 @@
 import Foundation
 import SonoraCore
+import SonoraHAL
+import SonoraHALTestSupport
 import SonoraTestSupport
 import SonoraToolbox
 import SonoraUnits
@@ -86,6 +88,64 @@ struct AudioQueueGraphOutputTests {
         #expect(played[0][47990..<48000].contains { $0 != 0 } && played[0][48000...].allSatisfy { $0 == 0 })
         let frequency = SignalMeasurement.frequency(of: Array(played[1][500..<47500]), sampleRate: 48000)
         #expect(abs(frequency - 1000) < 0.2, "\(frequency) Hz")
+    }
+
+    @Test("live: the graph's own I/O unit (a scripted device) pulls the queues through the gain node; a 48 kHz and a 44.1 kHz queue; no heap call in the I/O cycles")
+    func graphOnItsOwnDevice() throws {
+        let device = try PlayedTap(channels: 2, capacity: 20000)
+        let io = IOUnit()
+        try io.setDevice(device)
+        let graph = AudioGraph()
+        let gain = GainUnit()
+        try gain.setParameter(GainUnit.Parameter.gain, scope: .global, element: 0, to: -6)
+        let gainNode = graph.addNode(gain)
+        let ioNode = graph.addNode(io)
+        try graph.connect(gainNode, bus: 0, to: ioNode, input: 0)
+        let output = try AudioQueueOutput(graph: graph, node: gainNode, sampleRate: 48000, channels: 2)
+        try graph.initialize()
+        try graph.start()
+        defer { graph.stop() }
+        #expect(output.isRunning)
+        let native = try queue(rate: 48000, channels: 2), slow = try queue(rate: 44100, channels: 1)
+        defer { [native, slow].forEach { try? $0.dispose(immediate: true) } }
+        for queue in [native, slow] { try queue.setOutput(output) }
+        func cycle(_ count: Int) throws {
+            for _ in 0..<count {
+                try device.run(cycles: 1)
+                for queue in [native, slow] { _ = try queue.prime() }
+            }
+        }
+        // Warm-up round, not counted (a first call may instantiate runtime metadata).
+        for queue in [native, slow] {
+            try enqueue([Float](repeating: 0.1, count: Int(queue.format.channelsPerFrame) * 300), on: queue)
+            try queue.prime()
+            try queue.start()
+            try queue.stop(immediate: false)
+        }
+        try cycle(6)
+        let warm = device.frames
+        let frames = 4000
+        let stereo = (0..<frames * 2).map { Float(($0 * 7) % 61 - 30) / 1024 }
+        try enqueue(stereo.enumerated().map { $0.offset % 2 == 0 ? $0.element : 0 }, on: native)
+        try enqueue([Float](repeating: 0.25, count: 4410), on: slow)
+        for queue in [native, slow] {
+            try queue.prime()
+            try queue.start()
+            try queue.stop(immediate: false)
+        }
+        device.countsAllocations = true
+        try cycle(24)
+        device.countsAllocations = false
+        #expect(!native.isRunning && !slow.isRunning)
+        #expect(device.allocations == 0, "\(device.allocations) heap calls in the I/O cycles")
+        let played = device.played.map { Array($0.dropFirst(warm)) }
+        let factor = Float(pow(10, -6.0 / 20))
+        // Right: the 44.1 kHz queue alone (mono to both channels), 4410 → 4800 frames, × the gain.
+        #expect(played[1][4799] != 0 && played[1][4800...].allSatisfy { $0 == 0 })
+        #expect(abs(played[1][2400] - 0.25 * factor) < 1e-3, "\(played[1][2400])")
+        // Left: the 48 kHz queue's samples plus the right's, × the gain.
+        let worst = (0..<frames).map { abs(played[0][$0] - (stereo[$0 * 2] * factor + played[1][$0])) }.max() ?? 0
+        #expect(worst < 1e-6, "off by \(worst)")
     }
 
     @Test("an initialized graph whose node input is not at the mix's format is refused, naming the node input")
