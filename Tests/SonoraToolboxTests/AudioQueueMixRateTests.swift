@@ -163,4 +163,26 @@ struct AudioQueueMixRateTests {
         #expect(device.allocations == 0, "\(device.allocations) heap calls in the I/O cycles")
         #expect(device.frames - warm >= 21769)
     }
+
+    @Test("a 44.1 kHz queue on an I/O unit of its own (48 kHz device): the unit converts, the queue does not (1 kHz, queue time in stream frames)")
+    func ownUnitConvertsOnce() throws {
+        let device = try PlayedTap(channels: 2, capacity: 60000)
+        let io = IOUnit()
+        try io.setDevice(device)
+        let slow = try queue(rate: 44100, channels: 2)
+        defer { try? slow.dispose(immediate: true) }
+        try slow.setOutputUnit(io)
+        let sine = TestSignal.sine(frequency: 1000, sampleRate: 44100, count: 44100, amplitude: 0.5)
+        try enqueue(sine.flatMap { [$0, $0] }, on: slow)
+        let timeline = try slow.createTimeline()
+        try slow.prime()
+        try slow.start()
+        try slow.stop(immediate: false)
+        try run(device, cycles: 200, queues: [slow])
+        #expect(!slow.isRunning && slow.underruns == 0)
+        // The queue's own timeline runs at its rate: exactly its 44,100 frames.
+        #expect(timeline.currentTime().sampleTime == 44100)
+        let frequency = SignalMeasurement.frequency(of: Array(device.played[0][500..<47000]), sampleRate: Self.mixRate)
+        #expect(abs(frequency - 1000) < 0.5, "\(frequency) Hz")
+    }
 }

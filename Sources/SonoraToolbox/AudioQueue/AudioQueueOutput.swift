@@ -8,6 +8,8 @@ import SonoraUnits
 /// source) in front of one I/O unit. Queues reach it by device name (CurrentDevice: one
 /// output per name, opened with the first queue, closed when the last one leaves) or are
 /// given one (`AudioQueue.setOutput`), e.g. on a device the program opened itself.
+/// Or the mix feeds a node input of the caller's graph instead of an I/O unit of its own
+/// (`init(graph:node:input:sampleRate:channels:maximumQueues:)`, AudioQueueOutput+Graph).
 ///
 /// Formats: the mixer runs at one rate and channel count (the device's, or for a device
 /// opened by name the first queue's; the I/O unit converts to whatever the device grants).
