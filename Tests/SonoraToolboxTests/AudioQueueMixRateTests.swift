@@ -88,23 +88,36 @@ struct AudioQueueMixRateTests {
         #expect(abs(timeline.currentTime().sampleTime - 11025) < 1e-6, "\(timeline.currentTime().sampleTime)")
     }
 
-    @Test("stop after queued at 44.1 kHz on 48 kHz ends after exactly ⌈frames × 48000 ÷ 44100⌉ output frames", arguments: [1000, 441, 4410, 12345])
-    func stopAfterQueuedIsExact(frames: Int) throws {
+    @Test("stop after queued on a 48 kHz output ends after exactly ⌈frames × 48000 ÷ (stream rate × play rate)⌉ output frames",
+          arguments: [(44100.0, Float(1), 1000), (44100, 1, 441), (44100, 1, 4410), (44100, 1, 12345), (22050, 2, 1000), (44100, 1.5, 1000), (96000, 0.5, 3001)])
+    func stopAfterQueuedIsExact(streamRate: Double, playRate: Float, frames: Int) throws {
         let device = try PlayedTap(channels: 2, capacity: 20000)
         let output = try AudioQueueOutput(device: device)
-        let slow = try queue(rate: 44100, channels: 1)
-        defer { try? slow.dispose(immediate: true) }
-        try slow.setOutput(output)
-        try enqueue([Float](repeating: 0.25, count: frames), on: slow)
-        try slow.prime()
-        try slow.start()
-        try slow.stop(immediate: false)
-        try run(device, cycles: 70, queues: [slow])
-        #expect(!slow.isRunning)
-        #expect(slow.underruns == 0)
-        let expected = (frames * 48000 + 44099) / 44100
+        let stream = try queue(rate: streamRate, channels: 1)
+        defer { try? stream.dispose(immediate: true) }
+        try stream.setOutput(output)
+        if playRate != 1 {
+            try stream.setTimePitchEnabled(true)
+            try stream.setParameter(.playRate, playRate)
+        }
+        try enqueue([Float](repeating: 0.25, count: frames), on: stream)
+        let timeline = try stream.createTimeline()
+        try stream.prime()
+        try stream.start()
+        try stream.stop(immediate: false)
+        try run(device, cycles: 70, queues: [stream])
+        #expect(!stream.isRunning)
+        #expect(stream.underruns == 0)
+        // In integers: ⌈frames × 48000 ÷ (rate × play rate)⌉ (play rates here are multiples of 0.5).
+        let denominator = Int(streamRate * Double(playRate) * 2)
+        let expected = (frames * 96000 + denominator - 1) / denominator
+        // The queue played exactly that many output frames (its time, in its own rate, converted back)…
+        let played = timeline.currentTime().sampleTime * 48000 / streamRate
+        #expect(abs(played - Double(expected)) < 1e-6, "played \(played) output frames, expected \(expected)")
+        // … all but the last few with sound (libsoxr's drain may leave the last output or two of a
+        // fast ratio to the stage's silent padding), and nothing after them.
         let left = device.played[0]
-        #expect(left[expected - 1] != 0, "the last frame \(expected - 1) is silent")
+        #expect(left[..<(expected - 2)].allSatisfy { $0 != 0 })
         #expect(left[expected...].allSatisfy { $0 == 0 }, "sound at \(String(describing: left[expected...].firstIndex { $0 != 0 })), expected the end at \(expected)")
     }
 
