@@ -79,17 +79,6 @@ extension AudioQueue {
         _ = try? withLock { stopAfterQueued = false }
     }
 
-    /// Brings the rate stage in line with kAudioQueueProperty_EnableTimePitch (settable only
-    /// while the queue neither runs nor decodes, so the stage is idle when it changes).
-    private func syncRateStage() {
-        let enabled = (try? withLock { timePitchEnabled }) ?? false
-        if enabled && rateStage == nil {
-            rateStage = try? QueueRateStage(channels: renderer.channelCount)
-        } else if !enabled, let stage = rateStage, stage.isIdle {
-            rateStage = nil
-        }
-    }
-
     private func handleReset() -> Bool {
         guard let requested = try? withLock({ () -> Bool in
             guard resetRequested else { return false }
@@ -170,8 +159,9 @@ extension AudioQueue {
             samples = Array(samples[(trimStart * channels)..<((frames - trimEnd) * channels)])
             frames -= trimStart + trimEnd
         }
-        // Where the entry's first frame lands in the ring (frames still in the rate stage's filter count).
-        if let startTime = entry.startTime, startTime > decodedTotal + (rateStage?.framesToEnd ?? 0) - streamBase {
+        // Where the entry's first frame lands in the ring (frames still in the rate stage's filter
+        // count); its start time is in the queue's sample time (the stream's rate).
+        if let startTime = entry.startTime.map({ ringFrame(forQueueSampleTime: $0) }), startTime > decodedTotal + (rateStage?.framesToEnd ?? 0) - streamBase {
             // The gap is silence in ring frames: the rate stage's segment ends before it, exactly.
             if let stage = rateStage { endRateSegment(stage) }
             let silence = max(startTime - (decodedTotal - streamBase), 0)
@@ -221,7 +211,7 @@ extension AudioQueue {
 
     func stampEvents(_ events: [AudioQueueParameterEvent], at frame: Int) {
         let rampTime = (try? withLock { volumeRampTime }) ?? 0
-        let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
+        let rampFrames = ringFrames(forSeconds: rampTime)
         for event in events {
             switch event.parameter {
             case .volume:

@@ -57,7 +57,7 @@ extension AudioQueue {
 
     /// Plays through `output`, one source of its mix beside the other queues there; nil
     /// leaves it. Only while stopped and not offline. A queue of another sample rate than the
-    /// output's is refused (`queueInvalidDevice`).
+    /// output's converts to it on the queue's thread (AudioQueue+RingRate).
     public func setOutput(_ output: AudioQueueOutput?) throws(AudioError) {
         try requireStoppedAndLive("setOutput")
         try join(output, byName: false)
@@ -157,12 +157,12 @@ extension AudioQueue {
     /// The live output's clock (the shared output's, or the queue's own unit's), and whether
     /// its device runs (a stopped device's last reading says nothing about the next start).
     var liveClock: (clock: AudioQueueDeviceClock, running: Bool)? {
-        guard let (clock, unit) = try? withLock({ () -> (AudioQueueDeviceClock, IOUnit)? in
-            if let attachment { return (attachment.output.mixer.clock, attachment.output.unit) }
-            if let outputUnit, let outputTarget { return (outputTarget.clock, outputUnit) }
+        guard let (clock, running) = try? withLock({ () -> (AudioQueueDeviceClock, () -> Bool)? in
+            if let attachment { return (attachment.output.mixer.clock, { attachment.output.isRunning }) }
+            if let outputUnit, let outputTarget { return (outputTarget.clock, { outputUnit.isRunning }) }
             return nil
         }) else { return nil }
-        return (clock, unit.isRunning)
+        return (clock, running())
     }
 
     /// The device went away: stop now (every buffer comes back), with the reason readable

@@ -7,8 +7,9 @@ import SonoraCore
 /// Only varispeed is supported: the queue's thread resamples the decoded stream (libsoxr,
 /// variable rate) between the decoder and the ring, so pitch follows the rate and the render
 /// side stays as it is (no allocation, no decoding). Trims are in stream frames (before the
-/// rate); start times, parameter events and the end of a stop-after-queued stream are in the
-/// queue's sample time (ring frames), mapped from stream frames as the stage feeds them.
+/// rate); parameter events and the end of a stop-after-queued stream are on ring frames,
+/// mapped from stream frames as the stage feeds them; start times are in the queue's sample
+/// time (see AudioQueue+RingRate: the same stage converts a stream to a shared output's rate).
 ///
 /// Latency of a rate change (`setParameter(.playRate, _)`): it applies from the next frame the
 /// queue's thread converts; frames already converted play at the old rate. With time-pitch
@@ -76,7 +77,8 @@ extension AudioQueue {
         consumedSeen = consumed
         let room = rateLookaheadFrames - renderer.ring.readableFrames
         guard room > 0 else { return false }
-        let rate = (try? withLock { playRateValue }) ?? 1
+        // The play rate counts only with time-pitch (a stage for a rate change alone ignores it).
+        let rate = (try? withLock { timePitchEnabled ? playRateValue : 1 }) ?? 1
         // The program's change applies from the next output (a buffer's event, at its first frame).
         if rate != stage.requestedRate { stage.setRate(rate) }
         let waiting = stage.inputFrames

@@ -204,7 +204,7 @@ extension AudioQueue {
             }
             return volumeRampTime
         }
-        let rampFrames = Int((Double(rampTime) * format.sampleRate).rounded())
+        let rampFrames = ringFrames(forSeconds: rampTime)
         switch parameter {
         case .volume: push(.volume(value, rampFrames: rampFrames))
         case .pan:

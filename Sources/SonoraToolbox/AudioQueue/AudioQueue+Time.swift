@@ -5,9 +5,10 @@ import SonoraCore
 ///
 /// Device time is the live output's: the sample time of its I/O cycles (in the output's
 /// client rate) and the host time (ns) at which each such sample is heard, read from the
-/// stamp of the slice the output rendered last. Queue time is the timeline's: frames played
-/// since the start (underrun silence included), so device time = origin + queue time, the
-/// origin being where the queue's sample 0 played (moved on by a pause).
+/// stamp of the slice the output rendered last. Queue time is the timeline's: time played
+/// since the start (underrun silence included) in the queue's own stream rate (as Core
+/// Audio's), so device time = origin + queue time × output rate ÷ stream rate, the origin
+/// being where the queue's sample 0 played (moved on by a pause).
 extension AudioQueue {
     /// The device's current time: the sample heard now and now's host time, with the
     /// device clock's rate scalar.
@@ -50,12 +51,12 @@ extension AudioQueue {
     /// The device sample time at which the queue's sample time `queueSampleTime` plays (or
     /// played), since its last start.
     public func deviceSampleTime(forQueueSampleTime queueSampleTime: Double) throws(AudioError) -> Double {
-        Double(try queueOrigin("deviceSampleTime")) + queueSampleTime
+        Double(try queueOrigin("deviceSampleTime")) + queueSampleTime / queueFramesPerRingFrame
     }
 
     /// The queue's sample time at device sample time `deviceSampleTime` (negative before its start).
     public func queueSampleTime(forDeviceSampleTime deviceSampleTime: Double) throws(AudioError) -> Double {
-        deviceSampleTime - Double(try queueOrigin("queueSampleTime"))
+        (deviceSampleTime - Double(try queueOrigin("queueSampleTime"))) * queueFramesPerRingFrame
     }
 
     // MARK: Internals

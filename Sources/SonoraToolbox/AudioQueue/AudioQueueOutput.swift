@@ -8,12 +8,14 @@ import SonoraUnits
 /// source) in front of one I/O unit. Queues reach it by device name (CurrentDevice: one
 /// output per name, opened with the first queue, closed when the last one leaves) or are
 /// given one (`AudioQueue.setOutput`), e.g. on a device the program opened itself.
+/// Or the mix feeds a node input of the caller's graph instead of an I/O unit of its own
+/// (`init(graph:node:input:sampleRate:channels:maximumQueues:)`, AudioQueueOutput+Graph).
 ///
 /// Formats: the mixer runs at one rate and channel count (the device's, or for a device
 /// opened by name the first queue's; the I/O unit converts to whatever the device grants).
 /// A queue of another channel count is mapped (mono to every channel, extra channels
-/// dropped); a queue of another sample rate is refused with `queueInvalidDevice` — the
-/// mixer does not resample (use an output of that rate).
+/// dropped); a queue of another sample rate converts to the mix rate on its own thread
+/// (with its play rate, before its ring: AudioQueue+RingRate), so the mixer only adds.
 ///
 /// The device runs from the first queue's start until the last queue leaves; stopped and
 /// paused queues add silence meanwhile. While it runs, the output takes the device's events
@@ -26,9 +28,12 @@ import SonoraUnits
 /// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
 /// per cycle into its own scratch and the mixer adds them.
 public final class AudioQueueOutput: @unchecked Sendable {
-    /// The I/O unit the mix plays through.
-    public let unit: IOUnit
-    /// The device's name (CurrentDevice), or the driver of a device given as an object.
+    /// The I/O unit the mix plays through (nil: the mix feeds a caller's graph).
+    public let unit: IOUnit?
+    /// The caller's graph whose node input the mix feeds (AudioQueueOutput+Graph), if any.
+    public let graph: AudioGraph?
+    /// The device's name (CurrentDevice), or the driver of a device given as an object
+    /// (a graph output: the node input it feeds).
     public let deviceName: String
     /// The mix's rate and channel count.
     public let sampleRate: Double
@@ -48,25 +53,45 @@ public final class AudioQueueOutput: @unchecked Sendable {
 
     /// An output through `unit` (the caller's; not yet initialized, or initialized already
     /// for a mix at `sampleRate`/`channels`): the mixer becomes its input 0.
-    public init(unit: IOUnit, sampleRate: Double, channels: Int, maximumQueues: Int = 64) throws(AudioError) {
+    public convenience init(unit: IOUnit, sampleRate: Double, channels: Int, maximumQueues: Int = 64) throws(AudioError) {
+        try self.init(host: .unit(unit), sampleRate: sampleRate, channels: channels, maximumQueues: maximumQueues)
+    }
+
+    /// What pulls the mix: an I/O unit (input 0's render callback) or a node input of a graph.
+    enum Host {
+        case unit(IOUnit)
+        case graph(AudioGraph, node: AudioGraph.Node, input: Int)
+    }
+
+    init(host: Host, sampleRate: Double, channels: Int, maximumQueues: Int) throws(AudioError) {
         guard sampleRate > 0, channels > 0, maximumQueues > 0 else {
             throw AudioError(.queueInvalidPropertyValue, "AudioQueueOutput: \(sampleRate) Hz, \(channels) channels, \(maximumQueues) queues is not an output")
         }
-        self.unit = unit
-        deviceName = unit.deviceName
         self.sampleRate = sampleRate
         channelCount = channels
-        mixer = AudioQueueMixer(capacity: maximumQueues, sampleRate: sampleRate)
-        do throws(AudioError) {
-            if !unit.isInitialized {
-                try unit.setStreamFormat(.canonical(sampleRate: sampleRate, channels: channels), scope: .input, element: IOUnit.outputElement)
+        let mixer = AudioQueueMixer(capacity: maximumQueues, sampleRate: sampleRate)
+        self.mixer = mixer
+        switch host {
+        case .unit(let unit):
+            self.unit = unit
+            graph = nil
+            deviceName = unit.deviceName
+            do throws(AudioError) {
+                if !unit.isInitialized {
+                    try unit.setStreamFormat(.canonical(sampleRate: sampleRate, channels: channels), scope: .input, element: IOUnit.outputElement)
+                }
+                try unit.setRenderCallback(mixer, input: IOUnit.outputElement)
+                if !unit.isInitialized { try unit.initialize() }
+            } catch {
+                throw AudioError(.queueInvalidDevice, "AudioQueueOutput: \(unit.name) on '\(unit.deviceName)': \(error.message)")
             }
-            try unit.setRenderCallback(mixer, input: IOUnit.outputElement)
-            if !unit.isInitialized { try unit.initialize() }
-        } catch {
-            throw AudioError(.queueInvalidDevice, "AudioQueueOutput: \(unit.name) on '\(unit.deviceName)': \(error.message)")
+            sliceFrames = max(unit.maximumFramesPerSlice, 64)
+        case .graph(let graph, let node, let input):
+            unit = nil
+            self.graph = graph
+            deviceName = "\(graph.name(node)) input \(input)"
+            sliceFrames = try Self.feed(graph, node: node, input: input, from: mixer, sampleRate: sampleRate, channels: channels)
         }
-        sliceFrames = max(unit.maximumFramesPerSlice, 64)
     }
 
     /// An output on `device` (open; the caller keeps it), at the device's rate and playback
@@ -82,17 +107,17 @@ public final class AudioQueueOutput: @unchecked Sendable {
 
     deinit {
         watcher?.cancel()
-        unit.stop()
+        unit?.stop()
     }
 
     /// Queues attached now.
     public var queueCount: Int { mixer.sourceCount }
-    /// Whether the device is running.
-    public var isRunning: Bool { unit.isRunning }
+    /// Whether the device (or the caller's graph) is running.
+    public var isRunning: Bool { unit?.isRunning ?? graph?.isRunning ?? false }
     /// Times the device's sample time jumped while rendering (xruns' skipped frames, re-opens).
     public var discontinuities: Int { mixer.clock.discontinuities }
     /// What the device measured (cycles, xruns, load …), nil before it is open.
-    public var deviceStatistics: DeviceStatistics? { unit.device?.statistics }
+    public var deviceStatistics: DeviceStatistics? { unit?.device?.statistics }
 
     // MARK: Shared outputs (CurrentDevice)
 
@@ -146,17 +171,14 @@ public final class AudioQueueOutput: @unchecked Sendable {
     private func close() {
         watcher?.cancel()
         watcher = nil
-        unit.stop()
-        unit.uninitialize()
+        unit?.stop()
+        unit?.uninitialize()
     }
 
     // MARK: Queues
 
     /// Adds a queue's render side to the mix (control side).
     func attach(_ queue: AudioQueue, target: QueueRenderTarget) throws(AudioError) {
-        if queue.format.sampleRate != sampleRate {
-            throw AudioError(.queueInvalidDevice, "AudioQueue.setOutput: \(queue.name): the queue plays at \(Int(queue.format.sampleRate)) Hz; the output on '\(deviceName)' mixes at \(Int(sampleRate)) Hz (one rate per output; the mixer does not resample)")
-        }
         try target.prepareScratch(frames: sliceFrames)
         guard mixer.add(target) else {
             throw AudioError(.queueInvalidDevice, "AudioQueue.setOutput: \(queue.name): the output on '\(deviceName)' already mixes \(mixer.capacity) queues")
@@ -177,12 +199,14 @@ public final class AudioQueueOutput: @unchecked Sendable {
         if queues.isEmpty {
             watcher?.cancel()
             watcher = nil
-            unit.stop()
+            unit?.stop()
         }
     }
 
     /// Starts the device if it is not running (a queue's start), and watches it.
     func startDevice() throws(AudioError) {
+        // A graph output: the graph's owner runs it (or renders it offline).
+        guard let unit else { return }
         lock.lock()
         defer { lock.unlock() }
         if !unit.isRunning {
@@ -201,7 +225,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// What the device reported since the last look (control side): an interruption (the
     /// device vanished) stops every attached queue; dropped time marks their timelines.
     func checkDevice() {
-        guard let device = unit.device else { return }
+        guard let device = unit?.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
         for event in device.takeEvents() {

@@ -1,9 +1,16 @@
 import SonoraCore
 import SonoraDSP
 
-/// Play-rate conversion on an output queue's thread, between the decoder and the ring:
-/// stream frames in (interleaved, at the stream's rate), ring frames out (what the render
-/// side plays), through libsoxr's variable-rate resampler (varispeed: pitch follows rate).
+/// Rate conversion on an output queue's thread, between the decoder and the ring: stream
+/// frames in (interleaved, at the stream's rate), ring frames out (at the ring's rate: a shared
+/// output's mix rate), through libsoxr's variable-rate resampler (varispeed: pitch follows
+/// rate). The ratio (stream frames per ring frame) is play rate × `scale`, `scale` being the
+/// stream's rate over the ring's (1 when they match); the play rate counts only when
+/// `followsPlayRate` (time-pitch enabled).
+///
+/// Positions are compared with a tolerance of 1e-6 frame: the cursor accumulates `ratio`
+/// (not exact in binary, e.g. 44100/48000), and an output that lands on the end of the stream
+/// or on a mark up to rounding must count as landing there (exact frame counts).
 ///
 /// Positions. libsoxr computes output only when it is taken, and a new ratio applies from
 /// the next output taken; so the stage tracks `cursor`, the stream position (in the segment)
@@ -26,6 +33,10 @@ final class QueueRateStage {
     }
 
     let channels: Int
+    /// Stream frames per ring frame at play rate 1 (stream rate ÷ ring rate).
+    let scale: Double
+    /// Whether play-rate changes apply (time-pitch enabled); otherwise the ratio stays `scale`.
+    let followsPlayRate: Bool
     private let resampler: VariableRateResampler
     /// Stream frames not yet fed (interleaved).
     private var input: [Float] = []
@@ -52,9 +63,29 @@ final class QueueRateStage {
     private let lookaheadFrames = 256
     private var starved = 0
 
-    init(channels: Int) throws(AudioError) {
+    /// Play rates span 0.5…2 (kAudioQueueParam_PlayRate).
+    static let playRateRange: ClosedRange<Double> = 0.5...2
+    private static let tolerance = 1e-6
+
+    init(channels: Int, scale: Double = 1, followsPlayRate: Bool = true) throws(AudioError) {
         self.channels = channels
-        resampler = try VariableRateResampler(channels: channels, maximumRatio: 2)
+        self.scale = scale
+        self.followsPlayRate = followsPlayRate
+        // Every ratio the stage may ask for: scale × 0.5 … scale × 2 (libsoxr's range is symmetric).
+        let largest = followsPlayRate ? scale * Self.playRateRange.upperBound : scale
+        let smallest = followsPlayRate ? scale * Self.playRateRange.lowerBound : scale
+        resampler = try VariableRateResampler(channels: channels, maximumRatio: max(2, largest, 1 / smallest))
+    }
+
+    /// The ratio (stream frames per ring frame) at play rate `rate`.
+    private func effectiveRatio(_ rate: Float) -> Double {
+        followsPlayRate ? Double(rate) * scale : scale
+    }
+
+    /// Ring frames from `cursor` to stream position `position` (outputs positioned before it).
+    private func outputs(to position: Double) -> Int {
+        guard position - cursor > Self.tolerance else { return 0 }
+        return Int(((position - cursor) / ratio - Self.tolerance).rounded(.up))
     }
 
     /// Whether stream frames wait to be fed.
@@ -66,9 +97,7 @@ final class QueueRateStage {
 
     /// Ring frames still to come before the end of the input appended so far, at the current rate.
     var framesToEnd: Int {
-        let end = Double(fed + inputFrames)
-        guard end > cursor else { return 0 }
-        return Int(((end - cursor) / ratio).rounded(.up))
+        outputs(to: Double(fed + inputFrames))
     }
 
     /// Adds stream frames after those appended; `events` apply from the first of them.
@@ -85,7 +114,7 @@ final class QueueRateStage {
     /// The rate from the next output on (a program's change: at the output cursor).
     func setRate(_ rate: Float) {
         requestedRate = rate
-        let target = Double(rate)
+        let target = effectiveRatio(rate)
         if !engaged {
             if target != 1 { engage(then: target) }
         } else if let pending = switchAt {
@@ -100,7 +129,7 @@ final class QueueRateStage {
     /// marks passed with their offsets in what was produced.
     func convert(maxFrames: Int, into output: inout [Float], passed: inout [(offset: Int, events: [AudioQueueParameterEvent])]) -> Int {
         var appended = 0
-        if !engaged && requestedRate != 1 { engage(then: Double(requestedRate)) }
+        if !engaged && effectiveRatio(requestedRate) != 1 { engage(then: effectiveRatio(requestedRate)) }
         while appended < maxFrames {
             passMarks(at: appended, passed: &passed)
             let available = inputFrames
@@ -160,18 +189,17 @@ final class QueueRateStage {
             }
             // Marks the drain did not reach lie in the padding below.
             for mark in marks {
-                let ahead = Double(mark.position) > cursor ? Int(((Double(mark.position) - cursor) / ratio).rounded(.up)) : 0
-                passed.append((appended + ahead, mark.events))
+                passed.append((appended + outputs(to: Double(mark.position)), mark.events))
             }
             marks = []
             // libsoxr's own count at the end differs by a frame or so: outputs below the end, exactly.
             let end = Double(fed)
-            if cursor < end {
-                let missing = Int(((end - cursor) / ratio).rounded(.up))
+            if end - cursor > Self.tolerance {
+                let missing = outputs(to: end)
                 output += [Float](repeating: 0, count: missing * channels)
                 appended += missing
             } else {
-                let extra = min(Int(((cursor - end) / ratio).rounded(.down)), appended)
+                let extra = min(Int(((cursor - end) / ratio + Self.tolerance).rounded(.down)), appended)
                 output.removeLast(extra * channels)
                 appended -= extra
                 // A mark at the very end came out with a dropped output: it belongs at the end.
@@ -207,14 +235,14 @@ final class QueueRateStage {
     /// Marks at or before the cursor come out here; a play-rate event among them, or the end of
     /// the resampler's priming, changes the ratio from this output on.
     private func passMarks(at offset: Int, passed: inout [(offset: Int, events: [AudioQueueParameterEvent])]) {
-        if let pending = switchAt, cursor >= pending.position {
+        if let pending = switchAt, cursor + Self.tolerance >= pending.position {
             switchAt = nil
             if pending.ratio != ratio {
                 try? resampler.setRatio(pending.ratio)
                 ratio = pending.ratio
             }
         }
-        while let mark = marks.first, Double(mark.position) <= cursor {
+        while let mark = marks.first, Double(mark.position) <= cursor + Self.tolerance {
             marks.removeFirst()
             passed.append((offset, mark.events))
             for event in mark.events where event.parameter == .playRate { setRate(event.value) }
@@ -225,8 +253,8 @@ final class QueueRateStage {
     private func outputsBeforeBoundary(_ wanted: Int) -> Int {
         var boundary = switchAt?.position
         if let mark = marks.first { boundary = min(boundary ?? .infinity, Double(mark.position)) }
-        guard let boundary, boundary > cursor else { return wanted }
-        return max(1, min(wanted, Int(((boundary - cursor) / ratio).rounded(.up))))
+        guard let boundary, boundary - cursor > Self.tolerance else { return wanted }
+        return max(1, min(wanted, outputs(to: boundary)))
     }
 
     /// Rate 1 before the resampler took over: a copy.
