@@ -11,6 +11,7 @@ struct Sonora: ParsableCommand {
               sonora units                 # the audio units Sonora can create
               sonora info take.wav         # an audio file's type, format, length
               sonora play take.wav         # play files through an audio queue
+              sonora sound --alert bell.caf   # a system sound, now (and the alert action)
               sonora convert in.aiff out.caf -f caff -d LEI16@44100
               sonora devices --probe       # audio devices and what they grant
               sonora latency --device sonoraloop   # round-trip latency on the loopback
@@ -20,7 +21,7 @@ struct Sonora: ParsableCommand {
             Benchmarks are a separate program: sonora-bench --help
             """,
         version: SonoraVersion.string,
-        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self, PlayCommand.self, RecordCommand.self]
+        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self, PlayCommand.self, RecordCommand.self, SoundCommand.self]
     )
 }
 

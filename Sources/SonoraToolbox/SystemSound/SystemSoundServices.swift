@@ -40,6 +40,9 @@ public enum SystemSoundServices {
         set { registry.withLock { registry.alertAction = newValue } }
     }
 
+    /// Alert actions (commands, GPIO pulses) started and not yet finished.
+    public static var alertActionsRunning: Int { registry.withLock { registry.actionsRunning } }
+
     /// Why the last alert action failed, if it did.
     public static var lastAlertActionError: AudioError? { registry.withLock { registry.alertError } }
 
@@ -112,14 +115,19 @@ public enum SystemSoundServices {
         case .handler(let body):
             body(id)
         case .command(let arguments):
+            registry.withLock { registry.actionsRunning += 1 }
             DispatchQueue.global().async { record(AlertCommand.run(arguments)) }
         case .gpioLine(let name, let seconds):
+            registry.withLock { registry.actionsRunning += 1 }
             DispatchQueue.global().async { record(AlertCommand.pulse(line: name, seconds: seconds)) }
         }
     }
 
     private static func record(_ error: AudioError?) {
-        registry.withLock { registry.alertError = error }
+        registry.withLock {
+            registry.alertError = error
+            registry.actionsRunning -= 1
+        }
     }
 
     /// The process-wide state: sounds, completions, the player, the alert action.
@@ -131,6 +139,7 @@ public enum SystemSoundServices {
         var nextID: SystemSoundID = 4097
         var alertAction: SystemSoundAlertAction?
         var alertError: AudioError?
+        var actionsRunning = 0
         private var current: SystemSoundPlayer?
 
         func withLock<Result>(_ body: () throws(AudioError) -> Result) throws(AudioError) -> Result {
