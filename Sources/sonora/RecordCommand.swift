@@ -24,10 +24,17 @@ struct RecordCommand: ParsableCommand {
             complete. -f and -d as afconvert takes them. Never replaces a file unless
             --overwrite is given.
 
+            The file's header is brought up to date about once a second, so a killed
+            recording leaves a hidden `.NAME.partial-PID` that reads as all but its last
+            second; the next `sonora record` of NAME (or `sonora record --recover NAME`)
+            moves it to NAME-recovered-PID.EXT, never over another file. A full disk ends
+            the recording with the reason and exit status 1; what fitted is kept, finished.
+
             Examples:
               sonora record take1.wav --seconds 5
               sonora record memo.caf -f caff -d ima4@16000 --device default
               sonora record --device null --seconds 1 --json lossless.caf -d alac@44100x2
+              sonora record --recover memo.caf
             """
     )
 
@@ -52,6 +59,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Only recover the partial files killed recordings of OUTPUT left (to OUTPUT-recovered-PID.EXT); record nothing.")
+    var recover = false
+
     struct Report: Codable {
         var file: String
         var format: String
@@ -66,6 +76,9 @@ struct RecordCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A killed earlier recording of this name: what it captured is kept beside it, first.
+        for stale in AudioFile.recoverStalePartials(of: output) { FileHandle.standardError.write(Data("sonora: \(stale)\n".utf8)) }
+        if recover { return }
         try OutputFile.check(output, inputs: [], overwrite: overwrite)
         let report: Report
         do {
@@ -118,7 +131,11 @@ struct RecordCommand: ParsableCommand {
         io.deviceConfiguration.outputChannels = 0
         try io.setDevice(named: device)
         try queue.setInputUnit(io)
-        let file = try AudioFile.create(output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite)
+        // Room for the packet table before the data (ALAC): the header updates never move it.
+        let file = try AudioFile.create(
+            output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite,
+            packetTableReserve: format.bytesPerPacket == 0 ? 64 << 10 : 0)
+        file.keepsWrittenAudioOnFailure = true
         writer.file = file
         // About 100 ms per buffer: PCM frames, IMA4 packets, or two ALAC packets (4096 frames,
         // at most 32-bit samples plus headers each).
@@ -158,7 +175,14 @@ struct RecordCommand: ParsableCommand {
         let overruns = queue.capturer.overruns
         try queue.dispose()
         try file.close()
-        if let failure = writer.failure { throw failure }
+        if let failure = writer.failure {
+            // What the finished file holds (a failed write may have put part of a buffer in it).
+            let kept = (try? AudioFile.open(output)).map { file in
+                defer { try? file.close() }
+                return file.frameCount
+            } ?? writer.frames
+            throw CLIError("\(output): recording stopped: \(failure.message); kept \(kept) frames (\(String(format: "%.3f", Double(kept) / format.sampleRate)) s), finished")
+        }
         return Report(file: output, format: "\(format)", device: device, frames: writer.frames,
                       seconds: Double(writer.frames) / format.sampleRate, overruns: overruns)
     }
@@ -174,6 +198,8 @@ private final class PacketWriter: @unchecked Sendable {
     private(set) var frames = 0
     private(set) var failure: AudioError?
     private var done = false
+    /// Frames in the file when its header was last brought up to date.
+    private var updatedFrames = 0
 
     init(format: StreamFormat, limit: Int?) {
         self.format = format
@@ -210,6 +236,16 @@ private final class PacketWriter: @unchecked Sendable {
             done = true
             finished.signal()
             return
+        }
+        // About once a second the header counts what is written: a killed process leaves that much readable.
+        if frames - updatedFrames >= Int(format.sampleRate) {
+            do throws(AudioError) { try file.updateHeader() } catch {
+                failure = error
+                done = true
+                finished.signal()
+                return
+            }
+            updatedFrames = frames
         }
         if let limit, frames >= limit {
             done = true

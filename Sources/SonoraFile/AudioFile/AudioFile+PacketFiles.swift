@@ -39,7 +39,9 @@ extension AudioFile {
 
     /// A packet file being created, or nil when libsndfile writes `format` (PCM, and the
     /// compressed formats it encodes from frames when no cookie comes with them).
-    static func createPacketFile(_ path: String, temporary: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]?) throws(AudioError) -> AudioFile? {
+    static func createPacketFile(
+        _ path: String, temporary: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]?, tableReserve: Int = 0
+    ) throws(AudioError) -> AudioFile? {
         guard !format.isLinearPCM, format.formatID != .appleIMA4 else { return nil }
         let sndfileEncodes = SndfileFormat.word(for: format, in: type) != nil
         if magicCookie == nil && sndfileEncodes { return nil }
@@ -61,7 +63,7 @@ extension AudioFile {
             throw AudioError(.invalidPropertyValue, "\(path): a magic cookie of \(magicCookie.count) bytes (at most \(CAFPacketReader.maximumCookieSize))")
         }
         let writer: PacketWriter = type == .caf
-            ? try CAFPacketWriter(path: temporary, format: format, cookie: magicCookie)
+            ? try CAFPacketWriter(path: temporary, format: format, cookie: magicCookie, tableReserve: tableReserve)
             : try MuxedPacketWriter(path: temporary, type: type, format: format, cookie: magicCookie)
         let file = AudioFile(path: path, type: type, format: format, index: nil, writer: writer, temporaryPath: temporary)
         file.createdCookie = magicCookie
