@@ -173,7 +173,21 @@ struct RecordCommand: ParsableCommand {
         try queue.stop(immediate: false)
         signals.forEach { $0.cancel() }
         let overruns = queue.capturer.overruns
+        let prime = queue.encoderPrimeInfo
         try queue.dispose()
+        var frames = writer.frames
+        if !format.isLinearPCM && writer.failure == nil {
+            // The last packet's frames past the end (what --seconds did not ask for, or the
+            // encoder's padding) are not audio: the packet table's remainder says so.
+            // Stopped by --seconds, the last (flushed, padded) packet never reached the file.
+            let valid = if let wanted, writer.frames >= wanted { wanted - prime.leadingFrames } else { writer.frames - prime.leadingFrames - prime.trailingFrames }
+            if valid >= 0 && valid < writer.frames {
+                try file.setPacketTableInfo(AudioFilePacketTableInfo(
+                    validFrames: Int64(valid), primingFrames: Int32(prime.leadingFrames),
+                    remainderFrames: Int32(writer.frames - prime.leadingFrames - valid)))
+                frames = valid
+            }
+        }
         try file.close()
         if let failure = writer.failure {
             // What the finished file holds (a failed write may have put part of a buffer in it).
@@ -183,8 +197,8 @@ struct RecordCommand: ParsableCommand {
             } ?? writer.frames
             throw CLIError("\(output): recording stopped: \(failure.message); kept \(kept) frames (\(String(format: "%.3f", Double(kept) / format.sampleRate)) s), finished")
         }
-        return Report(file: output, format: "\(format)", device: device, frames: writer.frames,
-                      seconds: Double(writer.frames) / format.sampleRate, overruns: overruns)
+        return Report(file: output, format: "\(format)", device: device, frames: frames,
+                      seconds: Double(frames) / format.sampleRate, overruns: overruns)
     }
 }
 
@@ -227,7 +241,8 @@ private final class PacketWriter: @unchecked Sendable {
                 for description in descriptions {
                     if let limit, frames >= limit { break }
                     kept.append(description)
-                    frames += Int(description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
+                    // As the file counts them: a short last packet is a whole one (its padding is the remainder).
+                    frames += Int(format.framesPerPacket > 0 || description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
                 }
                 try file.writePackets(buffer.bytes, descriptions: kept)
             }

@@ -284,6 +284,11 @@ final class IMA4File {
         }
     }
 
+    /// Packets written as packets carry 64 frames each; the last one's padding is not audio.
+    func setValidFrames(_ frames: Int) {
+        frameCount = frames
+    }
+
     /// Makes the CAF on disk, as it stands, a file of the whole packets written so far
     /// (frames waiting for a packet are left out); later packets follow the counted data
     /// until the next update or `finish`.

@@ -60,6 +60,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     var meteringEnabled = false
     var latestLevels: [AudioQueueLevel]
     var encoderError: AudioError?
+    /// The encoder's delay and last packet's padding, for the stream the last stop or flush ended.
+    var lastPrimeInfo = AudioConverterPrimeInfo()
     var callbackThread: pthread_t?
     /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
     var inputUnit: IOUnit?
@@ -75,6 +77,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     var currentStart = 0
     /// Frames in the packets handed to buffers so far (the next buffer's start time).
     var deliveredFrames = 0
+    /// `takenFrames` when the current encoded stream began.
+    var streamStartFrames = 0
 
     let passDone = NSCondition()
     var passRequested = 0
@@ -319,6 +323,11 @@ public final class AudioInputQueue: @unchecked Sendable {
             }
         }
     }
+
+    /// kAudioConverterPrimeInfo of the queue's encoder for the stream the last `stop` or `flush`
+    /// ended: frames of delay before the capture (leading) and of padding after it in the last
+    /// packet (trailing), for the file's packet table. Zero for PCM.
+    public var encoderPrimeInfo: AudioConverterPrimeInfo { (try? withLock { lastPrimeInfo }) ?? AudioConverterPrimeInfo() }
 
     /// kAudioQueueProperty_EnableLevelMetering.
     public var isLevelMeteringEnabled: Bool { (try? withLock { meteringEnabled }) ?? false }
