@@ -52,10 +52,13 @@ extension AudioInputQueue {
             finishStream()
             _ = moveToBuffers()
             if let current, current.byteSize > 0 { deliver() }
-            _ = try? withLock {
+            let announce = (try? withLock { () -> Bool in
                 drainRequested = false
                 if stopping { stopAfterDrain = false }
-            }
+                defer { announcesStop = false }
+                return announcesStop
+            }) ?? false
+            if announce { fire(.isRunning) }
             return true
         }
         return false

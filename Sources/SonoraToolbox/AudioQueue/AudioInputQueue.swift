@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SonoraCore
+import SonoraDSP
 import SonoraFile
 import SonoraUnits
 
@@ -56,6 +57,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     var paused = false
     var drainRequested = false
     var stopAfterDrain = false
+    /// A deferred stop (from the callback): IsRunning's listener fires once the drain is done.
+    var announcesStop = false
     var discardRequested = false
     var meteringEnabled = false
     var latestLevels: [AudioQueueLevel]
@@ -63,6 +66,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The encoder's delay and last packet's padding, for the stream the last stop or flush ended.
     var lastPrimeInfo = AudioConverterPrimeInfo()
     var callbackThread: pthread_t?
+    var listeners: [AudioQueue.Property: [(id: Int, body: (AudioInputQueue, AudioQueue.Property) -> Void)]] = [:]
+    var nextListenerID = 1
+    /// The worker's job ring has one producer: threads announcing changes take turns.
+    let notifyLock = NSLock()
     /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
     var inputUnit: IOUnit?
     var inputTarget: QueueCaptureTarget?
@@ -117,7 +124,10 @@ public final class AudioInputQueue: @unchecked Sendable {
         self.callback = callback
         latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
         capturer = try AudioInputQueueCapturer(channelCount: channels, ringFrames: ringFrames)
-        worker = try Worker(name: "sonora-aqinput", afterJobs: { [unowned(unsafe) self] in self.serve() })
+        worker = try Worker(
+            name: "sonora-aqinput",
+            perform: { [unowned(unsafe) self] job in self.fire(AudioQueue.Property(rawValue: job.tag)) },
+            afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
         capturer.worker = worker
     }
@@ -207,20 +217,30 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Control
 
-    /// Starts (or resumes after `pause`) recording (AudioQueueStart).
-    public func start() throws(AudioError) {
-        try withLock { () throws(AudioError) in
+    /// Starts (or resumes after `pause`) recording (AudioQueueStart); `deviceSampleTime` is the
+    /// input's sample time of the first frame to keep (offline: frames given to `offlineCapture`
+    /// since the queue was made; live: the I/O unit's input time stamps), nil for now.
+    public func start(atDeviceSampleTime deviceSampleTime: Int? = nil) throws(AudioError) {
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("start")
-            running = true
-            paused = false
+            if let deviceSampleTime, deviceSampleTime < 0 {
+                throw error(.queueInvalidParameter, "start", "start time \(deviceSampleTime) is negative")
+            }
+            defer {
+                running = true
+                paused = false
+            }
+            return running && !paused
         }
-        push(.start)
+        push(.start(at: deviceSampleTime ?? -1))
+        if !wasRunning { notify(.isRunning) }
         if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
             do throws(AudioError) {
                 try unit.start()
             } catch {
                 _ = try? withLock { running = false }
                 push(.stop)
+                notify(.isRunning)
                 throw self.error(.queueCannotStart, "start", "\(unit.name) did not start: \(error.message)")
             }
         }
@@ -240,26 +260,49 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Stops (AudioQueueStop). Immediately: capture stops and frames not yet in a buffer are
     /// dropped; the buffer being filled comes back with what it holds. Otherwise: everything
     /// captured is encoded (the encoder drained) and delivered first. Either way the callbacks
-    /// are done when this returns.
+    /// are done when this returns, and IsRunning goes false with its listener.
+    ///
+    /// From inside the callback (the queue's thread, which cannot wait for itself): `immediate`
+    /// throws 'invalid run state', as on the output queue; otherwise the stop is deferred, as
+    /// Core Audio's asynchronous stop: capture stops now, the rest is delivered after the
+    /// callback returns, then IsRunning goes false with its listener.
     public func stop(immediate: Bool) throws(AudioError) {
         let call = "stop"
-        try withLock { () throws(AudioError) in
+        let insideCallback = try withLock { () throws(AudioError) -> Bool in
             try requireOpen(call)
-            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
-                throw error(.queueInvalidRunState, call, "stop cannot wait for the queue's callback from inside that callback")
+            guard let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 else { return false }
+            if immediate {
+                throw error(.queueInvalidRunState, call, "stop(immediate: true) cannot wait for the queue's callback from inside that callback; use stop(immediate: false)")
             }
+            return true
         }
         push(.stop)
         (try? withLock { inputUnit })??.stop()
+        if insideCallback {
+            // The device is stopped; the queue's thread drains the ring after this callback.
+            try withLock { () throws(AudioError) in
+                running = false
+                paused = false
+                drainRequested = true
+                stopAfterDrain = true
+                announcesStop = true
+            }
+            worker.wake()
+            return
+        }
         barrier()  // the capture side's last frames are in the ring (the device is stopped)
-        try withLock { () throws(AudioError) in
-            running = false
-            paused = false
-            if immediate { discardRequested = true }
-            drainRequested = true
-            stopAfterDrain = true
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
+            defer {
+                running = false
+                paused = false
+                if immediate { discardRequested = true }
+                drainRequested = true
+                stopAfterDrain = true
+            }
+            return running
         }
         barrier()
+        if wasRunning { notify(.isRunning) }
         try throwEncoderError(call)
     }
 
@@ -274,12 +317,33 @@ public final class AudioInputQueue: @unchecked Sendable {
         try throwEncoderError("flush")
     }
 
-    /// Disposes of the queue (AudioQueueDispose): capture stops, buffers are freed, calls fail afterwards.
+    /// Disposes of the queue (AudioQueueDispose): capture stops, buffers are freed, calls fail
+    /// afterwards. `immediate: false` first stops as `stop(immediate: false)` does: what was
+    /// captured is encoded and every buffer in flight is handed back through the callback.
+    public func dispose(immediate: Bool) throws(AudioError) {
+        if !immediate {
+            let live = try withLock { () throws(AudioError) -> Bool in
+                try requireOpen("dispose")
+                return running || current != nil || capturer.ring.readableFrames > 0
+            }
+            if live { try stop(immediate: false) }
+        }
+        try dispose()
+    }
+
+    /// Disposes of the queue at once (`dispose(immediate: true)`): what is captured but not
+    /// delivered is dropped, the buffer being filled comes back with what it holds.
     public func dispose() throws(AudioError) {
-        try withLock { () throws(AudioError) in
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("dispose")
-            running = false
-            discardRequested = true
+            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
+                throw error(.queueInvalidRunState, "dispose", "dispose cannot wait for the queue's callback from inside that callback")
+            }
+            defer {
+                running = false
+                discardRequested = true
+            }
+            return running
         }
         push(.stop)
         if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
@@ -295,6 +359,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             buffers.removeAll()
             queued.removeAll()
         }
+        if wasRunning { fire(.isRunning) }  // the queue's thread is about to stop: on this one
         worker.stop()
     }
 
@@ -333,11 +398,20 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var isLevelMeteringEnabled: Bool { (try? withLock { meteringEnabled }) ?? false }
 
     public func setLevelMeteringEnabled(_ enabled: Bool) throws(AudioError) {
-        try withLock { () throws(AudioError) in
+        let changed = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("setLevelMeteringEnabled")
-            meteringEnabled = enabled
+            defer { meteringEnabled = enabled }
+            return meteringEnabled != enabled
         }
         push(.metering(enabled))
+        if changed { notify(.enableLevelMetering) }
+    }
+
+    /// kAudioQueueProperty_CurrentLevelMeterDB: the same in dBFS.
+    public func currentLevelMeterDB() throws(AudioError) -> [AudioQueueLevel] {
+        try currentLevelMeter().map {
+            AudioQueueLevel(average: Decibels.fromLinear($0.average), peak: Decibels.fromLinear($0.peak))
+        }
     }
 
     /// kAudioQueueProperty_CurrentLevelMeter: each channel's level over the last captured slice.

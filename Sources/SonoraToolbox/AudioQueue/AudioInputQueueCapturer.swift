@@ -20,6 +20,10 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     // Capture-thread state.
     private var running = false
     private var metering = false
+    /// The input's sample time of the next frame (its time stamps, or frames seen so far).
+    private var clock = 0
+    /// A start waiting for this sample time (-1: none).
+    private var startAt = -1
 
     init(channelCount: Int, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
@@ -33,16 +37,36 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     /// Captures that found the ring too full for all their frames (the rest were dropped).
     public var overruns: Int { overrunCount.load(ordering: .relaxed) }
 
-    /// Takes `input`'s frames (one Float32 buffer per channel) while running. Realtime-safe.
-    public func capture(_ input: AudioBufferList) {
+    /// Takes `input`'s frames (one Float32 buffer per channel) while running; `sampleTime` is
+    /// the input's time of its first frame (nil: right after the previous slice). Realtime-safe.
+    public func capture(_ input: AudioBufferList, sampleTime: Int? = nil) {
         while let command = commands.pop() {
             switch command {
-            case .start: running = true
-            case .stop: running = false
+            case .start(let at):
+                running = true
+                startAt = at
+            case .stop:
+                running = false
+                startAt = -1
             case .metering(let on): metering = on
             }
         }
+        if let sampleTime { clock = sampleTime }
+        let sliceStart = clock
+        clock += input.frameCount
         guard running, input.frameCount > 0 else { return }
+        // A start at a sample time: nothing before it, from it on everything.
+        var skip = 0
+        if startAt >= 0 {
+            guard startAt < clock else { return }
+            skip = max(0, startAt - sliceStart)
+            startAt = -1
+        }
+        let source = skip == 0 ? input : input.frames(from: skip, count: input.frameCount - skip)
+        store(source)
+    }
+
+    private func store(_ input: AudioBufferList) {
         let region = ring.writeRegion(maxFrames: input.frameCount)
         let count = region.frameCount
         if count < input.frameCount { overrunCount.wrappingAdd(1, ordering: .relaxed) }
@@ -79,7 +103,8 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
 
 /// A control message to the capture side.
 enum CaptureCommand: BitwiseCopyable {
-    case start
+    /// At the input's sample time given (-1: now).
+    case start(at: Int)
     case stop
     case metering(Bool)
 }
