@@ -18,8 +18,8 @@ struct RecordCommand: ParsableCommand {
         discussion: """
             The I/O unit captures from the device; an input AudioQueue fills three buffers
             (encoding IMA4 or ALAC on the queue's thread) and each filled buffer's packets
-            are written to the file as they arrive; on a terminal, the peak level shows
-            on stderr as it records. Stops after --seconds, or on SIGINT or
+            are written to the file as they arrive; on a terminal (or with --progress),
+            the time and peak level show on stderr as it records, four times a second. Stops after --seconds, or on SIGINT or
             SIGTERM; either way the buffers in flight are written and the file is closed
             complete. -f and -d as afconvert takes them. Never replaces a file unless
             --overwrite is given.
@@ -35,6 +35,7 @@ struct RecordCommand: ParsableCommand {
               sonora record memo.caf -f caff -d ima4@16000 --device default
               sonora record --device null --seconds 1 --json lossless.caf -d alac@44100x2
               sonora record --recover memo.caf
+              sonora record take2.wav --progress --json 2>levels.txt
             """
     )
 
@@ -59,6 +60,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Show the live level line (time, peak dBFS) on stderr even when it is not a terminal.")
+    var progress = false
+
     @Flag(help: "Only recover the partial files killed recordings of OUTPUT left (to OUTPUT-recovered-PID.EXT); record nothing.")
     var recover = false
 
@@ -69,6 +73,8 @@ struct RecordCommand: ParsableCommand {
         var frames: Int
         var seconds: Double
         var overruns: Int
+        /// The highest sample level captured, dBFS (−120 for silence).
+        var peak: Double
     }
 
     func validate() throws {
@@ -91,7 +97,7 @@ struct RecordCommand: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
-            print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), \(report.overruns) overruns")
+            print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), peak \(String(format: "%.1f", report.peak)) dBFS, \(report.overruns) overruns")
         }
     }
 
@@ -159,11 +165,12 @@ struct RecordCommand: ParsableCommand {
             source.setEventHandler { writer.finished.signal() }
             source.resume()
         }
-        // The live level (peak, dBFS) on a terminal's stderr, twice a second; never in a pipe or with --json.
-        let showsLevel = !json && isatty(STDERR_FILENO) == 1
-        if showsLevel { try queue.setLevelMeteringEnabled(true) }
+        // The live level (time, peak dBFS) on stderr four times a second: on a terminal (not
+        // with --json), or wherever stderr goes with --progress. Metering also gives the report's peak.
+        let showsLevel = progress || (!json && isatty(STDERR_FILENO) == 1)
+        try queue.setLevelMeteringEnabled(true)
         try queue.start()
-        while writer.finished.wait(timeout: .now() + 0.5) == .timedOut {
+        while writer.finished.wait(timeout: .now() + 0.25) == .timedOut {
             guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
             let peak = levels.map(\.peak).max() ?? 0
             let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(writer.frames) / format.sampleRate, Decibels.fromLinear(peak))
@@ -174,6 +181,7 @@ struct RecordCommand: ParsableCommand {
         signals.forEach { $0.cancel() }
         let overruns = queue.capturer.overruns
         let prime = queue.encoderPrimeInfo
+        let peak = Decibels.fromLinear(Double((try? queue.levelMeterPeakHold())?.max() ?? 0))
         try queue.dispose()
         var frames = writer.frames
         if !format.isLinearPCM && writer.failure == nil {
@@ -198,7 +206,7 @@ struct RecordCommand: ParsableCommand {
             throw CLIError("\(output): recording stopped: \(failure.message); kept \(kept) frames (\(String(format: "%.3f", Double(kept) / format.sampleRate)) s), finished")
         }
         return Report(file: output, format: "\(format)", device: device, frames: frames,
-                      seconds: Double(frames) / format.sampleRate, overruns: overruns)
+                      seconds: Double(frames) / format.sampleRate, overruns: overruns, peak: (peak * 10).rounded() / 10)
     }
 }
 

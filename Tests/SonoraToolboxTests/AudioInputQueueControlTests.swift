@@ -122,4 +122,18 @@ struct AudioInputQueueControlTests {
         #expect(abs(levels[0].peak - (-6.02)) < 0.05, "\(levels)")
         #expect(abs(levels[0].average - (-9.03)) < 0.05, "\(levels)")
     }
+
+    @Test("the peak hold keeps a loud slice the current meter has moved past")
+    func peakHold() throws {
+        let recording = InputRecording()
+        let queue = try inputQueue(Self.pcm, recording: recording, byteCapacity: 48_000)
+        defer { try? queue.dispose() }
+        try queue.setLevelMeteringEnabled(true)
+        try queue.start()
+        var frames = [Float](repeating: 0.1, count: 4800)
+        frames[100] = -0.9
+        try queue.offlineCapture(frames: frames, sliceFrames: 480)
+        #expect(try queue.currentLevelMeter()[0].peak == 0.1)
+        #expect(try queue.levelMeterPeakHold() == [0.9])
+    }
 }

@@ -62,6 +62,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     var discardRequested = false
     var meteringEnabled = false
     var latestLevels: [AudioQueueLevel]
+    /// Each channel's highest peak since metering was turned on (`levelMeterPeakHold`).
+    var heldPeaks: [Float] = []
     var encoderError: AudioError?
     /// The encoder's delay and last packet's padding, for the stream the last stop or flush ended.
     var lastPrimeInfo = AudioConverterPrimeInfo()
@@ -401,6 +403,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         let changed = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("setLevelMeteringEnabled")
             defer { meteringEnabled = enabled }
+            if enabled && !meteringEnabled { heldPeaks = Array(repeating: 0, count: latestLevels.count) }
             return meteringEnabled != enabled
         }
         push(.metering(enabled))
@@ -419,11 +422,28 @@ public final class AudioInputQueue: @unchecked Sendable {
         try withLock { () throws(AudioError) -> [AudioQueueLevel] in
             try requireOpen("currentLevelMeter")
             guard meteringEnabled else { throw error(.queueInvalidProperty, "currentLevelMeter", "level metering is off (setLevelMeteringEnabled(true))") }
-            while let reading = capturer.meters.pop() {
-                guard reading.channel < latestLevels.count else { continue }
-                latestLevels[reading.channel] = AudioQueueLevel(average: reading.average, peak: reading.peak)
-            }
+            drainMeterReadings()
             return latestLevels
+        }
+    }
+
+    /// Each channel's highest peak (linear) since metering was turned on, over every captured
+    /// slice (not only those `currentLevelMeter` was asked about): a recording's peak.
+    public func levelMeterPeakHold() throws(AudioError) -> [Float] {
+        try withLock { () throws(AudioError) -> [Float] in
+            try requireOpen("levelMeterPeakHold")
+            guard meteringEnabled else { throw error(.queueInvalidProperty, "levelMeterPeakHold", "level metering is off (setLevelMeteringEnabled(true))") }
+            drainMeterReadings()
+            return heldPeaks
+        }
+    }
+
+    /// The capture side's readings into the latest levels and the held peaks (call with `lock` held).
+    private func drainMeterReadings() {
+        while let reading = capturer.meters.pop() {
+            guard reading.channel < latestLevels.count else { continue }
+            latestLevels[reading.channel] = AudioQueueLevel(average: reading.average, peak: reading.peak)
+            if reading.channel < heldPeaks.count { heldPeaks[reading.channel] = max(heldPeaks[reading.channel], reading.peak) }
         }
     }
 
