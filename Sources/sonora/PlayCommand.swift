@@ -62,9 +62,7 @@ struct PlayCommand: ParsableCommand {
             }
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(reports), as: UTF8.self))
+            try printJSON(reports)
         } else {
             for report in reports {
                 print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) on \(report.device), \(report.underruns) underruns")

@@ -93,9 +93,7 @@ struct RecordCommand: ParsableCommand {
             throw CLIError("\(output): \(error)")
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            try printJSON(report)
         } else {
             print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), peak \(String(format: "%.1f", report.peak)) dBFS, \(report.overruns) overruns")
         }

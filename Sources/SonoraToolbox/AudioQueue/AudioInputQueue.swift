@@ -93,7 +93,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     var passRequested = 0
     var passCompleted = 0
 
-    private static let counter = NameCounter()
+    private static let counter = QueueNameCounter()
 
     /// A new input queue recording in `format` (linear PCM, IMA4 or ALAC), calling `callback`
     /// with each filled buffer. `ringFrames` is the ring between capture side and encoder.
@@ -102,25 +102,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         callback: @escaping Callback
     ) throws(AudioError) {
         name = "input queue \(Self.counter.next()) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
-        do {
-            try format.validate()
-        } catch {
-            throw AudioError(.queueInvalidPropertyValue, "AudioInputQueue.init: \(name): \(error.message)")
-        }
+        captureFormat = try Self.floatForm(of: format, name: name)
         guard ringFrames >= 64 && ringFrames <= 1 << 20 else {
             throw AudioError(.queueInvalidParameter, "AudioInputQueue.init: \(name): ring of \(ringFrames) frames is outside 64…1048576")
         }
         let channels = Int(format.channelsPerFrame)
-        captureFormat = .linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32)
-        if format == captureFormat {
-            converter = nil
-        } else {
-            do {
-                converter = try AudioConverter(from: captureFormat, to: format)
-            } catch {
-                throw AudioError(.queueCodecNotFound, "AudioInputQueue.init: \(name): no encoder for \(format): \(error.message)")
-            }
-        }
+        converter = format == captureFormat ? nil : try Self.converter(from: captureFormat, to: format, name: name, codec: "encoder")
         self.format = format
         callbackContext = context
         self.callback = callback
@@ -158,16 +145,6 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     // MARK: Errors
-
-    func error(_ code: AudioError.Code, _ call: String, _ message: String) -> AudioError {
-        AudioError(code, "AudioInputQueue.\(call): \(name): \(message)")
-    }
-
-    func withLock<Result>(_ body: () throws(AudioError) -> Result) throws(AudioError) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
 
     /// Throws once the queue is disposed of (call with `lock` held).
     func requireOpen(_ call: String) throws(AudioError) {
@@ -491,17 +468,5 @@ public final class AudioInputQueue: @unchecked Sendable {
         passDone.lock()
         while passCompleted < wanted { passDone.wait() }
         passDone.unlock()
-    }
-}
-
-/// Names queues in messages.
-private final class NameCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }
