@@ -1,3 +1,4 @@
+import Foundation
 import SonoraCore
 import SonoraHAL
 import SonoraTestSupport
@@ -15,6 +16,10 @@ open class ScriptedDevice: AudioDevice, @unchecked Sendable {
     private var procedure: IOProcedure?
     private var started = false
     private lazy var target = Target(self)
+    /// Held through each cycle: `stop()` from another thread (a queue's thread stopping its
+    /// unit) waits for the cycle in progress, as a real device joins its I/O thread; from
+    /// inside a cycle (the same thread) it does not wait (recursive).
+    private let cycleLock = NSRecursiveLock()
 
     /// Heap calls the started procedure made on the cycles run while `countsAllocations`
     /// was true (the device's own work is not counted).
@@ -31,21 +36,39 @@ open class ScriptedDevice: AudioDevice, @unchecked Sendable {
 
     open var driver: String { "scripted:" + inner.driver }
     public var format: DeviceFormat { inner.format }
-    public var isRunning: Bool { started }
+    public var isRunning: Bool {
+        cycleLock.lock()
+        defer { cycleLock.unlock() }
+        return started
+    }
     public func start(_ procedure: IOProcedure) throws(AudioError) {
+        cycleLock.lock()
+        defer { cycleLock.unlock() }
         guard !started else { throw AudioError(.illegalOperation, "device is already running") }
         self.procedure = procedure
         started = true
     }
-    public func stop() { started = false }
+    public func stop() {
+        cycleLock.lock()
+        defer { cycleLock.unlock() }
+        started = false
+    }
     public var statistics: DeviceStatistics { inner.statistics }
     public func takeEvents() -> [DeviceEvent] { inner.takeEvents() }
     public func resetLoad() { inner.resetLoad() }
 
     /// Runs `cycles` periods on the calling thread; a stopped device runs nothing.
     public func run(cycles: Int) throws(AudioError) {
-        guard started else { return }
+        guard isRunning else { return }
         try inner.run(cycles: cycles, IOProcedure(target))
+    }
+
+    /// One period under the cycle lock; none once stopped (a stop between two cycles of a run).
+    fileprivate func lockedProcess(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
+        cycleLock.lock()
+        defer { cycleLock.unlock() }
+        guard started else { return 0 }
+        return process(cycle)
     }
 
     /// One period: calls the started procedure. Override to script what it sees.
@@ -60,6 +83,6 @@ open class ScriptedDevice: AudioDevice, @unchecked Sendable {
     private final class Target: IOCycleTarget, @unchecked Sendable {
         unowned let device: ScriptedDevice
         init(_ device: ScriptedDevice) { self.device = device }
-        override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 { device.process(cycle) }
+        override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 { device.lockedProcess(cycle) }
     }
 }
