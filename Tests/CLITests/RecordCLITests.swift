@@ -8,12 +8,15 @@ import Glibc
 
 @Suite("sonora record", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct RecordCLITests {
+    /// `sonora record --json`'s result.
     struct Report: Decodable {
         var file: String
         var format: String
         var device: String
         var frames: Int
+        var seconds: Double
         var overruns: Int
+        var peak: Double
     }
 
     @Test("--help shows an example")

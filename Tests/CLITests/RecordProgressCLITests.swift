@@ -9,13 +9,7 @@ import Glibc
 /// `sonora record`'s live level line, its JSON result, and a compressed recording ended by SIGINT.
 @Suite("sonora record: level line, JSON, SIGINT", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
 struct RecordProgressCLITests {
-    struct Report: Decodable {
-        var file: String
-        var format: String
-        var frames: Int
-        var seconds: Double
-        var peak: Double
-    }
+    typealias Report = RecordCLITests.Report
 
     @Test("--progress refreshes time and peak on stderr; without it (a pipe) stderr stays quiet; --json gives file, frames, seconds, format, peak")
     func levelLineAndJSON() throws {
