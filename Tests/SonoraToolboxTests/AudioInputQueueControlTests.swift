@@ -59,6 +59,13 @@ struct AudioInputQueueControlTests {
         try queue.offlineCapture(frames: Self.ramp(3000), sliceFrames: 256)
         try queue.stop(immediate: false)
         #expect(Self.samples(recording) == Array(Self.ramp(3000)[1000...]))
+        // Start times in the input's sample time: the first buffer's is 1000, then contiguous.
+        var expected = 1000
+        for delivery in recording.deliveries {
+            #expect(delivery.startTime == expected)
+            expected += delivery.bytes.count / 4
+        }
+        #expect(expected == 3000)
         #expect(throws: AudioError.self) { try queue.start(atDeviceSampleTime: -1) }
     }
 

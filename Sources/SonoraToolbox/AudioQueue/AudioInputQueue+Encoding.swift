@@ -222,7 +222,8 @@ extension AudioInputQueue {
         } else {
             frames = currentDescriptions.reduce(0) { $0 + Int($1.variableFramesInPacket == 0 ? format.framesPerPacket : $1.variableFramesInPacket) }
         }
-        let startTime = deliveredFrames
+        // In the input's sample time: where the first kept frame was, plus what came since.
+        let startTime = capturer.origin + deliveredFrames
         deliveredFrames += frames
         currentDescriptions = []
         _ = try? withLock {

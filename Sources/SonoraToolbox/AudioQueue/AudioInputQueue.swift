@@ -30,8 +30,9 @@ public typealias AudioQueueInputCallback = @convention(c) (
 /// caller's thread and brings the queue's thread to a fixed point around each slice, so what
 /// the callback sees depends only on the frames and buffers given.
 public final class AudioInputQueue: @unchecked Sendable {
-    /// The callback: the queue, the filled buffer, the sample time of its first frame (frames
-    /// captured since the queue was made), and its packet descriptions (empty for constant-size packets).
+    /// The callback: the queue, the filled buffer, the sample time of its first frame (the
+    /// input's sample time of the first frame recorded, plus the frames delivered since: a
+    /// pause's gap is not counted), and its packet descriptions (empty for constant-size packets).
     public typealias Callback = (AudioInputQueue, AudioQueueBuffer, Int, [AudioStreamPacketDescription]) -> Void
 
     /// The queue's name in messages ("input queue 2 (alac 44100 Hz)").

@@ -15,6 +15,9 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     let wakesWorker = Atomic<Bool>(false)
 
     private let capturedCount = Atomic<Int>(0)
+    /// The input's sample time of the first frame ever kept (-1: none yet): the origin of the
+    /// buffers' start times.
+    private let originTime = Atomic<Int>(-1)
     private let overrunCount = Atomic<Int>(0)
 
     // Capture-thread state.
@@ -34,6 +37,8 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
 
     /// Frames written into the ring since the queue was made.
     var capturedFrames: Int { capturedCount.load(ordering: .acquiring) }
+    /// The input's sample time of the first frame kept (0 before any).
+    var origin: Int { max(0, originTime.load(ordering: .acquiring)) }
     /// Captures that found the ring too full for all their frames (the rest were dropped).
     public var overruns: Int { overrunCount.load(ordering: .relaxed) }
 
@@ -63,6 +68,7 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
             startAt = -1
         }
         let source = skip == 0 ? input : input.frames(from: skip, count: input.frameCount - skip)
+        if originTime.load(ordering: .relaxed) < 0 { originTime.store(sliceStart + skip, ordering: .releasing) }
         store(source)
     }
 
