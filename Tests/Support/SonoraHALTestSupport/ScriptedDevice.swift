@@ -57,23 +57,28 @@ open class ScriptedDevice: AudioDevice, @unchecked Sendable {
     public func takeEvents() -> [DeviceEvent] { inner.takeEvents() }
     public func resetLoad() { inner.resetLoad() }
 
-    /// Runs `cycles` periods on the calling thread; a stopped device runs nothing.
+    /// Runs `cycles` periods on the calling thread; a stopped device runs nothing (stopped
+    /// during the run: silence for the rest).
     public func run(cycles: Int) throws(AudioError) {
         guard isRunning else { return }
         try inner.run(cycles: cycles, IOProcedure(target))
     }
 
-    /// One period under the cycle lock; none once stopped (a stop between two cycles of a run).
+    /// One period under the cycle lock (a stop from another thread waits for it).
     fileprivate func lockedProcess(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
         cycleLock.lock()
         defer { cycleLock.unlock() }
-        guard started else { return 0 }
         return process(cycle)
     }
 
     /// One period: calls the started procedure. Override to script what it sees.
+    /// Once stopped (say by a queue's thread, between two cycles of a run), the rest of the
+    /// run plays silence and the procedure is not called: the clock goes on, the unit is left alone.
     open func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
-        guard let procedure else { return 0 }
+        guard started, let procedure else {
+            cycle.pointee.output.clear()
+            return 0
+        }
         if countsAllocations { AllocationCounter.begin() }
         let status = procedure.function(procedure.context, UnsafeMutableRawPointer(cycle))
         if countsAllocations { allocations += AllocationCounter.end() }
