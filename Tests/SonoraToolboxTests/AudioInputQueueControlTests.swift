@@ -143,4 +143,20 @@ struct AudioInputQueueControlTests {
         #expect(try queue.currentLevelMeter()[0].peak == 0.1)
         #expect(try queue.levelMeterPeakHold() == [0.9])
     }
+
+    @Test("a removed listener is not called; removing it again is 'invalid parameter'")
+    func removedListener() throws {
+        let recording = InputRecording()
+        let queue = try inputQueue(Self.pcm, recording: recording, byteCapacity: 4096)
+        defer { try? queue.dispose() }
+        let kept = RunningLog(), removed = RunningLog()
+        try queue.addPropertyListener(.isRunning) { queue, _ in kept.append(queue.isRunning) }
+        let token = try queue.addPropertyListener(.isRunning) { queue, _ in removed.append(queue.isRunning) }
+        try queue.removePropertyListener(.isRunning, token: token)
+        #expect(throws: AudioError.self) { try queue.removePropertyListener(.isRunning, token: token) }
+        try queue.start()
+        try queue.stop(immediate: true)
+        #expect(kept.waitFor(2) == [true, false])
+        #expect(removed.all.isEmpty)
+    }
 }

@@ -10,20 +10,16 @@ extension AudioInputQueue {
     public func addPropertyListener(_ property: AudioQueue.Property, _ listener: @escaping (AudioInputQueue, AudioQueue.Property) -> Void) throws(AudioError) -> Int {
         try withLock { () throws(AudioError) -> Int in
             try requireOpen("addPropertyListener")
-            let id = nextListenerID
-            nextListenerID += 1
-            listeners[property, default: []].append((id, listener))
-            return id
+            return listeners.add(property, listener)
         }
     }
 
     /// Removes a listener (AudioQueueRemovePropertyListener).
     public func removePropertyListener(_ property: AudioQueue.Property, token: Int) throws(AudioError) {
         try withLock { () throws(AudioError) in
-            guard let index = listeners[property]?.firstIndex(where: { $0.id == token }) else {
+            guard listeners.remove(property, token: token) else {
                 throw error(.queueInvalidParameter, "removePropertyListener", "no listener \(token) on \(property)")
             }
-            listeners[property]?.remove(at: index)
         }
     }
 
@@ -38,7 +34,7 @@ extension AudioInputQueue {
     /// Runs the listeners of `property` (on the calling thread).
     func fire(_ property: AudioQueue.Property?) {
         guard let property else { return }
-        let bodies = (try? withLock { listeners[property]?.map(\.body) ?? [] }) ?? []
+        let bodies = (try? withLock { listeners.bodies(for: property) }) ?? []
         for body in bodies { body(self, property) }
     }
 }

@@ -69,8 +69,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// The encoder's delay and last packet's padding, for the stream the last stop or flush ended.
     var lastPrimeInfo = AudioConverterPrimeInfo()
     var callbackThread: pthread_t?
-    var listeners: [AudioQueue.Property: [(id: Int, body: (AudioInputQueue, AudioQueue.Property) -> Void)]] = [:]
-    var nextListenerID = 1
+    var listeners = QueueListeners<AudioInputQueue>()
     /// The worker's job ring has one producer: threads announcing changes take turns.
     let notifyLock = NSLock()
     /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
@@ -397,22 +396,22 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// kAudioQueueProperty_CurrentLevelMeter: each channel's level over the last captured slice.
     public func currentLevelMeter() throws(AudioError) -> [AudioQueueLevel] {
-        try withLock { () throws(AudioError) -> [AudioQueueLevel] in
-            try requireOpen("currentLevelMeter")
-            guard meteringEnabled else { throw error(.queueInvalidProperty, "currentLevelMeter", "level metering is off (setLevelMeteringEnabled(true))") }
-            drainMeterReadings()
-            return latestLevels
-        }
+        try meterReading("currentLevelMeter") { $0.latestLevels }
     }
 
     /// Each channel's highest peak (linear) since metering was turned on, over every captured
     /// slice (not only those `currentLevelMeter` was asked about): a recording's peak.
     public func levelMeterPeakHold() throws(AudioError) -> [Float] {
-        try withLock { () throws(AudioError) -> [Float] in
-            try requireOpen("levelMeterPeakHold")
-            guard meteringEnabled else { throw error(.queueInvalidProperty, "levelMeterPeakHold", "level metering is off (setLevelMeteringEnabled(true))") }
+        try meterReading("levelMeterPeakHold") { $0.heldPeaks }
+    }
+
+    /// `value` of the meters brought up to date, under the lock, while metering is on.
+    private func meterReading<Value>(_ call: String, _ value: (AudioInputQueue) -> Value) throws(AudioError) -> Value {
+        try withLock { () throws(AudioError) -> Value in
+            try requireOpen(call)
+            guard meteringEnabled else { throw error(.queueInvalidProperty, call, "level metering is off (setLevelMeteringEnabled(true))") }
             drainMeterReadings()
-            return heldPeaks
+            return value(self)
         }
     }
 

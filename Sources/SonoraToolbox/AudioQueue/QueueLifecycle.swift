@@ -67,3 +67,28 @@ final class QueueNameCounter: @unchecked Sendable {
         return value
     }
 }
+
+/// A queue's property listeners (AudioQueueAddPropertyListener's registry): tokens handed
+/// out in order, removal by token, and the bodies to call for a property. Kept under the
+/// queue's lock; called off it.
+struct QueueListeners<Queue> {
+    typealias Body = (Queue, AudioQueue.Property) -> Void
+    private var entries: [AudioQueue.Property: [(id: Int, body: Body)]] = [:]
+    private var nextID = 1
+
+    /// Adds `body` for `property`; its token.
+    mutating func add(_ property: AudioQueue.Property, _ body: @escaping Body) -> Int {
+        defer { nextID += 1 }
+        entries[property, default: []].append((nextID, body))
+        return nextID
+    }
+
+    /// Removes the listener with `token`; false if `property` has none such.
+    mutating func remove(_ property: AudioQueue.Property, token: Int) -> Bool {
+        guard let index = entries[property]?.firstIndex(where: { $0.id == token }) else { return false }
+        entries[property]?.remove(at: index)
+        return true
+    }
+
+    func bodies(for property: AudioQueue.Property) -> [Body] { entries[property]?.map(\.body) ?? [] }
+}
