@@ -19,16 +19,17 @@ struct RecordCommand: ParsableCommand {
             The I/O unit captures from the device; an input AudioQueue fills three buffers
             (encoding IMA4 or ALAC on the queue's thread) and each filled buffer's packets
             are written to the file as they arrive; on a terminal (or with --progress),
-            the time and peak level show on stderr as it records, four times a second. Stops after --seconds, or on SIGINT or
-            SIGTERM; either way the buffers in flight are written and the file is closed
-            complete. -f and -d as afconvert takes them. Never replaces a file unless
+            the time and peak level show on stderr as it records, four times a second.
+            Stops after --seconds, or on SIGINT or SIGTERM; either way the buffers in
+            flight are written and the file is closed complete. -f and -d as afconvert takes them. Never replaces a file unless
             --overwrite is given.
 
             The file's header is brought up to date about once a second, so a killed
             recording leaves a hidden `.NAME.partial-PID` that reads as all but its last
-            second; the next `sonora record` of NAME (or `sonora record --recover NAME`)
-            moves it to NAME-recovered-PID.EXT, never over another file. A full disk ends
-            the recording with the reason and exit status 1; what fitted is kept, finished.
+            second; the next `sonora record` of NAME moves it to NAME-recovered-PID.EXT,
+            and `sonora record --recover NAME` into NAME if that is free — never over
+            another file. A full disk ends the recording with the reason and exit
+            status 1; what fitted is kept, finished.
 
             Examples:
               sonora record take1.wav --seconds 5
@@ -63,7 +64,7 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Show the live level line (time, peak dBFS) on stderr even when it is not a terminal.")
     var progress = false
 
-    @Flag(help: "Only recover the partial files killed recordings of OUTPUT left (to OUTPUT-recovered-PID.EXT); record nothing.")
+    @Flag(help: "Only recover the partial files killed recordings of OUTPUT left (one into OUTPUT if it does not exist, else to OUTPUT-recovered-PID.EXT); record nothing.")
     var recover = false
 
     struct Report: Codable {
@@ -83,8 +84,18 @@ struct RecordCommand: ParsableCommand {
 
     func run() throws {
         // A killed earlier recording of this name: what it captured is kept beside it, first.
-        for stale in AudioFile.recoverStalePartials(of: output) { FileHandle.standardError.write(Data("sonora: \(stale)\n".utf8)) }
-        if recover { return }
+        let stale = AudioFile.recoverStalePartials(of: output)
+        for result in stale { FileHandle.standardError.write(Data("sonora: \(result)\n".utf8)) }
+        if recover {
+            // Asked for OUT itself: one recovered take goes there if the name is free (link
+            // refuses an existing file: nothing is replaced).
+            let recovered = stale.compactMap { if case .recovered(let path, _) = $0.outcome { path } else { nil } }
+            if recovered.count == 1, link(recovered[0], output) == 0 {
+                unlink(recovered[0])
+                FileHandle.standardError.write(Data("sonora: \(recovered[0]) → \(output)\n".utf8))
+            }
+            return
+        }
         try OutputFile.check(output, inputs: [], overwrite: overwrite)
         let report: Report
         do {

@@ -60,7 +60,7 @@ struct RecordSurvivalCLITests {
         #expect((frames(recording) ?? 0) > 0, "the new take was not written")
     }
 
-    @Test("a partial of a live recording is left alone; `sonora record --recover` recovers dead ones without writing OUT")
+    @Test("a partial of a live recording is left alone; `sonora record --recover` moves a dead one into OUT when OUT is free, beside it otherwise")
     func explicitRecovery() throws {
         let name = "explicit.caf"
         let recording = folder + "/" + name
@@ -76,11 +76,24 @@ struct RecordSurvivalCLITests {
         let kept = try #require(frames(partial))
         let recovery = try sonora("record", "--recover", recording)
         #expect(recovery.status == 0, "\(recovery.stderr)")
-        let recovered = folder + "/explicit-recovered-\(run.process.processIdentifier).caf"
-        #expect(recovery.stderr.contains(recovered), "\(recovery.stderr)")
-        #expect((frames(recovered) ?? 0) >= kept)
-        #expect(!FileManager.default.fileExists(atPath: recording), "--recover wrote OUT")
+        #expect(recovery.stderr.contains(recording), "\(recovery.stderr)")
+        #expect((frames(recording) ?? 0) >= kept)
         #expect(partials(name).isEmpty)
+
+        // OUT taken: the next killed take is recovered beside it, OUT untouched.
+        let before = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let second = try Running(["record", folder + "/other.caf", "-d", "ima4@16000", "--device", "null"])
+        let secondPartial = folder + "/.other.caf.partial-\(second.process.processIdentifier)"
+        #expect(eventually { (frames(secondPartial) ?? 0) > 0 }, "\(second.errorText)")
+        second.signal(SIGKILL)
+        #expect(second.finish() == -SIGKILL)
+        let moved = folder + "/.\(name).partial-\(second.process.processIdentifier)"
+        #expect(rename(secondPartial, moved) == 0)
+        let again = try sonora("record", "--recover", recording)
+        #expect(again.status == 0, "\(again.stderr)")
+        let beside = folder + "/explicit-recovered-\(second.process.processIdentifier).caf"
+        #expect((frames(beside) ?? 0) > 0, "\(again.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: recording)) == before, "--recover replaced OUT")
     }
 
     @Test("a full disk ends the recording: the reason on stderr, exit status 1, a finished file of what fitted",
