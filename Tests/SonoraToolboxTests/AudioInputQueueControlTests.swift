@@ -159,4 +159,29 @@ struct AudioInputQueueControlTests {
         #expect(kept.waitFor(2) == [true, false])
         #expect(removed.all.isEmpty)
     }
+
+    @Test("start at a host time: the frame the input stamped with that host time is the first kept")
+    func startAtHostTime() throws {
+        let recording = InputRecording()
+        let queue = try inputQueue(Self.pcm, recording: recording, byteCapacity: 4096)
+        defer { try? queue.dispose() }
+        let base = HostTime(seconds: 100)
+        func host(_ frame: Int) -> HostTime { base + HostTime.nanoseconds(forFrames: Double(frame), sampleRate: 48000) }
+        try queue.start(atHostTime: host(1000))
+        // As an I/O unit delivers input: slices stamped with their first frame's sample and host time.
+        let ramp = Self.ramp(3000)
+        let storage = try OwnedAudioBufferList(channelCount: 1, frameCapacity: 256)
+        var offset = 0
+        while offset < ramp.count {
+            let count = min(256, ramp.count - offset)
+            let list = storage.list(frameCount: count)
+            for index in 0..<count { list[0][index] = ramp[offset + index] }
+            queue.capturer.capture(list, sampleTime: offset, hostTime: host(offset))
+            offset += count
+        }
+        try queue.stop(immediate: false)
+        #expect(Self.samples(recording) == Array(ramp[1000...]))
+        #expect(recording.deliveries.first?.startTime == 1000)
+        #expect(throws: AudioError.self) { try queue.start(atHostTime: HostTime(rawValue: 0)) }
+    }
 }

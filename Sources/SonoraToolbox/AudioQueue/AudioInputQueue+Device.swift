@@ -58,7 +58,9 @@ final class QueueCaptureTarget: RenderCallbackTarget, @unchecked Sendable {
 
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let stamp = request.pointee.timeStamp
-        capturer.capture(request.pointee.buffers, sampleTime: stamp.flags.contains(.sampleTimeValid) ? Int(stamp.sampleTime) : nil)
+        capturer.capture(
+            request.pointee.buffers, sampleTime: stamp.flags.contains(.sampleTimeValid) ? Int(stamp.sampleTime) : nil,
+            hostTime: stamp.flags.contains(.hostTimeValid) ? HostTime(rawValue: stamp.hostTime) : nil)
         return .noError
     }
 }

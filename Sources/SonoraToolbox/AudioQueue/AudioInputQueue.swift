@@ -112,7 +112,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         callbackContext = context
         self.callback = callback
         latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
-        capturer = try AudioInputQueueCapturer(channelCount: channels, ringFrames: ringFrames)
+        capturer = try AudioInputQueueCapturer(channelCount: channels, sampleRate: format.sampleRate, ringFrames: ringFrames)
         worker = try Worker(
             name: "sonora-aqinput",
             perform: { [unowned(unsafe) self] job in self.fire(AudioQueue.Property(rawValue: job.tag)) },
@@ -200,18 +200,30 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// input's sample time of the first frame to keep (offline: frames given to `offlineCapture`
     /// since the queue was made; live: the I/O unit's input time stamps), nil for now.
     public func start(atDeviceSampleTime deviceSampleTime: Int? = nil) throws(AudioError) {
+        if let deviceSampleTime, deviceSampleTime < 0 {
+            throw error(.queueInvalidParameter, "start", "start time \(deviceSampleTime) is negative")
+        }
+        try start(.start(at: deviceSampleTime ?? -1))
+    }
+
+    /// Starts (or resumes) recording at a host time (AudioQueueStart with a host time stamp):
+    /// the first frame kept is the one the input captured at `hostTime`, found from the host
+    /// times the I/O unit stamps its input with (nothing is kept until a slice says).
+    public func start(atHostTime hostTime: HostTime) throws(AudioError) {
+        guard hostTime.rawValue > 0 else { throw error(.queueInvalidParameter, "start", "host time 0 is no time") }
+        try start(.startAtHost(hostTime.rawValue))
+    }
+
+    private func start(_ command: CaptureCommand) throws(AudioError) {
         let wasRunning = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("start")
-            if let deviceSampleTime, deviceSampleTime < 0 {
-                throw error(.queueInvalidParameter, "start", "start time \(deviceSampleTime) is negative")
-            }
             defer {
                 running = true
                 paused = false
             }
             return running && !paused
         }
-        push(.start(at: deviceSampleTime ?? -1))
+        push(command)
         if !wasRunning { notify(.isRunning) }
         if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
             do throws(AudioError) {

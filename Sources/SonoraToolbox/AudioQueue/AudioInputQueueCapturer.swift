@@ -7,6 +7,7 @@ import Synchronization
 /// leave through atomics and a meter queue. `capture` never allocates, locks, logs or blocks.
 public final class AudioInputQueueCapturer: @unchecked Sendable {
     let channelCount: Int
+    let sampleRate: Double
     let ring: SampleRing
     let commands: MessageQueue<CaptureCommand>
     let meters: MessageQueue<MeterReading>
@@ -27,9 +28,13 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     private var clock = 0
     /// A start waiting for this sample time (-1: none).
     private var startAt = -1
+    /// A start waiting for this host time (0: none), turned into a sample time by the first
+    /// slice that carries a host time.
+    private var startAtHost: UInt64 = 0
 
-    init(channelCount: Int, ringFrames: Int) throws(AudioError) {
+    init(channelCount: Int, sampleRate: Double, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
+        self.sampleRate = sampleRate
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
         commands = try MessageQueue(capacity: 256)
         meters = try MessageQueue(capacity: 1024)
@@ -42,24 +47,37 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     /// Captures that found the ring too full for all their frames (the rest were dropped).
     public var overruns: Int { overrunCount.load(ordering: .relaxed) }
 
-    /// Takes `input`'s frames (one Float32 buffer per channel) while running; `sampleTime` is
-    /// the input's time of its first frame (nil: right after the previous slice). Realtime-safe.
-    public func capture(_ input: AudioBufferList, sampleTime: Int? = nil) {
+    /// Takes `input`'s frames (one Float32 buffer per channel) while running; `sampleTime` and
+    /// `hostTime` are the input's times of its first frame (nil: right after the previous
+    /// slice, and no host time). Realtime-safe.
+    public func capture(_ input: AudioBufferList, sampleTime: Int? = nil, hostTime: HostTime? = nil) {
         while let command = commands.pop() {
             switch command {
             case .start(let at):
                 running = true
                 startAt = at
+                startAtHost = 0
+            case .startAtHost(let host):
+                running = true
+                startAt = -1
+                startAtHost = host
             case .stop:
                 running = false
                 startAt = -1
+                startAtHost = 0
             case .metering(let on): metering = on
             }
         }
         if let sampleTime { clock = sampleTime }
         let sliceStart = clock
+        if startAtHost != 0, let hostTime {
+            // The host time as this input's sample time (frames from the slice's first frame).
+            let offset = hostTime.frames(until: HostTime(rawValue: startAtHost), sampleRate: sampleRate).rounded()
+            startAt = sliceStart + max(0, Int(offset))
+            startAtHost = 0
+        }
         clock += input.frameCount
-        guard running, input.frameCount > 0 else { return }
+        guard running, input.frameCount > 0, startAtHost == 0 else { return }
         // A start at a sample time: nothing before it, from it on everything.
         var skip = 0
         if startAt >= 0 {
@@ -111,6 +129,8 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
 enum CaptureCommand: BitwiseCopyable {
     /// At the input's sample time given (-1: now).
     case start(at: Int)
+    /// At the host time given (nanoseconds), once a slice says which of its frames that is.
+    case startAtHost(UInt64)
     case stop
     case metering(Bool)
 }
