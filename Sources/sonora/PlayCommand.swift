@@ -98,9 +98,7 @@ struct PlayCommand: ParsableCommand {
         let result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
         player.progress?.finish()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            try printJSON(result)
         } else {
             for file in result.files {
                 print("\(file.file): \(file.format), \(file.frames) frames (\(String(format: "%.3f", file.seconds)) s)")

@@ -18,16 +18,25 @@ struct RecordCommand: ParsableCommand {
         discussion: """
             The I/O unit captures from the device; an input AudioQueue fills three buffers
             (encoding IMA4 or ALAC on the queue's thread) and each filled buffer's packets
-            are written to the file as they arrive; on a terminal, the peak level shows
-            on stderr as it records. Stops after --seconds, or on SIGINT or
-            SIGTERM; either way the buffers in flight are written and the file is closed
-            complete. -f and -d as afconvert takes them. Never replaces a file unless
+            are written to the file as they arrive; on a terminal (or with --progress),
+            the time and peak level show on stderr as it records, four times a second.
+            Stops after --seconds, or on SIGINT or SIGTERM; either way the buffers in
+            flight are written and the file is closed complete. -f and -d as afconvert takes them. Never replaces a file unless
             --overwrite is given.
+
+            The file's header is brought up to date about once a second, so a killed
+            recording leaves a hidden `.NAME.partial-PID` that reads as all but its last
+            second; the next `sonora record` of NAME moves it to NAME-recovered-PID.EXT,
+            and `sonora record --recover NAME` into NAME if that is free — never over
+            another file. A full disk ends the recording with the reason and exit
+            status 1; what fitted is kept, finished.
 
             Examples:
               sonora record take1.wav --seconds 5
               sonora record memo.caf -f caff -d ima4@16000 --device default
               sonora record --device null --seconds 1 --json lossless.caf -d alac@44100x2
+              sonora record --recover memo.caf
+              sonora record take2.wav --progress --json 2>levels.txt
             """
     )
 
@@ -52,6 +61,12 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Show the live level line (time, peak dBFS) on stderr even when it is not a terminal.")
+    var progress = false
+
+    @Flag(help: "Only recover the partial files killed recordings of OUTPUT left (one into OUTPUT if it does not exist, else to OUTPUT-recovered-PID.EXT); record nothing.")
+    var recover = false
+
     struct Report: Codable {
         var file: String
         var format: String
@@ -59,6 +74,8 @@ struct RecordCommand: ParsableCommand {
         var frames: Int
         var seconds: Double
         var overruns: Int
+        /// The highest sample level captured, dBFS (−120 for silence).
+        var peak: Double
     }
 
     func validate() throws {
@@ -66,6 +83,19 @@ struct RecordCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A killed earlier recording of this name: what it captured is kept beside it, first.
+        let stale = AudioFile.recoverStalePartials(of: output)
+        for result in stale { FileHandle.standardError.write(Data("sonora: \(result)\n".utf8)) }
+        if recover {
+            // Asked for OUT itself: one recovered take goes there if the name is free (link
+            // refuses an existing file: nothing is replaced).
+            let recovered = stale.compactMap { if case .recovered(let path, _) = $0.outcome { path } else { nil } }
+            if recovered.count == 1, link(recovered[0], output) == 0 {
+                unlink(recovered[0])
+                FileHandle.standardError.write(Data("sonora: \(recovered[0]) → \(output)\n".utf8))
+            }
+            return
+        }
         try OutputFile.check(output, inputs: [], overwrite: overwrite)
         let report: Report
         do {
@@ -74,11 +104,9 @@ struct RecordCommand: ParsableCommand {
             throw CLIError("\(output): \(error)")
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            try printJSON(report)
         } else {
-            print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), \(report.overruns) overruns")
+            print("\(report.file): \(report.format), \(report.frames) frames (\(String(format: "%.3f", report.seconds)) s) from \(report.device), peak \(String(format: "%.1f", report.peak)) dBFS, \(report.overruns) overruns")
         }
     }
 
@@ -118,7 +146,11 @@ struct RecordCommand: ParsableCommand {
         io.deviceConfiguration.outputChannels = 0
         try io.setDevice(named: device)
         try queue.setInputUnit(io)
-        let file = try AudioFile.create(output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite)
+        // Room for the packet table before the data (ALAC): the header updates never move it.
+        let file = try AudioFile.create(
+            output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite,
+            packetTableReserve: format.bytesPerPacket == 0 ? 64 << 10 : 0)
+        file.keepsWrittenAudioOnFailure = true
         writer.file = file
         // About 100 ms per buffer: PCM frames, IMA4 packets, or two ALAC packets (4096 frames,
         // at most 32-bit samples plus headers each).
@@ -142,11 +174,12 @@ struct RecordCommand: ParsableCommand {
             source.setEventHandler { writer.finished.signal() }
             source.resume()
         }
-        // The live level (peak, dBFS) on a terminal's stderr, twice a second; never in a pipe or with --json.
-        let showsLevel = !json && isatty(STDERR_FILENO) == 1
-        if showsLevel { try queue.setLevelMeteringEnabled(true) }
+        // The live level (time, peak dBFS) on stderr four times a second: on a terminal (not
+        // with --json), or wherever stderr goes with --progress. Metering also gives the report's peak.
+        let showsLevel = progress || (!json && isatty(STDERR_FILENO) == 1)
+        try queue.setLevelMeteringEnabled(true)
         try queue.start()
-        while writer.finished.wait(timeout: .now() + 0.5) == .timedOut {
+        while writer.finished.wait(timeout: .now() + 0.25) == .timedOut {
             guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
             let peak = levels.map(\.peak).max() ?? 0
             let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(writer.frames) / format.sampleRate, Decibels.fromLinear(peak))
@@ -156,11 +189,33 @@ struct RecordCommand: ParsableCommand {
         try queue.stop(immediate: false)
         signals.forEach { $0.cancel() }
         let overruns = queue.capturer.overruns
+        let prime = queue.encoderPrimeInfo
+        let peak = Decibels.fromLinear(Double((try? queue.levelMeterPeakHold())?.max() ?? 0))
         try queue.dispose()
+        var frames = writer.frames
+        if !format.isLinearPCM && writer.failure == nil {
+            // The last packet's frames past the end (what --seconds did not ask for, or the
+            // encoder's padding) are not audio: the packet table's remainder says so.
+            // Stopped by --seconds, the last (flushed, padded) packet never reached the file.
+            let valid = if let wanted, writer.frames >= wanted { wanted - prime.leadingFrames } else { writer.frames - prime.leadingFrames - prime.trailingFrames }
+            if valid >= 0 && valid < writer.frames {
+                try file.setPacketTableInfo(AudioFilePacketTableInfo(
+                    validFrames: Int64(valid), primingFrames: Int32(prime.leadingFrames),
+                    remainderFrames: Int32(writer.frames - prime.leadingFrames - valid)))
+                frames = valid
+            }
+        }
         try file.close()
-        if let failure = writer.failure { throw failure }
-        return Report(file: output, format: "\(format)", device: device, frames: writer.frames,
-                      seconds: Double(writer.frames) / format.sampleRate, overruns: overruns)
+        if let failure = writer.failure {
+            // What the finished file holds (a failed write may have put part of a buffer in it).
+            let kept = (try? AudioFile.open(output)).map { file in
+                defer { try? file.close() }
+                return file.frameCount
+            } ?? writer.frames
+            throw CLIError("\(output): recording stopped: \(failure.message); kept \(kept) frames (\(String(format: "%.3f", Double(kept) / format.sampleRate)) s), finished")
+        }
+        return Report(file: output, format: "\(format)", device: device, frames: frames,
+                      seconds: Double(frames) / format.sampleRate, overruns: overruns, peak: (peak * 10).rounded() / 10)
     }
 }
 
@@ -174,6 +229,8 @@ private final class PacketWriter: @unchecked Sendable {
     private(set) var frames = 0
     private(set) var failure: AudioError?
     private var done = false
+    /// Frames in the file when its header was last brought up to date.
+    private var updatedFrames = 0
 
     init(format: StreamFormat, limit: Int?) {
         self.format = format
@@ -201,7 +258,8 @@ private final class PacketWriter: @unchecked Sendable {
                 for description in descriptions {
                     if let limit, frames >= limit { break }
                     kept.append(description)
-                    frames += Int(description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
+                    // As the file counts them: a short last packet is a whole one (its padding is the remainder).
+                    frames += Int(format.framesPerPacket > 0 || description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
                 }
                 try file.writePackets(buffer.bytes, descriptions: kept)
             }
@@ -210,6 +268,16 @@ private final class PacketWriter: @unchecked Sendable {
             done = true
             finished.signal()
             return
+        }
+        // About once a second the header counts what is written: a killed process leaves that much readable.
+        if frames - updatedFrames >= Int(format.sampleRate) {
+            do throws(AudioError) { try file.updateHeader() } catch {
+                failure = error
+                done = true
+                finished.signal()
+                return
+            }
+            updatedFrames = frames
         }
         if let limit, frames >= limit {
             done = true

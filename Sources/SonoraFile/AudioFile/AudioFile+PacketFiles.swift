@@ -39,7 +39,9 @@ extension AudioFile {
 
     /// A packet file being created, or nil when libsndfile writes `format` (PCM, and the
     /// compressed formats it encodes from frames when no cookie comes with them).
-    static func createPacketFile(_ path: String, temporary: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]?) throws(AudioError) -> AudioFile? {
+    static func createPacketFile(
+        _ path: String, temporary: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]?, tableReserve: Int = 0
+    ) throws(AudioError) -> AudioFile? {
         guard !format.isLinearPCM, format.formatID != .appleIMA4 else { return nil }
         let sndfileEncodes = SndfileFormat.word(for: format, in: type) != nil
         if magicCookie == nil && sndfileEncodes { return nil }
@@ -61,7 +63,7 @@ extension AudioFile {
             throw AudioError(.invalidPropertyValue, "\(path): a magic cookie of \(magicCookie.count) bytes (at most \(CAFPacketReader.maximumCookieSize))")
         }
         let writer: PacketWriter = type == .caf
-            ? try CAFPacketWriter(path: temporary, format: format, cookie: magicCookie)
+            ? try CAFPacketWriter(path: temporary, format: format, cookie: magicCookie, tableReserve: tableReserve)
             : try MuxedPacketWriter(path: temporary, type: type, format: format, cookie: magicCookie)
         let file = AudioFile(path: path, type: type, format: format, index: nil, writer: writer, temporaryPath: temporary)
         file.createdCookie = magicCookie
@@ -121,7 +123,18 @@ extension AudioFile {
     /// Sets the packet table a packet file being created gets when closed (priming and
     /// remainder frames; valid frames = the packets' frames less both). Checked on `close()`
     /// against the frames written.
+    /// IMA4 in CAF being created (constant packets, no priming) takes a remainder only, set
+    /// after its last packet: the frames it says are padding leave the frame count at once.
     public func setPacketTableInfo(_ info: AudioFilePacketTableInfo) throws(AudioError) {
+        if let ima4 = ima4File, fileType == .caf {
+            guard info.primingFrames == 0, info.remainderFrames >= 0, info.remainderFrames < 64,
+                  info.validFrames + Int64(info.remainderFrames) == Int64(ima4.packetCount * 64) else {
+                throw AudioError(.invalidPropertyValue, "\(path): IMA4 takes only a remainder of under 64 frames after its last packet; \(info) does not fit its \(ima4.packetCount) packets")
+            }
+            ima4.setValidFrames(Int(info.validFrames))
+            updateFrameCountFromIMA4()
+            return
+        }
         guard packetWriter != nil else {
             throw AudioError(.unsupportedProperty, "\(path): the packet table is set only on a compressed file being created")
         }

@@ -213,8 +213,13 @@ public final class AudioFile {
     /// ADTS) — and any compressed format given with a `magicCookie`, which says the caller
     /// brings encoded packets — make a packet file, written with `writePackets`; ALAC in
     /// CAF, FLAC and Ogg Opus/Vorbis without a cookie are encoded from frames by libsndfile, as before.
+    ///
+    /// `packetTableReserve`: for recordings of variable-size packets into CAF, bytes kept for
+    /// the packet table in front of the data, so `updateHeader()` keeps the file readable while
+    /// packets are still being appended (about 3 bytes a packet: 64 KiB is hours of ALAC).
     public static func create(
-        _ path: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]? = nil, erase: Bool = false
+        _ path: String, type: AudioFileType, format: StreamFormat, magicCookie: [UInt8]? = nil, erase: Bool = false,
+        packetTableReserve: Int = 0
     ) throws(AudioError) -> AudioFile {
         try format.validate()
         if FileManager.default.fileExists(atPath: path) && !erase {
@@ -222,7 +227,7 @@ public final class AudioFile {
         }
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = partialPath(for: path)
-        if let file = try createPacketFile(path, temporary: temporary, type: type, format: format, magicCookie: magicCookie) {
+        if let file = try createPacketFile(path, temporary: temporary, type: type, format: format, magicCookie: magicCookie, tableReserve: packetTableReserve) {
             return file
         }
         if format.formatID == .appleIMA4 && (type == .caf || type == .aifc) {
@@ -450,6 +455,10 @@ public final class AudioFile {
     public func updateHeader() throws(AudioError) {
         if let packetWriter {
             _ = try packetWriter.writeValidSoFar(info: packetTableInfoToWrite)
+            return
+        }
+        if let ima4 {
+            try ima4.updateHeader()
             return
         }
         guard let handle else { return }

@@ -253,34 +253,58 @@ final class IMA4File {
     private func flush(packets: Int) throws(AudioError) {
         guard packets > 0 else { return }
         let byteCount = packets * packetBytes
-        let written = encoded.withUnsafeBytes { Glibc.write(handle.fileDescriptor, $0.baseAddress, byteCount) }
-        guard written == byteCount else {
-            throw AudioError(.unspecified, "cannot write IMA4 packets: \(String(cString: strerror(errno)))")
+        // A short write (the disk filled mid-way) is retried for the rest, which says why (ENOSPC).
+        var done = 0
+        while done < byteCount {
+            let written = encoded.withUnsafeBytes { Glibc.write(handle.fileDescriptor, $0.baseAddress! + done, byteCount - done) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                throw AudioError(.unspecified, "cannot write IMA4 packets: \(written == 0 ? "no room" : String(cString: strerror(errno)))")
+            }
+            done += written
         }
         packetCount += packets
     }
 
-    /// Writes the last (padded) packet and fills in the sizes.
+    /// Writes the last (padded) packet and fills in the sizes. If that packet cannot be
+    /// written (a full disk), the sizes still count the packets that were, and the error follows.
     func finish() throws(AudioError) {
         defer { try? handle.close() }  // on failure too: AudioFile removes the partial file
         if writing && container == .aifc {
             try writePackets(final: true)
             try finishAIFC()
         } else if writing {
-            try writePackets(final: true)
-            let dataSize = UInt64(4 + packetCount * packetBytes)
-            let remainder = UInt32(packetCount * 64 - frameCount)
-            do {
-                try handle.seek(toOffset: dataSizeAt)
-                try handle.write(contentsOf: withUnsafeBytes(of: dataSize.bigEndian) { Data($0) })
-                try handle.seek(toOffset: paktAt)
-                var pakt = withUnsafeBytes(of: UInt64(packetCount).bigEndian) { Data($0) }
-                pakt += withUnsafeBytes(of: UInt64(frameCount).bigEndian) { Data($0) }
-                pakt += withUnsafeBytes(of: UInt32(0).bigEndian) { Data($0) }
-                pakt += withUnsafeBytes(of: remainder.bigEndian) { Data($0) }
-                try handle.write(contentsOf: pakt)
-            } catch {
-                throw AudioError(.unspecified, "cannot finish the IMA4 CAF file: \(error.localizedDescription)")
+            var lastPacketError: AudioError?
+            do { try writePackets(final: true) } catch {
+                lastPacketError = error
+                frameCount = min(frameCount, packetCount * 64)
+            }
+            try writeCAFSizes(frames: frameCount)
+            if let lastPacketError { throw lastPacketError }
+        }
+    }
+
+    /// Packets written as packets carry 64 frames each; the last one's padding is not audio.
+    func setValidFrames(_ frames: Int) {
+        frameCount = frames
+    }
+
+    /// Makes the CAF on disk, as it stands, a file of the whole packets written so far
+    /// (frames waiting for a packet are left out); later packets follow the counted data
+    /// until the next update or `finish`.
+    func updateHeader() throws(AudioError) {
+        guard writing && container == .caf else { return }
+        try writeCAFSizes(frames: min(frameCount, packetCount * 64))
+    }
+
+    /// The data chunk's size and the pakt's counts for `frames` in the packets written.
+    private func writeCAFSizes(frames: Int) throws(AudioError) {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        let pakt = bigEndian(UInt64(packetCount)) + bigEndian(UInt64(frames)) + bigEndian(UInt32(0)) + bigEndian(UInt32(packetCount * 64 - frames))
+        for (bytes, offset) in [(bigEndian(UInt64(4 + packetCount * packetBytes)), dataSizeAt), (pakt, paktAt)] {
+            let written = bytes.withUnsafeBytes { pwrite(handle.fileDescriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            guard written == bytes.count else {
+                throw AudioError(.unspecified, "cannot write the IMA4 CAF file's sizes: \(String(cString: strerror(errno)))")
             }
         }
     }

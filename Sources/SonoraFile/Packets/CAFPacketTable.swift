@@ -83,6 +83,14 @@ struct CAFPacketTable: Hashable, Sendable {
         append(UInt64(bitPattern: info.validFrames), 8)
         append(UInt64(UInt32(bitPattern: info.primingFrames)), 4)
         append(UInt64(UInt32(bitPattern: info.remainderFrames)), 4)
+        for index in 0..<packetCount {
+            Self.appendEntry(size: packetSizes[index], frames: packetFrames[index], format: format, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Appends one packet's entry: its size where packets vary in size, its frames where they vary in length.
+    static func appendEntry(size: Int, frames: Int, format: StreamFormat, to bytes: inout [UInt8]) {
         func varint(_ value: Int) {
             var groups: [UInt8] = [UInt8(value & 0x7F)]
             var rest = value >> 7
@@ -92,10 +100,7 @@ struct CAFPacketTable: Hashable, Sendable {
             }
             bytes.append(contentsOf: groups.reversed())
         }
-        for index in 0..<packetCount {
-            if format.bytesPerPacket == 0 { varint(packetSizes[index]) }
-            if format.framesPerPacket == 0 { varint(packetFrames[index]) }
-        }
-        return bytes
+        if format.bytesPerPacket == 0 { varint(size) }
+        if format.framesPerPacket == 0 { varint(frames) }
     }
 }

@@ -57,7 +57,10 @@ final class QueueCaptureTarget: RenderCallbackTarget, @unchecked Sendable {
     }
 
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
-        capturer.capture(request.pointee.buffers)
+        let stamp = request.pointee.timeStamp
+        capturer.capture(
+            request.pointee.buffers, sampleTime: stamp.flags.contains(.sampleTimeValid) ? Int(stamp.sampleTime) : nil,
+            hostTime: stamp.flags.contains(.hostTimeValid) ? HostTime(rawValue: stamp.hostTime) : nil)
         return .noError
     }
 }

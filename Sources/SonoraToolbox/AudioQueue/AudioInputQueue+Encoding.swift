@@ -28,6 +28,10 @@ extension AudioInputQueue {
             pendingPackets = AudioConverterPackets()
             pendingPacketIndex = 0
             converter?.reset()
+            // Dropped, not flushed: the packets delivered are whole, none padded.
+            let leading = lastPrimeInfo.leadingFrames
+            _ = try? withLock { lastPrimeInfo = AudioConverterPrimeInfo(leadingFrames: leading) }
+            streamStartFrames = takenFrames
             if let current, current.byteSize > 0 { deliver() }
             _ = try? withLock { discardRequested = false }
             return true
@@ -48,10 +52,13 @@ extension AudioInputQueue {
             finishStream()
             _ = moveToBuffers()
             if let current, current.byteSize > 0 { deliver() }
-            _ = try? withLock {
+            let announce = (try? withLock { () -> Bool in
                 drainRequested = false
                 if stopping { stopAfterDrain = false }
-            }
+                defer { announcesStop = false }
+                return announcesStop
+            }) ?? false
+            if announce { fire(.isRunning) }
             return true
         }
         return false
@@ -109,17 +116,32 @@ extension AudioInputQueue {
 
     /// The end of the recorded stream: the encoder's held-back frames, then a fresh encoder.
     private func finishStream() {
+        let streamFrames = takenFrames - streamStartFrames
+        streamStartFrames = takenFrames
         guard let converter, !format.isLinearPCM else { return }
+        var prime = AudioConverterPrimeInfo()
         do throws(AudioError) {
-            // IMA4 is the converter's own (constant-size) codec: its last packet comes from flush().
+            // IMA4 is the converter's own (constant-size) codec: its last packet comes from flush(),
+            // padded to the packet's frames.
             if format.bytesPerPacket > 0 {
                 appendConstantSizePackets(try converter.flush())
+                let packetFrames = max(Int(format.framesPerPacket), 1)
+                prime.trailingFrames = (packetFrames - streamFrames % packetFrames) % packetFrames
             } else {
-                pendingPackets.append(contentsOf: try converter.flushPackets())
+                let last = try converter.flushPackets()
+                pendingPackets.append(contentsOf: last)
+                prime = converter.primeInfo
+                // A short last packet (ALAC's) where the format's packets hold a fixed count: a
+                // file stores it as a whole packet, so its missing frames are padding there.
+                let fixed = Int(format.framesPerPacket)
+                if fixed > 0, let final = last.descriptions.last, final.variableFramesInPacket > 0, Int(final.variableFramesInPacket) < fixed {
+                    prime.trailingFrames += fixed - Int(final.variableFramesInPacket)
+                }
             }
         } catch {
             _ = try? withLock { encoderError = error }
         }
+        _ = try? withLock { lastPrimeInfo = prime }
         converter.reset()
     }
 
@@ -200,7 +222,8 @@ extension AudioInputQueue {
         } else {
             frames = currentDescriptions.reduce(0) { $0 + Int($1.variableFramesInPacket == 0 ? format.framesPerPacket : $1.variableFramesInPacket) }
         }
-        let startTime = deliveredFrames
+        // In the input's sample time: where the first kept frame was, plus what came since.
+        let startTime = capturer.origin + deliveredFrames
         deliveredFrames += frames
         currentDescriptions = []
         _ = try? withLock {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SonoraCore
+import SonoraDSP
 import SonoraFile
 import SonoraUnits
 
@@ -29,8 +30,9 @@ public typealias AudioQueueInputCallback = @convention(c) (
 /// caller's thread and brings the queue's thread to a fixed point around each slice, so what
 /// the callback sees depends only on the frames and buffers given.
 public final class AudioInputQueue: @unchecked Sendable {
-    /// The callback: the queue, the filled buffer, the sample time of its first frame (frames
-    /// captured since the queue was made), and its packet descriptions (empty for constant-size packets).
+    /// The callback: the queue, the filled buffer, the sample time of its first frame (the
+    /// input's sample time of the first frame recorded, plus the frames delivered since: a
+    /// pause's gap is not counted), and its packet descriptions (empty for constant-size packets).
     public typealias Callback = (AudioInputQueue, AudioQueueBuffer, Int, [AudioStreamPacketDescription]) -> Void
 
     /// The queue's name in messages ("input queue 2 (alac 44100 Hz)").
@@ -56,11 +58,20 @@ public final class AudioInputQueue: @unchecked Sendable {
     var paused = false
     var drainRequested = false
     var stopAfterDrain = false
+    /// A deferred stop (from the callback): IsRunning's listener fires once the drain is done.
+    var announcesStop = false
     var discardRequested = false
     var meteringEnabled = false
     var latestLevels: [AudioQueueLevel]
+    /// Each channel's highest peak since metering was turned on (`levelMeterPeakHold`).
+    var heldPeaks: [Float] = []
     var encoderError: AudioError?
+    /// The encoder's delay and last packet's padding, for the stream the last stop or flush ended.
+    var lastPrimeInfo = AudioConverterPrimeInfo()
     var callbackThread: pthread_t?
+    var listeners = QueueListeners<AudioInputQueue>()
+    /// The worker's job ring has one producer: threads announcing changes take turns.
+    let notifyLock = NSLock()
     /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
     var inputUnit: IOUnit?
     var inputTarget: QueueCaptureTarget?
@@ -75,12 +86,14 @@ public final class AudioInputQueue: @unchecked Sendable {
     var currentStart = 0
     /// Frames in the packets handed to buffers so far (the next buffer's start time).
     var deliveredFrames = 0
+    /// `takenFrames` when the current encoded stream began.
+    var streamStartFrames = 0
 
     let passDone = NSCondition()
     var passRequested = 0
     var passCompleted = 0
 
-    private static let counter = NameCounter()
+    private static let counter = QueueNameCounter()
 
     /// A new input queue recording in `format` (linear PCM, IMA4 or ALAC), calling `callback`
     /// with each filled buffer. `ringFrames` is the ring between capture side and encoder.
@@ -89,31 +102,21 @@ public final class AudioInputQueue: @unchecked Sendable {
         callback: @escaping Callback
     ) throws(AudioError) {
         name = "input queue \(Self.counter.next()) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
-        do {
-            try format.validate()
-        } catch {
-            throw AudioError(.queueInvalidPropertyValue, "AudioInputQueue.init: \(name): \(error.message)")
-        }
+        captureFormat = try Self.floatForm(of: format, name: name)
         guard ringFrames >= 64 && ringFrames <= 1 << 20 else {
             throw AudioError(.queueInvalidParameter, "AudioInputQueue.init: \(name): ring of \(ringFrames) frames is outside 64…1048576")
         }
         let channels = Int(format.channelsPerFrame)
-        captureFormat = .linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32)
-        if format == captureFormat {
-            converter = nil
-        } else {
-            do {
-                converter = try AudioConverter(from: captureFormat, to: format)
-            } catch {
-                throw AudioError(.queueCodecNotFound, "AudioInputQueue.init: \(name): no encoder for \(format): \(error.message)")
-            }
-        }
+        converter = format == captureFormat ? nil : try Self.converter(from: captureFormat, to: format, name: name, codec: "encoder")
         self.format = format
         callbackContext = context
         self.callback = callback
         latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
-        capturer = try AudioInputQueueCapturer(channelCount: channels, ringFrames: ringFrames)
-        worker = try Worker(name: "sonora-aqinput", afterJobs: { [unowned(unsafe) self] in self.serve() })
+        capturer = try AudioInputQueueCapturer(channelCount: channels, sampleRate: format.sampleRate, ringFrames: ringFrames)
+        worker = try Worker(
+            name: "sonora-aqinput",
+            perform: { [unowned(unsafe) self] job in self.fire(AudioQueue.Property(rawValue: job.tag)) },
+            afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
         capturer.worker = worker
     }
@@ -142,16 +145,6 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     // MARK: Errors
-
-    func error(_ code: AudioError.Code, _ call: String, _ message: String) -> AudioError {
-        AudioError(code, "AudioInputQueue.\(call): \(name): \(message)")
-    }
-
-    func withLock<Result>(_ body: () throws(AudioError) -> Result) throws(AudioError) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
 
     /// Throws once the queue is disposed of (call with `lock` held).
     func requireOpen(_ call: String) throws(AudioError) {
@@ -203,20 +196,42 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: Control
 
-    /// Starts (or resumes after `pause`) recording (AudioQueueStart).
-    public func start() throws(AudioError) {
-        try withLock { () throws(AudioError) in
-            try requireOpen("start")
-            running = true
-            paused = false
+    /// Starts (or resumes after `pause`) recording (AudioQueueStart); `deviceSampleTime` is the
+    /// input's sample time of the first frame to keep (offline: frames given to `offlineCapture`
+    /// since the queue was made; live: the I/O unit's input time stamps), nil for now.
+    public func start(atDeviceSampleTime deviceSampleTime: Int? = nil) throws(AudioError) {
+        if let deviceSampleTime, deviceSampleTime < 0 {
+            throw error(.queueInvalidParameter, "start", "start time \(deviceSampleTime) is negative")
         }
-        push(.start)
+        try start(.start(at: deviceSampleTime ?? -1))
+    }
+
+    /// Starts (or resumes) recording at a host time (AudioQueueStart with a host time stamp):
+    /// the first frame kept is the one the input captured at `hostTime`, found from the host
+    /// times the I/O unit stamps its input with (nothing is kept until a slice says).
+    public func start(atHostTime hostTime: HostTime) throws(AudioError) {
+        guard hostTime.rawValue > 0 else { throw error(.queueInvalidParameter, "start", "host time 0 is no time") }
+        try start(.startAtHost(hostTime.rawValue))
+    }
+
+    private func start(_ command: CaptureCommand) throws(AudioError) {
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
+            try requireOpen("start")
+            defer {
+                running = true
+                paused = false
+            }
+            return running && !paused
+        }
+        push(command)
+        if !wasRunning { notify(.isRunning) }
         if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
             do throws(AudioError) {
                 try unit.start()
             } catch {
                 _ = try? withLock { running = false }
                 push(.stop)
+                notify(.isRunning)
                 throw self.error(.queueCannotStart, "start", "\(unit.name) did not start: \(error.message)")
             }
         }
@@ -236,26 +251,49 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Stops (AudioQueueStop). Immediately: capture stops and frames not yet in a buffer are
     /// dropped; the buffer being filled comes back with what it holds. Otherwise: everything
     /// captured is encoded (the encoder drained) and delivered first. Either way the callbacks
-    /// are done when this returns.
+    /// are done when this returns, and IsRunning goes false with its listener.
+    ///
+    /// From inside the callback (the queue's thread, which cannot wait for itself): `immediate`
+    /// throws 'invalid run state', as on the output queue; otherwise the stop is deferred, as
+    /// Core Audio's asynchronous stop: capture stops now, the rest is delivered after the
+    /// callback returns, then IsRunning goes false with its listener.
     public func stop(immediate: Bool) throws(AudioError) {
         let call = "stop"
-        try withLock { () throws(AudioError) in
+        let insideCallback = try withLock { () throws(AudioError) -> Bool in
             try requireOpen(call)
-            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
-                throw error(.queueInvalidRunState, call, "stop cannot wait for the queue's callback from inside that callback")
+            guard let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 else { return false }
+            if immediate {
+                throw error(.queueInvalidRunState, call, "stop(immediate: true) cannot wait for the queue's callback from inside that callback; use stop(immediate: false)")
             }
+            return true
         }
         push(.stop)
         (try? withLock { inputUnit })??.stop()
+        if insideCallback {
+            // The device is stopped; the queue's thread drains the ring after this callback.
+            try withLock { () throws(AudioError) in
+                running = false
+                paused = false
+                drainRequested = true
+                stopAfterDrain = true
+                announcesStop = true
+            }
+            worker.wake()
+            return
+        }
         barrier()  // the capture side's last frames are in the ring (the device is stopped)
-        try withLock { () throws(AudioError) in
-            running = false
-            paused = false
-            if immediate { discardRequested = true }
-            drainRequested = true
-            stopAfterDrain = true
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
+            defer {
+                running = false
+                paused = false
+                if immediate { discardRequested = true }
+                drainRequested = true
+                stopAfterDrain = true
+            }
+            return running
         }
         barrier()
+        if wasRunning { notify(.isRunning) }
         try throwEncoderError(call)
     }
 
@@ -270,12 +308,33 @@ public final class AudioInputQueue: @unchecked Sendable {
         try throwEncoderError("flush")
     }
 
-    /// Disposes of the queue (AudioQueueDispose): capture stops, buffers are freed, calls fail afterwards.
+    /// Disposes of the queue (AudioQueueDispose): capture stops, buffers are freed, calls fail
+    /// afterwards. `immediate: false` first stops as `stop(immediate: false)` does: what was
+    /// captured is encoded and every buffer in flight is handed back through the callback.
+    public func dispose(immediate: Bool) throws(AudioError) {
+        if !immediate {
+            let live = try withLock { () throws(AudioError) -> Bool in
+                try requireOpen("dispose")
+                return running || current != nil || capturer.ring.readableFrames > 0
+            }
+            if live { try stop(immediate: false) }
+        }
+        try dispose()
+    }
+
+    /// Disposes of the queue at once (`dispose(immediate: true)`): what is captured but not
+    /// delivered is dropped, the buffer being filled comes back with what it holds.
     public func dispose() throws(AudioError) {
-        try withLock { () throws(AudioError) in
+        let wasRunning = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("dispose")
-            running = false
-            discardRequested = true
+            if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {
+                throw error(.queueInvalidRunState, "dispose", "dispose cannot wait for the queue's callback from inside that callback")
+            }
+            defer {
+                running = false
+                discardRequested = true
+            }
+            return running
         }
         push(.stop)
         if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
@@ -291,6 +350,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             buffers.removeAll()
             queued.removeAll()
         }
+        if wasRunning { fire(.isRunning) }  // the queue's thread is about to stop: on this one
         worker.stop()
     }
 
@@ -320,27 +380,59 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
+    /// kAudioConverterPrimeInfo of the queue's encoder for the stream the last `stop` or `flush`
+    /// ended: frames of delay before the capture (leading) and of padding after it in the last
+    /// packet (trailing), for the file's packet table. Zero for PCM.
+    public var encoderPrimeInfo: AudioConverterPrimeInfo { (try? withLock { lastPrimeInfo }) ?? AudioConverterPrimeInfo() }
+
     /// kAudioQueueProperty_EnableLevelMetering.
     public var isLevelMeteringEnabled: Bool { (try? withLock { meteringEnabled }) ?? false }
 
     public func setLevelMeteringEnabled(_ enabled: Bool) throws(AudioError) {
-        try withLock { () throws(AudioError) in
+        let changed = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("setLevelMeteringEnabled")
-            meteringEnabled = enabled
+            defer { meteringEnabled = enabled }
+            if enabled && !meteringEnabled { heldPeaks = Array(repeating: 0, count: latestLevels.count) }
+            return meteringEnabled != enabled
         }
         push(.metering(enabled))
+        if changed { notify(.enableLevelMetering) }
+    }
+
+    /// kAudioQueueProperty_CurrentLevelMeterDB: the same in dBFS.
+    public func currentLevelMeterDB() throws(AudioError) -> [AudioQueueLevel] {
+        try currentLevelMeter().map {
+            AudioQueueLevel(average: Decibels.fromLinear($0.average), peak: Decibels.fromLinear($0.peak))
+        }
     }
 
     /// kAudioQueueProperty_CurrentLevelMeter: each channel's level over the last captured slice.
     public func currentLevelMeter() throws(AudioError) -> [AudioQueueLevel] {
-        try withLock { () throws(AudioError) -> [AudioQueueLevel] in
-            try requireOpen("currentLevelMeter")
-            guard meteringEnabled else { throw error(.queueInvalidProperty, "currentLevelMeter", "level metering is off (setLevelMeteringEnabled(true))") }
-            while let reading = capturer.meters.pop() {
-                guard reading.channel < latestLevels.count else { continue }
-                latestLevels[reading.channel] = AudioQueueLevel(average: reading.average, peak: reading.peak)
-            }
-            return latestLevels
+        try meterReading("currentLevelMeter") { $0.latestLevels }
+    }
+
+    /// Each channel's highest peak (linear) since metering was turned on, over every captured
+    /// slice (not only those `currentLevelMeter` was asked about): a recording's peak.
+    public func levelMeterPeakHold() throws(AudioError) -> [Float] {
+        try meterReading("levelMeterPeakHold") { $0.heldPeaks }
+    }
+
+    /// `value` of the meters brought up to date, under the lock, while metering is on.
+    private func meterReading<Value>(_ call: String, _ value: (AudioInputQueue) -> Value) throws(AudioError) -> Value {
+        try withLock { () throws(AudioError) -> Value in
+            try requireOpen(call)
+            guard meteringEnabled else { throw error(.queueInvalidProperty, call, "level metering is off (setLevelMeteringEnabled(true))") }
+            drainMeterReadings()
+            return value(self)
+        }
+    }
+
+    /// The capture side's readings into the latest levels and the held peaks (call with `lock` held).
+    private func drainMeterReadings() {
+        while let reading = capturer.meters.pop() {
+            guard reading.channel < latestLevels.count else { continue }
+            latestLevels[reading.channel] = AudioQueueLevel(average: reading.average, peak: reading.peak)
+            if reading.channel < heldPeaks.count { heldPeaks[reading.channel] = max(heldPeaks[reading.channel], reading.peak) }
         }
     }
 
@@ -388,17 +480,5 @@ public final class AudioInputQueue: @unchecked Sendable {
         passDone.lock()
         while passCompleted < wanted { passDone.wait() }
         passDone.unlock()
-    }
-}
-
-/// Names queues in messages.
-private final class NameCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }

@@ -121,7 +121,7 @@ public final class AudioQueue: @unchecked Sendable {
         var events: [AudioQueueParameterEvent]
     }
 
-    private static let counter = Counter()
+    private static let counter = QueueNameCounter()
 
     /// A new output queue for buffers in `format` (linear PCM, IMA4, or a format the file
     /// layer decodes: AAC, MP3, ALAC, FLAC, Opus), calling `callback` with each buffer the
@@ -132,18 +132,9 @@ public final class AudioQueue: @unchecked Sendable {
     ) throws(AudioError) {
         let number = Self.counter.next()
         name = "queue \(number) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
-        do {
-            try format.validate()
-        } catch {
-            throw AudioError(.queueInvalidPropertyValue, "AudioQueue.init: \(name): \(error.message)")
-        }
         let channels = Int(format.channelsPerFrame)
-        decodedFormat = .linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32)
-        do {
-            converter = try AudioConverter(from: format, to: decodedFormat)
-        } catch {
-            throw AudioError(.queueCodecNotFound, "AudioQueue.init: \(name): no decoder for \(format): \(error.message)")
-        }
+        decodedFormat = try Self.floatForm(of: format, name: name)
+        converter = try Self.converter(from: format, to: decodedFormat, name: name, codec: "decoder")
         self.format = format
         callbackContext = context
         self.callback = callback
@@ -192,10 +183,6 @@ public final class AudioQueue: @unchecked Sendable {
 
     // MARK: Errors
 
-    func error(_ code: AudioError.Code, _ call: String, _ message: String) -> AudioError {
-        AudioError(code, "AudioQueue.\(call): \(name): \(message)")
-    }
-
     /// Throws unless the queue is open (call with `lock` held).
     func requireOpen(_ call: String, playingOut: Bool = false) throws(AudioError) {
         switch lifecycle {
@@ -208,12 +195,6 @@ public final class AudioQueue: @unchecked Sendable {
         }
     }
 
-    func withLock<Result>(_ body: () throws(AudioError) -> Result) throws(AudioError) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
     func push(_ command: RenderCommand) {
         renderLock.lock()
         defer { renderLock.unlock() }
@@ -223,17 +204,5 @@ public final class AudioQueue: @unchecked Sendable {
 
     func pushEvent(_ event: StampedEvent) {
         while !renderer.events.push(event) { usleep(100) }
-    }
-}
-
-/// Names queues in messages.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }
