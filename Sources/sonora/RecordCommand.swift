@@ -137,8 +137,8 @@ struct RecordCommand: ParsableCommand {
         let format = try format()
         let type = try type()
         let wanted = seconds.map { Int(($0 * format.sampleRate).rounded()) }
-        let writer = PacketWriter(format: format, limit: wanted)
-        let queue = try AudioInputQueue(format: format) { queue, buffer, _, descriptions in writer.write(queue, buffer, descriptions) }
+        let sink = RecordingSink()
+        let queue = try AudioInputQueue(format: format) { queue, buffer, _, descriptions in sink.recording?.write(queue, buffer, descriptions) }
         defer { try? queue.dispose() }
         // The file is made only once the format and device are known good (nothing left behind otherwise).
         let io = IOUnit()
@@ -146,32 +146,16 @@ struct RecordCommand: ParsableCommand {
         io.deviceConfiguration.outputChannels = 0
         try io.setDevice(named: device)
         try queue.setInputUnit(io)
-        // Room for the packet table before the data (ALAC): the header updates never move it.
-        let file = try AudioFile.create(
-            output, type: type, format: format, magicCookie: try queue.magicCookie, erase: overwrite,
-            packetTableReserve: format.bytesPerPacket == 0 ? 64 << 10 : 0)
-        file.keepsWrittenAudioOnFailure = true
-        writer.file = file
-        // About 100 ms per buffer: PCM frames, IMA4 packets, or two ALAC packets (4096 frames,
-        // at most 32-bit samples plus headers each).
-        let channels = Int(format.channelsPerFrame)
-        let descriptions = format.bytesPerPacket == 0 ? 2 : 0
-        let capacity: Int
-        if format.isLinearPCM {
-            capacity = max(Int(format.sampleRate / 10), 1) * Int(format.bytesPerFrame)
-        } else if format.bytesPerPacket > 0 {
-            capacity = max(Int(format.sampleRate / 10) / max(Int(format.framesPerPacket), 1), 1) * Int(format.bytesPerPacket)
-        } else {
-            capacity = 2 * (max(Int(format.framesPerPacket), 4096) * channels * 4 + 64)
-        }
-        for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(byteCapacity: capacity, packetDescriptionCapacity: descriptions)) }
+        let recording = try AudioQueueFileRecording(path: output, type: type, queue: queue, frameLimit: wanted, erase: overwrite)
+        sink.recording = recording
+        try recording.enqueueBuffers(on: queue)
 
         // SIGINT / SIGTERM end the recording as --seconds does: the file is closed complete.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let signals = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
         for source in signals {
-            source.setEventHandler { writer.finished.signal() }
+            source.setEventHandler { recording.ended.signal() }
             source.resume()
         }
         // The live level (time, peak dBFS) on stderr four times a second: on a terminal (not
@@ -179,10 +163,10 @@ struct RecordCommand: ParsableCommand {
         let showsLevel = progress || (!json && isatty(STDERR_FILENO) == 1)
         try queue.setLevelMeteringEnabled(true)
         try queue.start()
-        while writer.finished.wait(timeout: .now() + 0.25) == .timedOut {
+        while recording.ended.wait(timeout: .now() + 0.25) == .timedOut {
             guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
             let peak = levels.map(\.peak).max() ?? 0
-            let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(writer.frames) / format.sampleRate, Decibels.fromLinear(peak))
+            let line = String(format: "\r%8.1f s  peak %6.1f dBFS ", Double(recording.frames) / format.sampleRate, Decibels.fromLinear(peak))
             FileHandle.standardError.write(Data(line.utf8))
         }
         if showsLevel { FileHandle.standardError.write(Data("\n".utf8)) }
@@ -192,98 +176,18 @@ struct RecordCommand: ParsableCommand {
         let prime = queue.encoderPrimeInfo
         let peak = Decibels.fromLinear(Double((try? queue.levelMeterPeakHold())?.max() ?? 0))
         try queue.dispose()
-        var frames = writer.frames
-        if !format.isLinearPCM && writer.failure == nil {
-            // The last packet's frames past the end (what --seconds did not ask for, or the
-            // encoder's padding) are not audio: the packet table's remainder says so.
-            // Stopped by --seconds, the last (flushed, padded) packet never reached the file.
-            let valid = if let wanted, writer.frames >= wanted { wanted - prime.leadingFrames } else { writer.frames - prime.leadingFrames - prime.trailingFrames }
-            if valid >= 0 && valid < writer.frames {
-                try file.setPacketTableInfo(AudioFilePacketTableInfo(
-                    validFrames: Int64(valid), primingFrames: Int32(prime.leadingFrames),
-                    remainderFrames: Int32(writer.frames - prime.leadingFrames - valid)))
-                frames = valid
-            }
-        }
-        try file.close()
-        if let failure = writer.failure {
-            // What the finished file holds (a failed write may have put part of a buffer in it).
-            let kept = (try? AudioFile.open(output)).map { file in
-                defer { try? file.close() }
-                return file.frameCount
-            } ?? writer.frames
-            throw CLIError("\(output): recording stopped: \(failure.message); kept \(kept) frames (\(String(format: "%.3f", Double(kept) / format.sampleRate)) s), finished")
+        let finished = Result { () throws(AudioError) -> Int in try recording.finish(primeInfo: prime) }
+        let frames: Int
+        switch finished {
+        case .success(let kept): frames = kept
+        case .failure(let error): throw CLIError("\(output): \(error.message)")
         }
         return Report(file: output, format: "\(format)", device: device, frames: frames,
                       seconds: Double(frames) / format.sampleRate, overruns: overruns, peak: (peak * 10).rounded() / 10)
     }
 }
 
-/// The input callback: each filled buffer's packets into the file (up to the frame limit),
-/// the buffer back into the queue.
-private final class PacketWriter: @unchecked Sendable {
-    let format: StreamFormat
-    let limit: Int?
-    var file: AudioFile?
-    let finished = DispatchSemaphore(value: 0)
-    private(set) var frames = 0
-    private(set) var failure: AudioError?
-    private var done = false
-    /// Frames in the file when its header was last brought up to date.
-    private var updatedFrames = 0
-
-    init(format: StreamFormat, limit: Int?) {
-        self.format = format
-        self.limit = limit
-    }
-
-    func write(_ queue: AudioInputQueue, _ buffer: AudioQueueBuffer, _ descriptions: [AudioStreamPacketDescription]) {
-        guard !done, let file else { return }
-        do throws(AudioError) {
-            if format.isLinearPCM {
-                let frameBytes = Int(format.bytesPerFrame)
-                var count = buffer.byteSize / frameBytes
-                if let limit { count = min(count, limit - frames) }
-                try file.writePackets(Array(buffer.bytes.prefix(count * frameBytes)))
-                frames += count
-            } else if descriptions.isEmpty {
-                // Constant-size packets (IMA4): whole packets, up to the one that reaches the limit.
-                let packetBytes = Int(format.bytesPerPacket), packetFrames = Int(format.framesPerPacket)
-                var packets = buffer.byteSize / packetBytes
-                if let limit { packets = min(packets, (limit - frames + packetFrames - 1) / packetFrames) }
-                try file.writePackets(Array(buffer.bytes.prefix(packets * packetBytes)))
-                frames += packets * packetFrames
-            } else {
-                var kept: [AudioStreamPacketDescription] = []
-                for description in descriptions {
-                    if let limit, frames >= limit { break }
-                    kept.append(description)
-                    // As the file counts them: a short last packet is a whole one (its padding is the remainder).
-                    frames += Int(format.framesPerPacket > 0 || description.variableFramesInPacket == 0 ? format.framesPerPacket : description.variableFramesInPacket)
-                }
-                try file.writePackets(buffer.bytes, descriptions: kept)
-            }
-        } catch {
-            failure = error
-            done = true
-            finished.signal()
-            return
-        }
-        // About once a second the header counts what is written: a killed process leaves that much readable.
-        if frames - updatedFrames >= Int(format.sampleRate) {
-            do throws(AudioError) { try file.updateHeader() } catch {
-                failure = error
-                done = true
-                finished.signal()
-                return
-            }
-            updatedFrames = frames
-        }
-        if let limit, frames >= limit {
-            done = true
-            finished.signal()
-            return
-        }
-        try? queue.enqueue(buffer)
-    }
+/// The queue's callback reaches the recording once it exists (the file is made after the queue).
+private final class RecordingSink: @unchecked Sendable {
+    var recording: AudioQueueFileRecording?
 }
