@@ -27,6 +27,8 @@ public final class AudioQueueFileRecording: @unchecked Sendable {
     private var done = false
     /// Frames in the file when its header was last brought up to date.
     private var updatedFrames = 0
+    /// PCM bytes to Float32, for a file that takes frames (made at the first such write).
+    private var frameConverter: AudioConverter?
 
     /// Creates the file for `queue`'s format (and its encoder's magic cookie); `erase`: replace
     /// an existing file at `path` (otherwise refused).
@@ -98,7 +100,14 @@ public final class AudioQueueFileRecording: @unchecked Sendable {
     }
 
     private func writePackets(_ buffer: AudioQueueBuffer, _ descriptions: [AudioStreamPacketDescription]) throws(AudioError) {
-        if format.isLinearPCM {
+        if format.isLinearPCM && !file.dataFormat.isLinearPCM {
+            // A file that encodes frames itself (FLAC through libsndfile): PCM in, as frames.
+            let frameBytes = Int(format.bytesPerFrame)
+            var count = buffer.byteSize / frameBytes
+            if let frameLimit { count = min(count, frameLimit - framesWritten) }
+            try writeFrames(Array(buffer.bytes.prefix(count * frameBytes)), count: count)
+            framesWritten += count
+        } else if format.isLinearPCM {
             let frameBytes = Int(format.bytesPerFrame)
             var count = buffer.byteSize / frameBytes
             if let frameLimit { count = min(count, frameLimit - framesWritten) }
@@ -121,6 +130,26 @@ public final class AudioQueueFileRecording: @unchecked Sendable {
             }
             try file.writePackets(buffer.bytes, descriptions: kept)
         }
+    }
+
+    /// Interleaved PCM bytes in the queue's format → Float32 channels → the file's encoder.
+    private func writeFrames(_ bytes: [UInt8], count: Int) throws(AudioError) {
+        guard count > 0 else { return }
+        let channels = Int(format.channelsPerFrame)
+        if frameConverter == nil {
+            frameConverter = try AudioConverter(from: format, to: .linearPCM(sampleRate: format.sampleRate, channels: channels, sample: .float32))
+        }
+        let floats = try frameConverter!.convert(bytes)
+        let storage = try OwnedAudioBufferList(channelCount: channels, frameCapacity: count)
+        let list = storage.list(frameCount: count)
+        floats.withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: Float.self)
+            for channel in 0..<channels {
+                let destination = list.samples(channel)
+                for frame in 0..<count { destination[frame] = samples[frame * channels + channel] }
+            }
+        }
+        try file.writeFrames(from: list)
     }
 
     /// Ends the recording (the queue stopped): the packet table says which frames are audio

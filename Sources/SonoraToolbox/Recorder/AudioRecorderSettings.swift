@@ -1,0 +1,59 @@
+import SonoraCore
+import SonoraFile
+
+/// What to record (AVAudioRecorder's settings keys: AVFormatIDKey, AVSampleRateKey,
+/// AVNumberOfChannelsKey, AVLinearPCMBitDepthKey, AVLinearPCMIsFloatKey,
+/// AVLinearPCMIsBigEndianKey, AVEncoderBitDepthHintKey).
+public struct AudioRecorderSettings: Hashable, Sendable {
+    /// Linear PCM, IMA4 or ALAC (FLAC files take linear PCM, encoded by the file layer).
+    public var formatID: AudioFormatID = .linearPCM
+    public var sampleRate: Double = 44100
+    public var numberOfChannels: Int = 2
+    /// Linear PCM: bits per sample (8, 16, 24, 32; float 32 or 64); ALAC: 16.
+    public var bitDepth: Int = 16
+    /// Linear PCM: float samples (32 or 64 bits) rather than integers.
+    public var isFloat = false
+    /// Linear PCM: big-endian samples (AIFF's order; WAV and CAF files take either).
+    public var isBigEndian = false
+
+    public init(formatID: AudioFormatID = .linearPCM, sampleRate: Double = 44100, numberOfChannels: Int = 2, bitDepth: Int = 16, isFloat: Bool = false, isBigEndian: Bool = false) {
+        self.formatID = formatID
+        self.sampleRate = sampleRate
+        self.numberOfChannels = numberOfChannels
+        self.bitDepth = bitDepth
+        self.isFloat = isFloat
+        self.isBigEndian = isBigEndian
+    }
+
+    /// The queue's stream format for these settings, or why there is none.
+    func streamFormat() throws(AudioError) -> StreamFormat {
+        guard sampleRate.isFinite, sampleRate >= 1000, sampleRate <= 384_000 else {
+            throw AudioError(.unsupportedDataFormat, "sample rate \(sampleRate) Hz is outside 1000 … 384000")
+        }
+        guard (1...8).contains(numberOfChannels) else {
+            throw AudioError(.unsupportedDataFormat, "\(numberOfChannels) channels; a recorder takes 1 … 8")
+        }
+        switch formatID {
+        case .linearPCM:
+            let sample: PCMSample
+            switch (isFloat, bitDepth) {
+            case (false, 8): sample = .uint8
+            case (false, 16): sample = .int16
+            case (false, 24): sample = .int24
+            case (false, 32): sample = .int32
+            case (true, 32): sample = .float32
+            case (true, 64): sample = .float64
+            default: throw AudioError(.unsupportedDataFormat, "\(isFloat ? "float" : "integer") linear PCM of \(bitDepth) bits")
+            }
+            return .linearPCM(sampleRate: sampleRate, channels: numberOfChannels, sample: sample, bigEndian: isBigEndian)
+        case .appleIMA4:
+            return .appleIMA4(sampleRate: sampleRate, channels: numberOfChannels)
+        case .appleLossless:
+            // Sonora's ALAC encoder takes 16-bit source data; other depths are not offered.
+            guard bitDepth == 16 else { throw AudioError(.unsupportedDataFormat, "ALAC from \(bitDepth)-bit source data; the recorder encodes 16-bit") }
+            return .compressed(.appleLossless, sampleRate: sampleRate, channels: numberOfChannels)
+        default:
+            throw AudioError(.unsupportedDataFormat, "\(formatID): a recorder takes linear PCM, IMA4 or ALAC (FLAC through a .flac file)")
+        }
+    }
+}
