@@ -263,6 +263,11 @@ public final class AudioPlayer: @unchecked Sendable {
             try applySettings(to: queue)
             let current = state.withLock { generation }
             try queue.addPropertyListener(.isRunning) { [weak self] queue, _ in self?.runningChanged(queue, generation: current) }
+            // A packet the decoder refused: said at once (its frames are skipped; the end then reports failure).
+            try queue.addPropertyListener(.converterError) { [weak self] queue, _ in
+                guard let self, let error = queue.converterError else { return }
+                self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
+            }
             let source = try AudioQueueFileSource(files: [file], numberOfLoops: 0)
             buffers = try (0..<3).map { _ throws(AudioError) in
                 try queue.allocateBuffer(byteCapacity: source.bufferByteCapacity, packetDescriptionCapacity: source.packetDescriptionCapacity)
@@ -336,9 +341,9 @@ public final class AudioPlayer: @unchecked Sendable {
             return true
         }
         guard finished else { return }
-        let failure = queue.converterError ?? feed.failure
-        if let failure { delegate?.audioPlayerDecodeErrorDidOccur(self, error: failure) }
-        delegate?.audioPlayerDidFinishPlaying(self, successfully: failure == nil)
+        // A read failure ends the file early; a decoding failure was reported when it happened.
+        if let failure = feed.failure { delegate?.audioPlayerDecodeErrorDidOccur(self, error: failure) }
+        delegate?.audioPlayerDidFinishPlaying(self, successfully: feed.failure == nil && queue.converterError == nil)
     }
 
     // MARK: Interruptions (the audio session calls these)
