@@ -30,14 +30,7 @@ struct AudioPlayerALSATests {
             let expected = try decodedSamples(of: path)
             var outcome: (captured: [Float], xruns: Int)?
             for _ in 0..<4 where outcome?.xruns ?? 1 > 0 {
-                let loop = Loop.newLoop("player")
-                let device = try ALSADevice(capture: loop, playback: loop, configuration: Loop.configuration(input: 1, output: 1))
-                let io = IOUnit()
-                try io.setDevice(device)
-                try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
-                try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 1), scope: .output, element: IOUnit.inputElement)
-                let capture = LoopbackCapture(unit: io, channels: 1, capacity: 48000 * 2)
-                try io.setInputCallback(capture)
+                let (device, io, capture) = try Loop.duplexCapture("player", channels: 1, seconds: 2)
                 let output = try AudioQueueOutput(unit: io, sampleRate: 48000, channels: 1)
                 let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: path), output: output)
                 let finished = Finished()

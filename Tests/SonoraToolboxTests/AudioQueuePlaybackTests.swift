@@ -32,12 +32,7 @@ struct AudioQueuePlaybackTests {
         let folder = try TemporaryFolder()
         let path = folder.path("tone.caf")
         let tone = TestSignal.sine(frequency: 300, sampleRate: 8000, count: 64 * 100 + 17, amplitude: 0.6)
-        let file = try AudioFile.create(path, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
-        let storage = try OwnedAudioBufferList(channelCount: 1, frameCapacity: tone.count)
-        let list = storage.list(frameCount: tone.count)
-        for index in tone.indices { list.samples(0)[index] = tone[index] }
-        try file.writeFrames(from: list)
-        try file.close()
+        try writeIMA4CAF(path, tone)
         let expected = try decodedSamples(of: path)
         #expect(expected.count >= tone.count)
         let player = try FilePlayer(path: path, packetsPerBuffer: 7)

@@ -1,6 +1,7 @@
 import Foundation
 import SonoraCore
 import SonoraFile
+import SonoraHAL
 import SonoraToolbox
 import SonoraUnits
 import Synchronization
@@ -156,5 +157,21 @@ final class SpeakHereCAFWriter: @unchecked Sendable {
         } catch {
             failure = error
         }
+    }
+}
+
+extension AudioQueueLoopbackALSATests {
+    /// One duplex device on a new loop whose I/O unit captures into `LoopbackCapture`: what
+    /// the unit plays at stream frame F is captured at F + the device's buffer.
+    static func duplexCapture(_ label: String, channels: Int, seconds: Double) throws -> (ALSADevice, IOUnit, LoopbackCapture) {
+        let loop = newLoop(label)
+        let device = try ALSADevice(capture: loop, playback: loop, configuration: configuration(input: channels, output: channels))
+        let io = IOUnit()
+        try io.setDevice(device)
+        try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
+        try io.setStreamFormat(.canonical(sampleRate: 48000, channels: channels), scope: .output, element: IOUnit.inputElement)
+        let capture = LoopbackCapture(unit: io, channels: channels, capacity: Int(48000 * seconds))
+        try io.setInputCallback(capture)
+        return (device, io, capture)
     }
 }

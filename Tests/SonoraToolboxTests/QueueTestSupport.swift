@@ -152,3 +152,13 @@ func runTool(_ path: String, _ arguments: [String]) throws {
         throw AudioError(.unspecified, "\(path) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
     }
 }
+
+/// Writes `tone` (mono) as an 8 kHz IMA4 CAF through the file layer's encoder.
+func writeIMA4CAF(_ path: String, _ tone: [Float]) throws {
+    let file = try AudioFile.create(path, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
+    let storage = try OwnedAudioBufferList(channelCount: 1, frameCapacity: tone.count)
+    let list = storage.list(frameCount: tone.count)
+    for index in tone.indices { list.samples(0)[index] = tone[index] }
+    try file.writeFrames(from: list)
+    try file.close()
+}

@@ -123,12 +123,7 @@ struct SystemSoundTests {
         let folder = try TemporaryFolder()
         let path = folder.path("click.caf")
         let tone = TestSignal.sine(frequency: 300, sampleRate: 8000, count: 64 * 10 + 17, amplitude: 0.6)
-        let file = try AudioFile.create(path, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
-        let storage = try OwnedAudioBufferList(channelCount: 1, frameCapacity: tone.count)
-        let list = storage.list(frameCount: tone.count)
-        for index in tone.indices { list.samples(0)[index] = tone[index] }
-        try file.writeFrames(from: list)
-        try file.close()
+        try writeIMA4CAF(path, tone)
         let sound = try SystemSound(contentsOf: URL(fileURLWithPath: path))
         #expect(sound.frameCount == tone.count && sound.format.channelsPerFrame == 1 && sound.format.sampleRate == 8000)
         #expect(Array(sound.samples.prefix(tone.count)) == Array(try decodedSamples(of: path).prefix(tone.count)))
