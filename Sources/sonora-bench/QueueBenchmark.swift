@@ -87,7 +87,7 @@ struct QueueBenchmark {
             rows.append(BenchmarkRow(metric: "\(queues) queues at once on one device: CPU ÷ \(queues) bare callbacks", unit: "ratio",
                                      sonora: queueCPU / bareCPU,
                                      anchor: "one render callback converting and summing \(queues) sources on one null device, same run (goal ≤ 1.05)", anchorValue: 1.05, better: .lower))
-            let wall = many.audioSeconds / Double(queues)
+            let wall = many.audioSeconds
             notes.append(String(format: "(c) %d queues on one device: %.1f %% of one core over %.1f s (%.3f ms CPU per second of audio, all queues); the bare mix of %d: %.3f ms; queue underruns %d; device xruns %d / %d",
                                 queues, many.cpuSeconds / wall * 100, wall, queueCPU * 1000, queues, bareCPU * 1000,
                                 many.underruns, many.xruns, manyBare.xruns))
