@@ -78,6 +78,7 @@ extension AudioQueue {
                 if !unit.isRunning { clock?.reset() }
                 clock?.setOutputLatency(of: unit.device)
                 try unit.start()
+                watchOwnUnit()
             }
         } catch {
             _ = try? withLock { running = false }
@@ -183,6 +184,7 @@ extension AudioQueue {
         if stopping {
             push(.stop)
             // The device stops too: silence now, and no period renders the queue meanwhile.
+            stopWatchingOwnUnit()
             (try? withLock { outputUnit })??.stop()
         }
         applyOfflineCommands()

@@ -134,6 +134,7 @@ extension AudioQueue {
             return true
         }) ?? false
         // A live queue's device stops after the last frame (from here: not the I/O thread).
+        stopWatchingOwnUnit()
         (try? withLock { outputUnit })??.stop()
         fire(.isRunning)
         if disposing {
