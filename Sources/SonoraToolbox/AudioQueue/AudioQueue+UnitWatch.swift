@@ -9,8 +9,9 @@ import SonoraUnits
 /// (IsRunning false with its listener, `stopReason`, every buffer back, the unit stopped); an
 /// xrun or a re-open marks its timeline discontinuous.
 ///
-/// Every 50 ms rather than a shared output's 10: one timer per queue, and the stop only has
-/// to come, not to be quick (the device is gone; the render side already plays silence).
+/// Every 100 ms (50 ms leeway) rather than a shared output's 10: one timer per queue costs
+/// CPU on a path the queue benchmark measures, and the stop only has to come, not to be
+/// quick (the device is gone; the render side already plays silence).
 extension AudioQueue {
     /// Starts watching (after the queue's own unit started); nothing on a shared output.
     func watchOwnUnit() {
@@ -20,7 +21,7 @@ extension AudioQueue {
             return (outputUnit, outputTarget)
         }) else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, weak unit, weak target] in
             guard let self, let unit, let target else { return }
             self.checkOwnDevice(unit, target: target)
