@@ -133,7 +133,8 @@ extension AudioQueue {
             buffers.removeAll()
             return true
         }) ?? false
-        // A live queue's device stops after the last frame (from here: not the I/O thread).
+        // A live queue's own device stops once the last frame has left it (the render side
+        // drained the device's buffer before reporting the end; from here: not the I/O thread).
         stopWatchingOwnUnit()
         (try? withLock { outputUnit })??.stop()
         fire(.isRunning)
