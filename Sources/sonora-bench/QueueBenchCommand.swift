@@ -12,8 +12,9 @@ struct QueueBenchCommand: ParsableCommand {
             alternating in slices: the process's CPU time per second of audio, queue ÷ bare
             (goal ≤ 1.05). (b) start(): frames from the start to the first sample out of
             Sonora's loopback ALSA plugin (goal: the device's buffer plus one period at
-            most). (c) --queues queues at once, each on its own null device until the
-            shared mixer exists: underruns (goal 0) and CPU against as many bare callbacks.
+            most). (c) --queues queues at once on one null device through the hidden mixer
+            (AudioQueueOutput): underruns (goal 0) and CPU against one render callback
+            converting and summing as many sources on one null device.
 
             Examples:
               sonora-bench queue

@@ -16,8 +16,8 @@ import Glibc
 ///     alternating in slices so both see the same background; process CPU (getrusage).
 /// (b) start latency: `start()` to the first sample out of Sonora's loopback ALSA plugin,
 ///     in frames, against the device's buffer plus one period.
-/// (c) 32 queues at once: each on its own null device for now (the hidden mixer that
-///     lets many queues share one device is another part of issue 17): CPU and underruns.
+/// (c) 32 queues at once on one null device through the hidden mixer (`AudioQueueOutput`):
+///     underruns, and CPU ÷ one render callback converting and summing 32 sources.
 struct QueueBenchmark {
     var seconds: Double
     var rounds: Int
@@ -27,7 +27,8 @@ struct QueueBenchmark {
     static let rate = 48000.0
     static let channels = 2
 
-    enum Player { case queue, bare }
+    /// A queue on a device of its own; a bare callback; one callback summing `n` sources.
+    enum Player { case queue, bare, bareMix(Int) }
 
     struct CPUSample {
         var cpuSeconds: Double
@@ -73,20 +74,23 @@ struct QueueBenchmark {
             notes.append("(b) start latency: the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
 
-        // (c) many queues at once — each on its own device until the shared mixer exists.
+        // (c) many queues at once on one device, through the hidden mixer (AudioQueueOutput),
+        // against one render callback on one device converting and summing as many sources.
         if queues > 0 {
-            progress("\(queues) queues, each on its own null device, then \(queues) bare callbacks, \(seconds) s each …")
-            let many = try measure(.queue, count: queues, source: source)
-            let manyBare = try measure(.bare, count: queues, source: source)
-            let wall = many.audioSeconds / Double(queues)
-            rows.append(BenchmarkRow(metric: "\(queues) queues at once, each on its own null device (no shared mixer yet): underruns", unit: "count",
+            progress("\(queues) queues on one null device (one AudioQueueOutput), then one callback summing \(queues) sources, \(seconds) s each …")
+            let many = try measureShared(count: queues, source: source)
+            let manyBare = try measure(.bareMix(queues), count: 1, source: source)
+            let queueCPU = many.cpuSeconds / many.audioSeconds
+            let bareCPU = manyBare.cpuSeconds / manyBare.audioSeconds
+            rows.append(BenchmarkRow(metric: "\(queues) queues at once on one device (hidden mixer): underruns", unit: "count",
                                      sonora: Double(many.underruns), anchor: "none at a \(period)-frame period (goal)", anchorValue: 0, better: .lower))
-            rows.append(BenchmarkRow(metric: "\(queues) queues at once, each on its own null device: CPU ÷ \(queues) bare callbacks", unit: "ratio",
-                                     sonora: (many.cpuSeconds / many.audioSeconds) / (manyBare.cpuSeconds / manyBare.audioSeconds),
-                                     anchor: "\(queues) bare callbacks on \(queues) null devices, same run (goal ≤ 1.05)", anchorValue: 1.05, better: .lower))
-            notes.append(String(format: "(c) %d queues: %.1f %% of one core over %.1f s (%.3f ms CPU per second of audio per queue); %d bare callbacks: %.1f %%; device xruns %d / %d. PLACE FOR THE SHARED MIXER: 32 queues on one device (qmixer) goes here.",
-                                queues, many.cpuSeconds / wall * 100, wall, many.cpuSeconds / many.audioSeconds * 1000, queues,
-                                manyBare.cpuSeconds / (manyBare.audioSeconds / Double(queues)) * 100, many.xruns, manyBare.xruns))
+            rows.append(BenchmarkRow(metric: "\(queues) queues at once on one device: CPU ÷ \(queues) bare callbacks", unit: "ratio",
+                                     sonora: queueCPU / bareCPU,
+                                     anchor: "one render callback converting and summing \(queues) sources on one null device, same run (goal ≤ 1.05)", anchorValue: 1.05, better: .lower))
+            let wall = many.audioSeconds
+            notes.append(String(format: "(c) %d queues on one device: %.1f %% of one core over %.1f s (%.3f ms CPU per second of audio, all queues); the bare mix of %d: %.3f ms; queue underruns %d; device xruns %d / %d",
+                                queues, many.cpuSeconds / wall * 100, wall, queueCPU * 1000, queues, bareCPU * 1000,
+                                many.underruns, many.xruns, manyBare.xruns))
         }
         return (rows, notes)
     }
@@ -117,8 +121,32 @@ struct QueueBenchmark {
         let framesAfter = players.map(\.frames)
         let audio = zip(framesAfter, framesBefore).reduce(0) { $0 + $1.0 - $1.1 }
         let sample = CPUSample(cpuSeconds: cpuAfter - cpuBefore, audioSeconds: Double(audio) / Self.rate,
-                               underruns: players.reduce(0) { $0 + $1.underruns }, xruns: players.reduce(0) { $0 + $1.device.statistics.xruns })
+                               underruns: players.reduce(0) { $0 + $1.underruns }, xruns: players.reduce(0) { $0 + ($1.device?.statistics.xruns ?? 0) })
         return sample
+    }
+
+    /// `count` queues on one timer-paced null device through one `AudioQueueOutput` (the
+    /// hidden mixer), for `seconds`: the process's CPU over that span and the audio played
+    /// (seconds of the device's output, not per queue: the anchor mixes as many sources).
+    func measureShared(count: Int, source: [Int16]) throws -> CPUSample {
+        let device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
+            sampleRate: Int(Self.rate), periodFrames: period, inputChannels: 0, outputChannels: Self.channels))
+        let output = try AudioQueueOutput(device: device, maximumQueues: max(count, 1))
+        var players: [QueueBenchPlayer] = []
+        defer {
+            players.forEach { $0.stop() }
+            device.stop()
+        }
+        for _ in 0..<count { players.append(try QueueBenchPlayer(output: output, source: source)) }
+        for player in players { try player.start() }
+        usleep(300_000)  // past the start: page faults, first decodes, thread start-up
+        let cyclesBefore = device.statistics.cycles
+        let cpuBefore = Self.processCPU()
+        usleep(useconds_t(seconds * 1_000_000))
+        let cpuAfter = Self.processCPU()
+        let cycles = device.statistics.cycles - cyclesBefore
+        return CPUSample(cpuSeconds: cpuAfter - cpuBefore, audioSeconds: Double(cycles * period) / Self.rate,
+                         underruns: players.reduce(0) { $0 + $1.underruns }, xruns: output.deviceStatistics?.xruns ?? 0)
     }
 
     static func processCPU() -> Double {
@@ -168,7 +196,8 @@ extension QueueBenchmark.CPUSample {
 /// One player on its own null device: an output queue fed 100 ms buffers from memory, or a
 /// bare render callback doing the same conversion.
 final class QueueBenchPlayer: @unchecked Sendable {
-    let device: TimerDevice
+    /// The player's own device (nil on a shared output).
+    let device: TimerDevice?
     let io = IOUnit()
     private var queue: AudioQueue?
     private var feeder: QueueBenchFeeder?
@@ -177,7 +206,8 @@ final class QueueBenchPlayer: @unchecked Sendable {
 
     init(_ kind: QueueBenchmark.Player, source: [Int16], period: Int) throws {
         let configuration = AudioDeviceConfiguration(sampleRate: Int(QueueBenchmark.rate), periodFrames: period, periods: 2, inputChannels: 0, outputChannels: QueueBenchmark.channels)
-        device = try TimerDevice(configuration: configuration, mode: .null)
+        let device = try TimerDevice(configuration: configuration, mode: .null)
+        self.device = device
         try io.setDevice(device)
         switch kind {
         case .queue:
@@ -189,13 +219,28 @@ final class QueueBenchPlayer: @unchecked Sendable {
             timeline = try queue.createTimeline()
             self.queue = queue
             self.feeder = feeder
-        case .bare:
-            let bare = QueueBenchBareCopy(source: source)
+        case .bare, .bareMix:
+            var sources = 1
+            if case .bareMix(let count) = kind { sources = count }
+            let bare = QueueBenchBareCopy(source: source, sources: sources)
             try io.setStreamFormat(.canonical(sampleRate: QueueBenchmark.rate, channels: QueueBenchmark.channels), scope: .input, element: IOUnit.outputElement)
             try io.setRenderCallback(bare, input: IOUnit.outputElement)
             try io.initialize()
             self.bare = bare
         }
+    }
+
+    /// A queue on `output` (shared with the other queues there), fed as above.
+    init(output: AudioQueueOutput, source: [Int16]) throws {
+        device = nil
+        let feeder = QueueBenchFeeder(source: source)
+        let queue = try AudioQueue(format: .linearPCM(sampleRate: QueueBenchmark.rate, channels: QueueBenchmark.channels, sample: .int16)) { queue, buffer in feeder.fill(queue, buffer) }
+        try queue.setOutput(output)
+        for _ in 0..<3 { feeder.fill(queue, try queue.allocateBuffer(byteCapacity: QueueBenchFeeder.framesPerBuffer * 2 * QueueBenchmark.channels)) }
+        try queue.prime()
+        timeline = try queue.createTimeline()
+        self.queue = queue
+        self.feeder = feeder
     }
 
     func start() throws {
@@ -213,6 +258,7 @@ final class QueueBenchPlayer: @unchecked Sendable {
     func stop() {
         feeder?.halt()
         if let queue { try? queue.dispose(immediate: true) }
+        guard device != nil else { return }
         io.stop()
         io.uninitialize()
     }
@@ -242,18 +288,28 @@ final class QueueBenchFeeder: @unchecked Sendable {
     }
 }
 
-/// The bare render callback: Int16 interleaved → Float32 per channel, straight from memory.
+/// The bare render callback: Int16 interleaved → Float32 per channel, straight from memory;
+/// with several sources (the anchor of many queues on one device), each source converted
+/// and summed into the output, as the hidden mixer sums queues.
 final class QueueBenchBareCopy: RenderCallbackTarget, @unchecked Sendable {
     private let source: UnsafeMutableBufferPointer<Int16>
-    private var position = 0
+    private let sources: Int
+    private let positions: UnsafeMutableBufferPointer<Int>
     private let played = Atomic<Int>(0)
 
-    init(source: [Int16]) {
+    init(source: [Int16], sources: Int = 1) {
         self.source = .allocate(capacity: source.count)
         _ = self.source.initialize(from: source)
+        self.sources = sources
+        // Each source at its own place in the signal (as independent queues would be).
+        positions = .allocate(capacity: sources)
+        for index in 0..<sources { positions[index] = ((index * 4801) * QueueBenchmark.channels) % max(source.count, 1) }
     }
 
-    deinit { source.deallocate() }
+    deinit {
+        source.deallocate()
+        positions.deallocate()
+    }
 
     var frames: Int { played.load(ordering: .relaxed) }
 
@@ -262,10 +318,17 @@ final class QueueBenchBareCopy: RenderCallbackTarget, @unchecked Sendable {
         let buffers = request.pointee.buffers
         let channels = QueueBenchmark.channels
         let scale: Float = 1.0 / 32768
-        for frame in 0..<frames {
-            if position + channels > source.count { position = 0 }
-            for channel in 0..<channels { buffers.samples(channel)[frame] = Float(source[position + channel]) * scale }
-            position += channels
+        for index in 0..<sources {
+            var position = positions[index]
+            for frame in 0..<frames {
+                if position + channels > source.count { position = 0 }
+                for channel in 0..<channels {
+                    let value = Float(source[position + channel]) * scale
+                    if index == 0 { buffers.samples(channel)[frame] = value } else { buffers.samples(channel)[frame] += value }
+                }
+                position += channels
+            }
+            positions[index] = position
         }
         played.wrappingAdd(frames, ordering: .relaxed)
         return .noError

@@ -64,7 +64,8 @@ struct AudioQueueDeviceTests {
         try queue.start()
         try queue.stop(immediate: false)
         try queue.prime()
-        try device.run(cycles: 2)
+        // The 100 frames, then the device's buffer: IsRunning goes false once it has played out.
+        try device.run(cycles: 2 + device.format.roundTripFrames / 256)
         waitUntil { !queue.isRunning }
         let warmFrames = device.frames
         // 3 buffers of 3000 frames: left counts up, right down (16-bit values, exact in Float).

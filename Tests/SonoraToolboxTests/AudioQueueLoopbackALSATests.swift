@@ -107,17 +107,14 @@ struct AudioQueueLoopbackALSATests {
         let body = Array(expected[(leadingZeros * channels)...])
         #expect(aligned.count >= body.count, "\(label): captured \(aligned.count / channels) frames of \(body.count / channels)")
         let compared = Array(aligned.prefix(body.count))
-        // Known defect (reported): stop after the queued buffers stops the I/O unit right after
-        // the queue renders its last frame, and the device drops what its buffer still holds
-        // (snd_pcm_drop): up to one buffer at the end never leaves the device.
+        // Stop after the queued buffers keeps the device running until its buffer has played
+        // out: the last buffer's frames are heard too (they were cut before).
         let tail = min(period * periods * channels, body.count)
         let head = body.count - tail
         let firstDifference = zip(compared.prefix(head), body.prefix(head)).enumerated().first { $0.element.0 != $0.element.1 }
         #expect(firstDifference == nil, "\(label): sample \(firstDifference?.offset ?? -1) differs: \(String(describing: firstDifference?.element))")
-        withKnownIssue("stop(immediate: false) on a live device drops the device buffer's last frames", isIntermittent: true) {
-            let lastDifference = zip(compared.dropFirst(head), body.dropFirst(head)).enumerated().first { $0.element.0 != $0.element.1 }
-            #expect(lastDifference == nil, "\(label): sample \(head + (lastDifference?.offset ?? 0)) of the last buffer differs: \(String(describing: lastDifference?.element))")
-        }
+        let lastDifference = zip(compared.dropFirst(head), body.dropFirst(head)).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(lastDifference == nil, "\(label): sample \(head + (lastDifference?.offset ?? 0)) of the last buffer differs: \(String(describing: lastDifference?.element))")
         // After the file: silence (played once, nothing repeated).
         #expect(aligned.dropFirst(body.count).allSatisfy { $0 == 0 }, "\(label): sound after the file's last frame")
     }
@@ -159,9 +156,9 @@ struct AudioQueueLoopbackALSATests {
             let leading = try #require(expected.firstIndex { $0 != 0 })
             let lag = Self.bestLag(Array(captured.dropFirst(latency)), expected, channels: 1, range: 256)
             #expect(lag == 0 && firstSound == latency + leading, "the file begins \(lag) frames after the device latency; first sound at \(firstSound)")
-            // The unit stops after the last rendered frame: the capture holds the file up to one buffer before its end.
+            // The unit stops once the device has played its buffer out: the capture holds the whole file.
             let heard = Array(captured.dropFirst(latency + lag).prefix(expected.count))
-            #expect(heard.count >= expected.count - latency - Self.period, "captured \(heard.count) of \(expected.count) frames")
+            #expect(heard.count == expected.count, "captured \(heard.count) of \(expected.count) frames")
             let firstDifference = zip(heard, expected).enumerated().first { $0.element.0 != $0.element.1 }
             #expect(firstDifference == nil, "frame \(firstDifference?.offset ?? -1) differs: \(String(describing: firstDifference?.element))")
         }

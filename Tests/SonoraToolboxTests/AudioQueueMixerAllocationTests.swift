@@ -117,7 +117,8 @@ struct AudioQueueMixerAllocationTests {
             try device.run(cycles: 2)
             refill.value = false
             try queues[1].stop(immediate: false)
-            for _ in 0..<30 where queues[1].isRunning {
+            // What is queued plays out, then the device's buffer (IsRunning goes false after it).
+            for _ in 0..<60 where queues[1].isRunning {
                 try device.run(cycles: 1)
                 _ = try queues[1].prime()
             }

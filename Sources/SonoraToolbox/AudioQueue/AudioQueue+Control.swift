@@ -1,5 +1,6 @@
 import Foundation
 import SonoraCore
+import SonoraHAL
 import SonoraUnits
 
 /// Control: prime, start, pause, stop, flush, reset, dispose, and the barrier with the queue's thread.
@@ -68,11 +69,16 @@ extension AudioQueue {
         case .host(let host): push(.startAtHostTime(host, resetTimeline: !resuming))
         }
         do throws(AudioError) {
+            // The render side holds a stop-after-queued end back by the device's buffer.
             if let shared {
+                shared.mixer.clock.setOutputLatency(of: shared.unit.device)
                 try shared.startDevice()
             } else if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
-                if !unit.isRunning { (try? withLock { outputTarget })??.clock.reset() }
+                let clock = (try? withLock { outputTarget })??.clock
+                if !unit.isRunning { clock?.reset() }
+                clock?.setOutputLatency(of: unit.device)
                 try unit.start()
+                watchOwnUnit()
             }
         } catch {
             _ = try? withLock { running = false }
@@ -93,7 +99,10 @@ extension AudioQueue {
 
     /// Stops (AudioQueueStop). Immediately: the queue halts now and every buffer comes back
     /// through the callback before this returns. Otherwise: the queued buffers play out, then
-    /// IsRunning goes false (with its listener) right after the last frame.
+    /// IsRunning goes false (with its listener) once the last frame has been heard: offline
+    /// right after it is rendered; live once the device has played its buffer out after it
+    /// (the render side counts the device's buffer, `roundTripFrames`, in device sample
+    /// time), and only then does a unit of the queue's own stop, so no frame is cut.
     public func stop(immediate: Bool) throws(AudioError) {
         try withLock { () throws(AudioError) in try requireOpen("stop") }
         if immediate {
@@ -175,6 +184,7 @@ extension AudioQueue {
         if stopping {
             push(.stop)
             // The device stops too: silence now, and no period renders the queue meanwhile.
+            stopWatchingOwnUnit()
             (try? withLock { outputUnit })??.stop()
         }
         applyOfflineCommands()

@@ -124,7 +124,9 @@ extension AudioQueue {
             buffers.removeAll()
             return true
         }) ?? false
-        // A live queue's device stops after the last frame (from here: not the I/O thread).
+        // A live queue's own device stops once the last frame has left it (the render side
+        // drained the device's buffer before reporting the end; from here: not the I/O thread).
+        stopWatchingOwnUnit()
         (try? withLock { outputUnit })??.stop()
         fire(.isRunning)
         if disposing {
@@ -175,7 +177,9 @@ extension AudioQueue {
             if entry.buffer == nil { endRateSegment(stage) }
         } else {
             if !entry.events.isEmpty { stampEvents(entry.events, at: decodedTotal) }
-            pendingDecoded += samples
+            // Usually nothing waits (the previous buffer is all in the ring): take the decoded
+            // array as it is rather than copying it (a copy per buffer showed in perf).
+            if pendingDecoded.isEmpty { pendingDecoded = samples } else { pendingDecoded += samples }
             decodedTotal += frames
         }
     }
@@ -242,14 +246,20 @@ extension AudioQueue {
         let count = region.frameCount
         guard count > 0 else { return false }
         pendingDecoded.withUnsafeBufferPointer { source in
-            var frame = pendingOffset / channels
-            for part in [region.first, region.second] where part.frameCount > 0 {
+            let base = source.baseAddress! + pendingOffset
+            // Deinterleaves into the ring's two parts (no array of them: one allocation per write).
+            func deinterleave(_ part: AudioBufferList, from frame: Int) {
                 for channel in 0..<channels {
                     let destination = part.samples(channel)
-                    for index in 0..<part.frameCount { destination[index] = source[(frame + index) * channels + channel] }
+                    var from = base + frame * channels + channel
+                    for index in 0..<part.frameCount {
+                        destination[index] = from.pointee
+                        from += channels
+                    }
                 }
-                frame += part.frameCount
             }
+            if region.first.frameCount > 0 { deinterleave(region.first, from: 0) }
+            if region.second.frameCount > 0 { deinterleave(region.second, from: region.first.frameCount) }
         }
         try? renderer.ring.commitWrite(count)
         pendingOffset += count * channels

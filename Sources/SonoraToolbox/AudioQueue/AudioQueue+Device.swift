@@ -10,7 +10,8 @@ import SonoraUnits
 /// - an I/O unit of the queue's own (`setOutputUnit(_:)`): the queue's render side becomes
 ///   the unit's input 0 render callback, in the queue's rate and channel count (the unit
 ///   converts to the device); `start()` starts the unit, `stop` stops it (stop after
-///   queued: right after the last frame).
+///   queued: once the device has played the last frame). While it plays, the queue takes
+///   the device's events (a vanished device stops it, as on a shared output).
 extension AudioQueue {
     /// What a queue on a shared output holds.
     struct OutputAttachment {
@@ -26,6 +27,7 @@ extension AudioQueue {
     public func setOutputUnit(_ unit: IOUnit?) throws(AudioError) {
         let call = "setOutputUnit"
         try requireStoppedAndLive(call)
+        stopWatchingOwnUnit()
         if let old = try withLock({ () throws(AudioError) in outputUnit }) {
             old.stop()
             old.uninitialize()
@@ -119,6 +121,7 @@ extension AudioQueue {
     private func join(_ output: AudioQueueOutput?, byName: Bool) throws(AudioError) {
         if output != nil, output === (try? withLock { attachment?.output }) { return }
         leaveOutput()
+        stopWatchingOwnUnit()
         if let unit = try withLock({ () throws(AudioError) in outputUnit }) {
             unit.stop()
             unit.uninitialize()

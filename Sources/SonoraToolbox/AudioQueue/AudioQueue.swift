@@ -58,6 +58,8 @@ public final class AudioQueue: @unchecked Sendable {
     /// The I/O unit a live queue plays through (`setOutputUnit`), and its render callback.
     var outputUnit: IOUnit?
     var outputTarget: QueueRenderTarget?
+    /// Watches the device of `outputUnit` while the queue plays on it (AudioQueue+UnitWatch).
+    var unitWatcher: DispatchSourceTimer?
     /// The shared output (hidden mixer) a live queue plays through, and why it last stopped on its own.
     var attachment: OutputAttachment?
     var stopReasonValue: AudioError?
@@ -164,6 +166,7 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     deinit {
+        unitWatcher?.cancel()
         leaveOutput()
         worker.stop()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraCore
+import SonoraHAL
 import Synchronization
 
 /// A live output's clock: the render side publishes each slice's (device sample time, host
@@ -18,6 +19,9 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
     private let rateScalarBits = Atomic<UInt64>(1.0.bitPattern)
     private let frames = Atomic<Int>(0)
     private let jumps = Atomic<Int>(0)
+    /// Frames the device still holds after a slice is rendered (its playback buffer), in
+    /// this clock's frames: a stream's end is heard that long after it was rendered.
+    private let latency = Atomic<Int>(0)
 
     // Render-side state.
     private var expectedSample = Int.min
@@ -76,6 +80,18 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
         func nanosecondsPerFrame(at rate: Double) -> Double { 1e9 / (rate * rateScalar) }
     }
 
+    /// Takes the output latency from `device` (control side, before the device starts): its
+    /// playback buffer (`roundTripFrames`, what the HAL prefills and keeps queued), converted
+    /// from the device's rate to this clock's.
+    func setOutputLatency(of device: (any AudioDevice)?) {
+        guard let format = device?.format, format.sampleRate > 0 else { return }
+        let frames = Double(format.roundTripFrames) * sampleRate / Double(format.sampleRate)
+        latency.store(Int(frames.rounded(.up)), ordering: .relaxed)
+    }
+
+    /// The output latency in use (frames at this clock's rate).
+    var outputLatencyFrames: Int { latency.load(ordering: .relaxed) }
+
     // MARK: Render side
 
     /// Publishes a slice's stamp (I/O thread); returns the render side's view of it.
@@ -96,6 +112,7 @@ final class AudioQueueDeviceClock: @unchecked Sendable {
         return RenderClock(
             sampleTime: sampleTime, hostTime: stamp.hostTime,
             nanosecondsPerFrame: 1e9 / (sampleRate * rateScalar), discontinuous: jumped,
+            latencyFrames: latency.load(ordering: .relaxed),
             device: Unmanaged.passUnretained(self))
     }
 

@@ -23,6 +23,14 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// brings the queue's thread to a fixed point around each slice instead.
     unowned(unsafe) var worker: Worker?
     let wakesWorker = Atomic<Bool>(false)
+    /// The fill (frames) at or below which a slice wakes the queue's thread: a quarter of the
+    /// ring free. The thread then refills the ring while three quarters of it still play (at
+    /// the default 8192 frames and 48 kHz: a wake-up every 2048 frames, ~43 ms, with ~128 ms
+    /// to spare). A decoded buffer goes back to the program once all its frames are in the
+    /// ring, so a buffer's callback comes up to a quarter ring later than with a wake-up
+    /// per slice. Below that fill (a ring the program keeps less than 3/4 full, the rate
+    /// stage's lookahead) every slice wakes it, as before.
+    let wakeLevel: Int
 
     // Published to the control side.
     private let playedFrames = Atomic<Int>(0)
@@ -41,6 +49,8 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private var deviceTime = 0
     private var position = 0
     private var endOfStream = Int.max
+    /// While draining: the device time at which the stream's last frame has left the device.
+    private var drainEnd = 0
     private var heldEvent: StampedEvent?
     private var volume = LinearRamp(value: 1)
     private var leftGain = LinearRamp(value: 1)
@@ -49,11 +59,14 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// The live output's clock for the slice being rendered (nil offline).
     private var clock: RenderClock?
 
-    enum RunState { case stopped, running, paused }
+    /// `draining`: a stop-after-queued stream has ended on a live output; silence until the
+    /// device has played what it holds, then `stopped` (the end reached).
+    enum RunState { case stopped, running, paused, draining }
 
     init(channelCount: Int, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
+        wakeLevel = ring.capacity - max(ring.capacity / 4, 1)
         commands = try MessageQueue(capacity: 256)
         events = try MessageQueue(capacity: 1024)
         meters = try MessageQueue(capacity: 1024)
@@ -102,16 +115,29 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         applyCommands()
         var done = 0
         var ended = false
+        if state == .draining && deviceTime >= drainEnd {
+            // The device has played out the stream's last frame: now the end is reached.
+            state = .stopped
+            endReached.store(true, ordering: .releasing)
+            ended = true
+        }
         if state == .running && startDeviceTime > deviceTime {
             done = min(frames, startDeviceTime - deviceTime)
         }
         while done < frames && state == .running {
             if position >= endOfStream {
-                state = .stopped
                 endOfStream = .max
                 endSampleTime.store(timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
-                endReached.store(true, ordering: .releasing)
-                ended = true
+                if let clock, clock.latencyFrames > 0 {
+                    // Live: the last frame is still in the device's buffer. Silence from here;
+                    // the end is reached (IsRunning false, the unit stops) once it has left.
+                    state = .draining
+                    drainEnd = deviceTime + done + clock.latencyFrames
+                } else {
+                    state = .stopped
+                    endReached.store(true, ordering: .releasing)
+                    ended = true
+                }
                 break
             }
             var limit = min(frames - done, endOfStream - position)
@@ -145,8 +171,10 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         }
         if done < frames { clear(output, from: done, count: frames - done) }
         if metering { measure(output) }
-        // Room in the ring, or the end reached (IsRunning to announce): the queue's thread has work.
-        if (done > 0 || ended) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        // The queue's thread has work worth a wake-up (a context switch each): the end reached
+        // (IsRunning to announce), or a refill — frames were read and the ring is down to
+        // `wakeLevel`. Waking after every slice cost more than the rendering itself.
+        if (ended || (done > 0 && ring.readableFrames <= wakeLevel)) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
         deviceTime += frames
     }
 
@@ -311,6 +339,9 @@ struct RenderClock: BitwiseCopyable {
     var nanosecondsPerFrame: Double
     /// Whether the output saw time lost or re-anchored before this slice.
     var discontinuous: Bool
+    /// Frames the device holds after this slice (its playback buffer): how long after being
+    /// rendered a frame has left the device.
+    var latencyFrames: Int
     /// The output's clock (it resolves start host times once for every queue on the device).
     var device: Unmanaged<AudioQueueDeviceClock>
 

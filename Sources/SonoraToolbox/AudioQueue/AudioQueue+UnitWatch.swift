@@ -1,0 +1,59 @@
+import Dispatch
+import Foundation
+import SonoraCore
+import SonoraHAL
+import SonoraUnits
+
+/// A queue on an I/O unit of its own watches that unit's device while it plays, as a shared
+/// output watches its device: a device that vanishes (the HAL's interruption) stops the queue
+/// (IsRunning false with its listener, `stopReason`, every buffer back, the unit stopped); an
+/// xrun or a re-open marks its timeline discontinuous.
+///
+/// Every 100 ms (50 ms leeway) rather than a shared output's 10: one timer per queue costs
+/// CPU on a path the queue benchmark measures, and the stop only has to come, not to be
+/// quick (the device is gone; the render side already plays silence).
+extension AudioQueue {
+    /// Starts watching (after the queue's own unit started); nothing on a shared output.
+    func watchOwnUnit() {
+        guard let (unit, target) = try? withLock({ () -> (IOUnit, QueueRenderTarget)? in
+            guard unitWatcher == nil, attachment == nil, offlineFormat == nil,
+                  let outputUnit, let outputTarget else { return nil }
+            return (outputUnit, outputTarget)
+        }) else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self, weak unit, weak target] in
+            guard let self, let unit, let target else { return }
+            self.checkOwnDevice(unit, target: target)
+        }
+        _ = try? withLock { unitWatcher = timer }
+        timer.resume()
+    }
+
+    /// Stops watching (the queue stopped, or left its unit).
+    func stopWatchingOwnUnit() {
+        let timer = try? withLock { () -> DispatchSourceTimer? in
+            defer { unitWatcher = nil }
+            return unitWatcher
+        }
+        timer?.cancel()
+    }
+
+    private func checkOwnDevice(_ unit: IOUnit, target: QueueRenderTarget) {
+        guard let device = unit.device else { return }
+        var vanished: DeviceEvent?
+        var droppedTime = false
+        for event in device.takeEvents() {
+            switch event {
+            case .interruptionBegan: vanished = vanished ?? event
+            case .xrun, .resumed, .interruptionEnded: droppedTime = true
+            case .renderError: break
+            }
+        }
+        if droppedTime { target.markDiscontinuity() }
+        if let vanished {
+            stopWatchingOwnUnit()
+            stopBecauseOutputFailed(AudioError(.queueInvalidDevice, "the device '\(unit.deviceName)' went away: \(vanished)"))
+        }
+    }
+}
