@@ -23,13 +23,14 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// brings the queue's thread to a fixed point around each slice instead.
     unowned(unsafe) var worker: Worker?
     let wakesWorker = Atomic<Bool>(false)
-    /// The fill (frames) at or below which a slice wakes the queue's thread: a quarter of the
-    /// ring free. The thread then refills the ring while three quarters of it still play (at
-    /// the default 8192 frames and 48 kHz: a wake-up every 2048 frames, ~43 ms, with ~128 ms
-    /// to spare). A decoded buffer goes back to the program once all its frames are in the
-    /// ring, so a buffer's callback comes up to a quarter ring later than with a wake-up
-    /// per slice. Below that fill (a ring the program keeps less than 3/4 full, the rate
-    /// stage's lookahead) every slice wakes it, as before.
+    /// The fill (frames) at or below which a slice wakes the queue's thread: half the ring.
+    /// The thread fills the ring to three quarters (the last quarter stays free for a
+    /// reset's new frames), so it refills a quarter ring at a time while half a ring still
+    /// plays (at the default 8192 frames and 48 kHz: a wake-up every 2048 frames, ~43 ms,
+    /// with ~85 ms to spare). A decoded buffer goes back to the program once all its frames
+    /// are in the ring, so a buffer's callback comes up to a quarter ring later than with a
+    /// wake-up per slice. Below that fill (a ring the program keeps less than half full, the
+    /// rate stage's lookahead) every slice wakes it, as before.
     let wakeLevel: Int
 
     // Published to the control side.
@@ -66,7 +67,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     init(channelCount: Int, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
-        wakeLevel = ring.capacity - max(ring.capacity / 4, 1)
+        wakeLevel = ring.capacity / 2
         commands = try MessageQueue(capacity: 256)
         events = try MessageQueue(capacity: 1024)
         meters = try MessageQueue(capacity: 1024)
