@@ -71,7 +71,8 @@ extension AudioQueue {
         do throws(AudioError) {
             // The render side holds a stop-after-queued end back by the device's buffer.
             if let shared {
-                shared.mixer.clock.setOutputLatency(of: shared.unit.device)
+                // A graph output has no unit of its own: its owner runs the device, so no drain is known.
+                shared.mixer.clock.setOutputLatency(of: shared.unit?.device)
                 try shared.startDevice()
             } else if let unit = try withLock({ () throws(AudioError) in offlineFormat == nil ? outputUnit : nil }) {
                 let clock = (try? withLock { outputTarget })??.clock
