@@ -9,10 +9,13 @@ struct SoundsBenchCommand: ParsableCommand {
             (a) A system sound's play() to its first frame out of Sonora's loopback ALSA plugin,
             on a running device (goal: the device's buffer plus one period at most).
             (b) AudioPlayer.play() after prepareToPlay() to its first frame out, the same way.
+            (c) --players AudioPlayers looping a 16-bit stereo WAV on one timer-paced null device
+            (256-frame period): the process's CPU per second of audio ÷ one render callback
+            converting and summing as many sources (goal ≤ 1.10), and underruns (goal 0).
 
             Examples:
               sonora-bench sounds
-              sonora-bench sounds --json
+              sonora-bench sounds --players 64 --seconds 5 --json
             """
     )
 

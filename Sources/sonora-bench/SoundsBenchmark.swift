@@ -15,7 +15,8 @@ import Glibc
 ///     the device's buffer plus one period;
 /// (b) `AudioPlayer.play()` after `prepareToPlay()` to the first frame out, the same way;
 /// (c) N players mixed on one null device: process CPU per second of audio ÷ one render
-///     callback converting and summing N sources on one null device (goal ≤ 1.10).
+///     callback converting and summing N sources on one null device (goal ≤ 1.10), and
+///     their underruns (goal 0).
 struct SoundsBenchmark {
     var seconds: Double
     var players: Int
@@ -73,7 +74,52 @@ struct SoundsBenchmark {
         } else {
             notes.append("latency rows: the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
+        if players > 0 {
+            progress("\(players) players on one null device, then one callback summing \(players) sources, \(seconds) s each …")
+            let song = folder.appendingPathComponent("song.wav").path
+            try Self.writeWAV(song, samples: QueueBenchmark.sourceSamples(seconds: 10), channels: 2)
+            let mixed = try measurePlayers(song)
+            let anchor = QueueBenchmark(seconds: seconds, rounds: 1, queues: players)
+            let bare = try anchor.measure(.bareMix(players), count: 1, source: QueueBenchmark.sourceSamples(seconds: 10))
+            let playersCPU = mixed.cpuSeconds / mixed.audioSeconds, bareCPU = bare.cpuSeconds / bare.audioSeconds
+            rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: CPU ÷ \(players) bare copies", unit: "ratio", sonora: playersCPU / bareCPU,
+                                     anchor: "one callback converting and summing \(players) sources, same device kind, same run (goal ≤ 1.10)", anchorValue: 1.10, better: .lower))
+            rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: underruns", unit: "count", sonora: Double(mixed.underruns),
+                                     anchor: "none at a \(period)-frame period (goal)", anchorValue: 0, better: .lower))
+            notes.append(String(format: "players: %.3f ms CPU per second of audio (%.1f %% of a core), bare: %.3f ms; device xruns %d / %d",
+                                playersCPU * 1000, playersCPU * 100, bareCPU * 1000, mixed.xruns, bare.xruns))
+        }
         return (rows, notes)
+    }
+
+    /// `players` AudioPlayers looping the file on one timer-paced null device, for `seconds`:
+    /// the process's CPU and the seconds of the device's output.
+    func measurePlayers(_ path: String) throws -> QueueBenchmark.CPUSample {
+        let device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
+            sampleRate: Int(Self.rate), periodFrames: period, inputChannels: 0, outputChannels: 2))
+        let output = try AudioQueueOutput(device: device, maximumQueues: max(players, 1))
+        var all: [AudioPlayer] = []
+        defer {
+            all.forEach { $0.stop() }
+            device.stop()
+        }
+        for _ in 0..<players {
+            let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: path), output: output)
+            player.numberOfLoops = -1
+            try player.prepareToPlay()
+            all.append(player)
+        }
+        for player in all { try player.play() }
+        usleep(300_000)  // past the start: page faults, first decodes, thread start-up
+        let cyclesBefore = device.statistics.cycles
+        let underrunsBefore = all.reduce(0) { $0 + $1.underruns }
+        let cpuBefore = QueueBenchmark.processCPU()
+        usleep(useconds_t(seconds * 1_000_000))
+        let cpuAfter = QueueBenchmark.processCPU()
+        let cycles = device.statistics.cycles - cyclesBefore
+        let underruns = all.reduce(0) { $0 + $1.underruns } - underrunsBefore
+        return QueueBenchmark.CPUSample(cpuSeconds: cpuAfter - cpuBefore, audioSeconds: Double(cycles * period) / Self.rate,
+                                        underruns: underruns, xruns: output.deviceStatistics?.xruns ?? 0)
     }
 
     /// One latency run on a duplex loopback device: `arm` prepares on the output and returns

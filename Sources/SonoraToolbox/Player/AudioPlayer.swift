@@ -366,6 +366,9 @@ public final class AudioPlayer: @unchecked Sendable {
         delegate?.audioPlayerEndInterruption(self, shouldResume: shouldResume)
     }
 
+    /// Device periods that found no decoded frames while playing (each played silence), since prepared.
+    public var underruns: Int { preparedQueue?.underruns ?? 0 }
+
     // MARK: Settings
 
     /// The queue the settings go to now, if prepared.
