@@ -149,6 +149,10 @@ struct RecordCommand: ParsableCommand {
         let recording = try AudioQueueFileRecording(path: output, type: type, queue: queue, frameLimit: wanted, erase: overwrite)
         sink.recording = recording
         try recording.enqueueBuffers(on: queue)
+        // The device went away: the queue delivered what it captured and stopped; end as --seconds does.
+        try queue.addPropertyListener(.isRunning) { queue, _ in
+            if !queue.isRunning && queue.stopReason != nil { recording.ended.signal() }
+        }
 
         // SIGINT / SIGTERM end the recording as --seconds does: the file is closed complete.
         signal(SIGINT, SIG_IGN)
@@ -174,6 +178,7 @@ struct RecordCommand: ParsableCommand {
         signals.forEach { $0.cancel() }
         let overruns = queue.capturer.overruns
         let prime = queue.encoderPrimeInfo
+        let stopReason = queue.stopReason
         let peak = Decibels.fromLinear(Double((try? queue.levelMeterPeakHold())?.max() ?? 0))
         try queue.dispose()
         let finished = Result { () throws(AudioError) -> Int in try recording.finish(primeInfo: prime) }
@@ -181,6 +186,9 @@ struct RecordCommand: ParsableCommand {
         switch finished {
         case .success(let kept): frames = kept
         case .failure(let error): throw CLIError("\(output): \(error.message)")
+        }
+        if let reason = stopReason {
+            throw CLIError("\(output): recording stopped: \(reason.message); kept \(frames) frames (\(String(format: "%.3f", Double(frames) / format.sampleRate)) s), finished")
         }
         return Report(file: output, format: "\(format)", device: device, frames: frames,
                       seconds: Double(frames) / format.sampleRate, overruns: overruns, peak: (peak * 10).rounded() / 10)

@@ -74,6 +74,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     let notifyLock = NSLock()
     /// The I/O unit a live queue records from (`setInputUnit`), and its input callback.
     var inputUnit: IOUnit?
+    /// Watches `inputUnit`'s device while the queue records (AudioInputQueue+UnitWatch).
+    var unitWatcher: DispatchSourceTimer?
+    /// Why the queue stopped by itself (its device went away); cleared by a start.
+    var stopReasonValue: AudioError?
     var inputTarget: QueueCaptureTarget?
 
     // Queue-thread state.
@@ -134,7 +138,10 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
-    deinit { worker.stop() }
+    deinit {
+        unitWatcher?.cancel()
+        worker.stop()
+    }
 
     /// The queue as an opaque pointer, for C-convention callbacks (not retained).
     public var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -220,6 +227,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             defer {
                 running = true
                 paused = false
+                stopReasonValue = nil
             }
             return running && !paused
         }
@@ -235,6 +243,7 @@ public final class AudioInputQueue: @unchecked Sendable {
                 throw self.error(.queueCannotStart, "start", "\(unit.name) did not start: \(error.message)")
             }
         }
+        watchInputUnit()
     }
 
     /// Stops capturing, keeping what is captured and queued (AudioQueuePause); `start` resumes.
@@ -268,6 +277,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             return true
         }
         push(.stop)
+        stopWatchingInputUnit()
         (try? withLock { inputUnit })??.stop()
         if insideCallback {
             // The device is stopped; the queue's thread drains the ring after this callback.
@@ -325,6 +335,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Disposes of the queue at once (`dispose(immediate: true)`): what is captured but not
     /// delivered is dropped, the buffer being filled comes back with what it holds.
     public func dispose() throws(AudioError) {
+        stopWatchingInputUnit()
         let wasRunning = try withLock { () throws(AudioError) -> Bool in
             try requireOpen("dispose")
             if let thread = callbackThread, pthread_equal(thread, pthread_self()) != 0 {

@@ -104,6 +104,11 @@ public final class AudioRecorder: @unchecked Sendable {
             }
             try queue.setInputUnit(unit)
             try queue.setLevelMeteringEnabled(state.withLock { meteringEnabled })
+            // The device went away: the queue delivered what it captured and stopped; complete the file.
+            try queue.addPropertyListener(.isRunning) { [weak self] queue, _ in
+                guard !queue.isRunning, queue.stopReason != nil else { return }
+                self?.limitReached()
+            }
             let recording = try AudioQueueFileRecording(path: url.path, type: fileType, queue: queue, frameLimit: frameLimit, erase: true)
             sink.use(recording) { [weak self] in self?.limitReached() }
             try recording.enqueueBuffers(on: queue)
@@ -223,7 +228,8 @@ public final class AudioRecorder: @unchecked Sendable {
         self.recording = nil
         do {
             try recording.finish(primeInfo: prime)
-            return Finished(failure: nil)
+            // Complete, but cut short by the device: not a success.
+            return Finished(failure: queue.stopReason)
         } catch {
             return Finished(failure: error)
         }
@@ -235,8 +241,8 @@ public final class AudioRecorder: @unchecked Sendable {
         delegate?.audioRecorderDidFinishRecording(self, successfully: finished.failure == nil)
     }
 
-    /// The duration was reached or a write failed (the queue's thread, inside its callback):
-    /// stopping waits for that thread, so it happens on another.
+    /// The duration was reached, a write failed (the queue's thread, inside its callback) or
+    /// the device went away: stopping waits for the queue's thread, so it happens on another.
     private func limitReached() {
         DispatchQueue.global().async { [weak self] in
             guard let self else { return }
