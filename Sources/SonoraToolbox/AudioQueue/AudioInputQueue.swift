@@ -325,7 +325,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         if !immediate {
             let live = try withLock { () throws(AudioError) -> Bool in
                 try requireOpen("dispose")
-                return running || current != nil || capturer.ring.readableFrames > 0
+                return running || current != nil || capturer.ring.approximateFillLevel > 0
             }
             if live { try stop(immediate: false) }
         }

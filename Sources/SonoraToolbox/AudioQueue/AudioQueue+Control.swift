@@ -13,7 +13,8 @@ extension AudioQueue {
             decoding = true
         }
         barrier()
-        let ready = renderer.ring.readableFrames
+        // Neither side of the ring here: the atomic positions only.
+        let ready = renderer.ring.approximateFillLevel
         return frames > 0 ? min(frames, ready) : ready
     }
 

@@ -241,7 +241,8 @@ extension AudioQueue {
         let channels = renderer.channelCount
         let remaining = (pendingDecoded.count - pendingOffset) / channels
         let ring = renderer.ring
-        let room = ring.capacity - ring.capacity / 4 - ring.readableFrames
+        // The producer's view of the fill (this thread writes the ring; `readableFrames` is the reader's).
+        let room = ring.writableFrames - ring.capacity / 4
         let region = ring.writeRegion(maxFrames: min(remaining, max(room, renderer.consumedFrames < discardThrough ? remaining : 0)))
         let count = region.frameCount
         guard count > 0 else { return false }

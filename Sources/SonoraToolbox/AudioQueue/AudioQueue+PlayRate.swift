@@ -75,7 +75,8 @@ extension AudioQueue {
         let consumed = renderer.consumedFrames
         if consumed > consumedSeen { largestRenderStep = max(largestRenderStep, min(consumed - consumedSeen, renderer.ring.capacity / 2)) }
         consumedSeen = consumed
-        let room = rateLookaheadFrames - renderer.ring.readableFrames
+        // The producer's view (this is the ring's producer): `readableFrames` is the consumer's.
+        let room = rateLookaheadFrames - (renderer.ring.capacity - renderer.ring.writableFrames)
         guard room > 0 else { return false }
         // The play rate counts only with time-pitch (a stage for a rate change alone ignores it).
         let rate = (try? withLock { timePitchEnabled ? playRateValue : 1 }) ?? 1

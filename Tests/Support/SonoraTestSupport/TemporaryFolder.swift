@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A folder of its own under the system's temporary directory (`mkdtemp`, so parallel tests
 /// and processes never share one), removed with everything in it when the folder object
@@ -19,7 +18,7 @@ public final class TemporaryFolder: Sendable {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
         url = URL(fileURLWithPath: String(cString: made)).standardizedFileURL
-        Self.live.withLock { $0.insert(url.path) }
+        Self.live.insert(url.path)
         _ = Self.removeAtExit
     }
 
@@ -34,26 +33,37 @@ public final class TemporaryFolder: Sendable {
     /// Removes the folder and its contents now (again later is harmless).
     public func remove() {
         try? FileManager.default.removeItem(at: url)
-        _ = Self.live.withLock { $0.remove(url.path) }
+        Self.live.remove(url.path)
     }
 
     /// A new folder's path, for helpers that hand out paths: the folder is kept (and
     /// removed) when the test process exits.
     public static func pathUntilExit(prefix: String = "sonora-test", in parent: String? = nil) throws -> String {
         let folder = try TemporaryFolder(prefix: prefix, in: parent)
-        kept.withLock { $0.append(folder) }
+        kept.keep(folder)
         return folder.path
     }
 
-    private static let kept = Mutex<[TemporaryFolder]>([])
+    private static let kept = KeptFolders()
 
     /// Folders not yet removed: a `static let` folder is never deinitialised, so these go at exit.
-    private static let live = Mutex<Set<String>>([])
+    private static let live = LivePaths()
     private static let removeAtExit: Void = {
         atexit {
-            for path in TemporaryFolder.live.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+            for path in TemporaryFolder.live.all { try? FileManager.default.removeItem(atPath: path) }
         }
     }()
+}
+
+/// The live folders' paths. A class with a lock, not a static `Mutex`: ThreadSanitizer took
+/// concurrent `withLock` calls on the static `Mutex` for conflicting accesses to the global.
+private final class LivePaths: @unchecked Sendable {
+    private let lock = NSLock()
+    private var paths: Set<String> = []
+
+    func insert(_ path: String) { lock.withLock { _ = paths.insert(path) } }
+    func remove(_ path: String) { lock.withLock { _ = paths.remove(path) } }
+    var all: Set<String> { lock.withLock { paths } }
 }
 
 /// Runs `body` with a fresh temporary folder and removes the folder afterwards.
@@ -61,4 +71,12 @@ public func withTemporaryFolder<Result>(prefix: String = "sonora-test", _ body: 
     let folder = try TemporaryFolder(prefix: prefix)
     defer { folder.remove() }
     return try body(folder)
+}
+
+/// Folders kept until the process exits (`pathUntilExit`), for the same reason as `LivePaths`.
+private final class KeptFolders: @unchecked Sendable {
+    private let lock = NSLock()
+    private var folders: [TemporaryFolder] = []
+
+    func keep(_ folder: TemporaryFolder) { lock.withLock { folders.append(folder) } }
 }
