@@ -21,8 +21,8 @@ import SonoraUnits
 /// paused queues add silence meanwhile. While it runs, the output takes the device's events
 /// (`takeEvents`) every 10 ms: a device that vanishes (the HAL's interruption) stops every
 /// attached queue with the reason in `AudioQueue.stopReason`; an xrun or a re-open marks
-/// their timelines discontinuous. (A queue on an I/O unit of its own leaves the device's
-/// events to the unit's owner; its timeline still sees jumps in the device's sample time.)
+/// their timelines discontinuous. (A queue on an I/O unit of its own watches that unit's
+/// device itself, every 100 ms: AudioQueue+UnitWatch.)
 ///
 /// Many queues on one device (e.g. 32): make one output (`init(device:maximumQueues:)`, or
 /// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
