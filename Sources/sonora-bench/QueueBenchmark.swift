@@ -149,6 +149,21 @@ struct QueueBenchmark {
                          underruns: players.reduce(0) { $0 + $1.underruns }, xruns: output.deviceStatistics?.xruns ?? 0)
     }
 
+    /// A mono duplex device on a new sonoraloop loop (48 kHz Float32, realtime) and an I/O unit
+    /// on it with capture enabled: what it plays at frame F is captured at F + its buffer.
+    static func duplexLoop(_ label: String, period: Int, periods: Int) throws -> (ALSADevice, IOUnit) {
+        let loop = "sonoraloop:bench-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let configuration = AudioDeviceConfiguration(
+            sampleRate: Int(rate), periodFrames: period, periods: periods, inputChannels: 1, outputChannels: 1,
+            sampleFormat: .float32LE, requiresExactPeriod: true, realtimePriority: 70)
+        let device = try ALSADevice(capture: loop, playback: loop, configuration: configuration)
+        let io = IOUnit()
+        try io.setDevice(device)
+        try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
+        try io.setStreamFormat(.canonical(sampleRate: rate, channels: 1), scope: .output, element: IOUnit.inputElement)
+        return (device, io)
+    }
+
     static func processCPU() -> Double {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
@@ -158,15 +173,7 @@ struct QueueBenchmark {
     /// One run: a primed queue of constant 0.5 on a duplex sonoraloop device; the index of
     /// the first captured sample that is not silence (nil after an xrun).
     func startLatency() throws -> Int? {
-        let loop = "sonoraloop:bench-queue-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let configuration = AudioDeviceConfiguration(
-            sampleRate: Int(Self.rate), periodFrames: period, periods: 2, inputChannels: 1, outputChannels: 1,
-            sampleFormat: .float32LE, requiresExactPeriod: true, realtimePriority: 70)
-        let device = try ALSADevice(capture: loop, playback: loop, configuration: configuration)
-        let io = IOUnit()
-        try io.setDevice(device)
-        try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
-        try io.setStreamFormat(.canonical(sampleRate: Self.rate, channels: 1), scope: .output, element: IOUnit.inputElement)
+        let (device, io) = try Self.duplexLoop("queue", period: period, periods: 2)
         let capture = QueueBenchFirstSound(unit: io, limit: Int(Self.rate / 2))
         try io.setInputCallback(capture)
         let queue = try AudioQueue(format: .linearPCM(sampleRate: Self.rate, channels: 1, sample: .float32)) { _, _ in }

@@ -126,15 +126,7 @@ struct SoundsBenchmark {
     /// the call to time; the frames from that call to the first sound captured, less the
     /// capture's own position then (nil after an xrun).
     func latency(_ arm: (AudioQueueOutput) throws -> () throws -> Void) throws -> Int? {
-        let loop = "sonoraloop:bench-sounds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let configuration = AudioDeviceConfiguration(
-            sampleRate: Int(Self.rate), periodFrames: period, periods: periods, inputChannels: 1, outputChannels: 1,
-            sampleFormat: .float32LE, requiresExactPeriod: true, realtimePriority: 70)
-        let device = try ALSADevice(capture: loop, playback: loop, configuration: configuration)
-        let io = IOUnit()
-        try io.setDevice(device)
-        try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
-        try io.setStreamFormat(.canonical(sampleRate: Self.rate, channels: 1), scope: .output, element: IOUnit.inputElement)
+        let (device, io) = try QueueBenchmark.duplexLoop("sounds", period: period, periods: periods)
         let capture = SoundsBenchCapture(unit: io, capacity: Int(Self.rate) * 10)
         try io.setInputCallback(capture)
         let output = try AudioQueueOutput(unit: io, sampleRate: Self.rate, channels: 1)

@@ -56,7 +56,7 @@ public final class AudioPlayer: @unchecked Sendable {
     private var rateValue: Float = 1
     private var rateEnabled = false
     private var meteringEnabled = false
-    private var levels: [AudioQueueLevel]
+    private var meters: MeterPowers
 
     /// A player of the file at `url`, on the device named `device` (an ALSA PCM, `null`, …).
     public convenience init(contentsOf url: URL, device: String = "default") throws(AudioError) {
@@ -102,7 +102,7 @@ public final class AudioPlayer: @unchecked Sendable {
         deviceName = device
         givenOutput = output
         self.privateCopy = privateCopy
-        levels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: numberOfChannels)
+        meters = MeterPowers(channels: numberOfChannels)
     }
 
     deinit {
@@ -437,20 +437,19 @@ public final class AudioPlayer: @unchecked Sendable {
     /// Reads the meters (updateMeters): the levels of the last rendered slice.
     public func updateMeters() {
         guard let queue = preparedQueue, let read = try? queue.currentLevelMeterDB() else { return }
-        state.withLock { levels = read }
+        state.withLock { meters.update(read) }
     }
 
     /// The average (RMS) power of `channel` in dBFS at the last `updateMeters`, −160 … 0.
     public func averagePower(forChannel channel: Int) -> Float {
-        state.withLock { channel >= 0 && channel < levels.count ? Self.clamped(levels[channel].average) : -160 }
+        state.withLock { meters.average(channel) }
     }
 
     /// The peak power of `channel` in dBFS at the last `updateMeters`, −160 … 0.
     public func peakPower(forChannel channel: Int) -> Float {
-        state.withLock { channel >= 0 && channel < levels.count ? Self.clamped(levels[channel].peak) : -160 }
+        state.withLock { meters.peak(channel) }
     }
 
-    private static func clamped(_ decibels: Float) -> Float { decibels.isFinite ? min(max(decibels, -160), 0) : -160 }
 }
 
 /// The current file source, as the queue's callback sees it; swapped on a seek or a new start.

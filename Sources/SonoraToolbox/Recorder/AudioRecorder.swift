@@ -30,7 +30,7 @@ public final class AudioRecorder: @unchecked Sendable {
     private let state = NSLock()
     private var recordingNow = false
     private var meteringEnabled = false
-    private var levels: [AudioQueueLevel]
+    private var meters: MeterPowers
     private var interruptedWhileRecording = false
 
     /// A recorder of `url` with `settings`, capturing from the device named `device`.
@@ -72,7 +72,7 @@ public final class AudioRecorder: @unchecked Sendable {
         self.fileType = fileType
         deviceName = device
         givenUnit = unit
-        levels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: Int(format.channelsPerFrame))
+        meters = MeterPowers(channels: Int(format.channelsPerFrame))
     }
 
     deinit {
@@ -291,20 +291,19 @@ public final class AudioRecorder: @unchecked Sendable {
         control.lock()
         let read = try? queue?.currentLevelMeterDB()
         control.unlock()
-        if let read { state.withLock { levels = read } }
+        if let read { state.withLock { meters.update(read) } }
     }
 
     /// The average power of `channel` in dBFS at the last `updateMeters`, −160 … 0.
     public func averagePower(forChannel channel: Int) -> Float {
-        state.withLock { channel >= 0 && channel < levels.count ? Self.clamped(levels[channel].average) : -160 }
+        state.withLock { meters.average(channel) }
     }
 
     /// The peak power of `channel` in dBFS at the last `updateMeters`, −160 … 0.
     public func peakPower(forChannel channel: Int) -> Float {
-        state.withLock { channel >= 0 && channel < levels.count ? Self.clamped(levels[channel].peak) : -160 }
+        state.withLock { meters.peak(channel) }
     }
 
-    private static func clamped(_ decibels: Float) -> Float { decibels.isFinite ? min(max(decibels, -160), 0) : -160 }
 }
 
 /// The queue's callback reaches the recording once it exists, and says when it has ended.
