@@ -90,6 +90,8 @@ struct RecordCommand: ParsableCommand {
             // Asked for OUT itself: one recovered take goes there if the name is free (link
             // refuses an existing file: nothing is replaced).
             let recovered = stale.compactMap { if case .recovered(let path, _) = $0.outcome { path } else { nil } }
+            // Nothing to recover is not a failure (a live recording's partial stays), but it is said.
+            if stale.isEmpty { FileHandle.standardError.write(Data("sonora: \(output): no partial recording of a finished process to recover\n".utf8)) }
             if recovered.count == 1, link(recovered[0], output) == 0 {
                 unlink(recovered[0])
                 FileHandle.standardError.write(Data("sonora: \(recovered[0]) → \(output)\n".utf8))

@@ -47,7 +47,8 @@ struct SoundCommand: ParsableCommand {
     @Option(name: .customLong("alert-gpio"), help: "The alert action: raise this GPIO line (by name).")
     var alertGPIO: String?
 
-    @Option(name: .customLong("alert-seconds"), help: "How long the GPIO line stays raised.")
+    // Unconditional: a negative value must reach validate(), not read as an option.
+    @Option(name: .customLong("alert-seconds"), parsing: .unconditional, help: "How long the GPIO line stays raised.")
     var alertSeconds: Double = 0.2
 
     @Flag(help: "Print JSON.")

@@ -74,3 +74,32 @@ struct SoundCLITests {
         #expect(badDevice.status != 0)
     }
 }
+
+/// `sonora sound` and `sonora record --recover` given what a hostile user gives.
+@Suite("sonora sound and record --recover, hostile input", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct SoundHostileCLITests {
+    @Test("empty, a directory, a truncated header, a negative --alert-seconds: non-zero with the reason naming what")
+    func hostileSound() throws {
+        let folder = try TemporaryFolder()
+        let empty = folder.path("empty.wav"), directory = folder.path("dir.wav"), truncated = folder.path("trunc.wav")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        try Data("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8).write(to: URL(fileURLWithPath: truncated))
+        for (path, reason) in [(empty, "0 bytes"), (directory, "is a directory"), (truncated, truncated)] {
+            let outcome = try sonora("sound", "--device", "null", path)
+            #expect(outcome.status != 0 && outcome.stderr.contains(path) && outcome.stderr.contains(reason), "\(outcome.stderr)")
+        }
+        let negative = try sonora("sound", "--vibrate", "--alert-gpio", "door", "--alert-seconds", "-1")
+        #expect(negative.status != 0 && negative.stderr.contains("--alert-seconds -1.0 is outside"), "\(negative.stderr)")
+    }
+
+    @Test("record --recover with nothing to recover: says so; the file named is untouched")
+    func recoverNothing() throws {
+        let folder = try TemporaryFolder()
+        let take = folder.path("take.wav")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: take))
+        let outcome = try sonora("record", "--recover", take)
+        #expect(outcome.status == 0 && outcome.stderr.contains("no partial recording"), "\(outcome.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: take)) == Data("keep me".utf8))
+    }
+}
