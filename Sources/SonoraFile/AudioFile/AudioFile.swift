@@ -447,6 +447,22 @@ public final class AudioFile {
         frames += count
     }
 
+    /// The encoder's compression level for a file libsndfile encodes (FLAC, Ogg Vorbis, Opus,
+    /// MPEG): 0 (fastest, least compression) … 1 (slowest, most). Set it before the first
+    /// write; files with no compression level (linear PCM, IMA4, ALAC) refuse it.
+    public func setCompressionLevel(_ level: Double) throws(AudioError) {
+        guard level.isFinite, (0...1).contains(level) else {
+            throw AudioError(.parameterError, "\(path): compression level \(level) is outside 0 … 1")
+        }
+        guard packetWriter == nil, ima4 == nil, let handle else {
+            throw AudioError(.unsupportedProperty, "\(path): \(dataFormat.formatID) has no compression level")
+        }
+        var value = level
+        guard sf_command(handle, Int32(SFC_SET_COMPRESSION_LEVEL), &value, Int32(MemoryLayout<Double>.size)) == Int32(SF_TRUE) else {
+            throw AudioError(.unsupportedProperty, "\(path): \(dataFormat.formatID) has no compression level")
+        }
+    }
+
     /// Writes the header's sizes for the frames written so far (WAV's RIFF and data
     /// sizes, CAF's data chunk, AIFF's frame count), so the file as it stands on disk
     /// reads as that many frames even if the process dies before `close()`.

@@ -31,14 +31,24 @@ public final class AudioQueueFileRecording: @unchecked Sendable {
     private var frameConverter: AudioConverter?
 
     /// Creates the file for `queue`'s format (and its encoder's magic cookie); `erase`: replace
-    /// an existing file at `path` (otherwise refused).
-    public init(path: String, type: AudioFileType, queue: AudioInputQueue, frameLimit: Int? = nil, erase: Bool = false) throws(AudioError) {
+    /// an existing file at `path` (otherwise refused). `compressionLevel` (0 … 1) is the
+    /// file's encoder effort where the file encodes (FLAC).
+    public init(
+        path: String, type: AudioFileType, queue: AudioInputQueue, frameLimit: Int? = nil, erase: Bool = false,
+        compressionLevel: Double? = nil
+    ) throws(AudioError) {
         let format = queue.format
         // Room for the packet table before the data (ALAC): the header updates never move it.
         file = try AudioFile.create(
             path, type: type, format: format, magicCookie: try queue.magicCookie, erase: erase,
             packetTableReserve: format.bytesPerPacket == 0 ? 64 << 10 : 0)
         file.keepsWrittenAudioOnFailure = true
+        if let compressionLevel {
+            do { try file.setCompressionLevel(compressionLevel) } catch {
+                file.abandon()
+                throw error
+            }
+        }
         self.path = path
         self.format = format
         self.frameLimit = frameLimit

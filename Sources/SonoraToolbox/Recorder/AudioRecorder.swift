@@ -109,7 +109,9 @@ public final class AudioRecorder: @unchecked Sendable {
                 guard !queue.isRunning, queue.stopReason != nil else { return }
                 self?.limitReached()
             }
-            let recording = try AudioQueueFileRecording(path: url.path, type: fileType, queue: queue, frameLimit: frameLimit, erase: true)
+            let recording = try AudioQueueFileRecording(
+                path: url.path, type: fileType, queue: queue, frameLimit: frameLimit, erase: true,
+                compressionLevel: fileType == .flac ? settings.encoderQuality?.compressionLevel : nil)
             sink.use(recording) { [weak self] in self?.limitReached() }
             try recording.enqueueBuffers(on: queue)
             self.queue = queue

@@ -3,7 +3,7 @@ import SonoraFile
 
 /// What to record (AVAudioRecorder's settings keys: AVFormatIDKey, AVSampleRateKey,
 /// AVNumberOfChannelsKey, AVLinearPCMBitDepthKey, AVLinearPCMIsFloatKey,
-/// AVLinearPCMIsBigEndianKey, AVEncoderBitDepthHintKey).
+/// AVLinearPCMIsBigEndianKey, AVEncoderBitDepthHintKey, AVEncoderAudioQualityKey).
 public struct AudioRecorderSettings: Hashable, Sendable {
     /// Linear PCM, IMA4 or ALAC (FLAC files take linear PCM, encoded by the file layer).
     public var formatID: AudioFormatID = .linearPCM
@@ -15,8 +15,16 @@ public struct AudioRecorderSettings: Hashable, Sendable {
     public var isFloat = false
     /// Linear PCM: big-endian samples (AIFF's order; WAV and CAF files take either).
     public var isBigEndian = false
+    /// The encoder's quality where the file's codec has one (FLAC: its compression effort,
+    /// min fastest … max smallest file). Linear PCM, IMA4 and ALAC have none, and ignore it as
+    /// AVAudioRecorder does. Nil: the encoder's default.
+    public var encoderQuality: AudioQuality?
 
-    public init(formatID: AudioFormatID = .linearPCM, sampleRate: Double = 44100, numberOfChannels: Int = 2, bitDepth: Int = 16, isFloat: Bool = false, isBigEndian: Bool = false) {
+    public init(
+        formatID: AudioFormatID = .linearPCM, sampleRate: Double = 44100, numberOfChannels: Int = 2, bitDepth: Int = 16,
+        isFloat: Bool = false, isBigEndian: Bool = false, encoderQuality: AudioQuality? = nil
+    ) {
+        self.encoderQuality = encoderQuality
         self.formatID = formatID
         self.sampleRate = sampleRate
         self.numberOfChannels = numberOfChannels
@@ -56,4 +64,16 @@ public struct AudioRecorderSettings: Hashable, Sendable {
             throw AudioError(.unsupportedDataFormat, "\(formatID): a recorder takes linear PCM, IMA4 or ALAC (FLAC through a .flac file)")
         }
     }
+}
+
+/// AVAudioQuality: an encoder's quality on Core Audio's codec-quality scale (0 … 127).
+public enum AudioQuality: Int, Hashable, Sendable, CaseIterable {
+    case min = 0
+    case low = 0x20
+    case medium = 0x40
+    case high = 0x60
+    case max = 0x7F
+
+    /// libsndfile's compression level (0 … 1) for this quality.
+    var compressionLevel: Double { Double(rawValue) / Double(Self.max.rawValue) }
 }
