@@ -260,13 +260,13 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         if let ring = playbackRing {
             let written = ring.writePosition.pointee.load(ordering: .relaxed)
             let read = ring.readPosition.pointee.load(ordering: .acquiring)
-            guard read <= written, written - read <= ring.capacity else { return -1 }
+            guard read <= written, read >= written - ring.capacity else { return -1 }
             return written - read < period ? 1 : 0
         }
         if let ring = captureRing {
             let read = ring.readPosition.pointee.load(ordering: .relaxed)
             let written = ring.writePosition.pointee.load(ordering: .acquiring)
-            guard read <= written, written - read <= ring.capacity else { return -1 }
+            guard written >= read, written <= read + ring.capacity else { return -1 }
             return written - read >= period ? 1 : 0
         }
         return 0
@@ -279,7 +279,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         if let ring = captureRing {
             let read = ring.readPosition.pointee.load(ordering: .relaxed)
             let written = ring.writePosition.pointee.load(ordering: .acquiring)
-            if written - read >= period && written - read <= ring.capacity {
+            if written >= read + period && written <= read + ring.capacity {
                 ring.read(into: engine.inputList, frames: period, at: read)
                 ring.readPosition.pointee.store(read + period, ordering: .releasing)
             } else {

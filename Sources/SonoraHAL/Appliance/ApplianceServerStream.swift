@@ -102,7 +102,8 @@ final class ApplianceServerStream: @unchecked Sendable {
         // The one value read from the client; checked before anything uses it.
         let written = ring.writePosition.pointee.load(ordering: .acquiring)
         let own = ownPosition
-        guard written >= own, written - own <= ring.capacity else {
+        // (Compared without subtracting the forged value: no overflow either.)
+        guard written >= own, written <= own + ring.capacity else {
             fault()
             return
         }
@@ -178,7 +179,7 @@ final class ApplianceServerStream: @unchecked Sendable {
         guard !faulted.load(ordering: .relaxed) else { return }
         let read = ring.readPosition.pointee.load(ordering: .acquiring)
         let own = ownPosition
-        guard read <= own, own - read <= ring.capacity else {
+        guard read <= own, read >= own - ring.capacity else {
             fault()
             return
         }
