@@ -3,6 +3,11 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -62,6 +67,98 @@ int sonora_denormals_flushed(void) {
 
 int sonora_memfd_create(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int sonora_memfd_create_sealed(const char *name, size_t size) {
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int sonora_memfd_seals(int fd) {
+    return fcntl(fd, F_GET_SEALS);
+}
+
+int sonora_memfd_seals_complete(int seals) {
+    int wanted = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    return seals >= 0 && (seals & wanted) == wanted;
+}
+
+int sonora_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+void sonora_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;
+}
+
+unsigned long long sonora_eventfd_drain(int fd) {
+    uint64_t value = 0;
+    if (read(fd, &value, sizeof value) != (ssize_t)sizeof value) return 0;
+    return value;
+}
+
+long sonora_send_with_fds(int socket, const void *bytes, size_t length, const int *fds, int count) {
+    struct iovec part = { .iov_base = (void *)bytes, .iov_len = length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    union { char buffer[CMSG_SPACE(8 * sizeof(int))]; struct cmsghdr align; } control;
+    if (count > 8) { errno = EINVAL; return -1; }
+    if (count > 0) {
+        memset(&control, 0, sizeof control);
+        message.msg_control = control.buffer;
+        message.msg_controllen = CMSG_SPACE((size_t)count * sizeof(int));
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN((size_t)count * sizeof(int));
+        memcpy(CMSG_DATA(header), fds, (size_t)count * sizeof(int));
+    }
+    return (long)sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+long sonora_receive_with_fds(int socket, void *bytes, size_t length, int *fds, int capacity, int *count, int blocking) {
+    struct iovec part = { .iov_base = bytes, .iov_len = length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    union { char buffer[CMSG_SPACE(16 * sizeof(int))]; struct cmsghdr align; } control;
+    message.msg_control = control.buffer;
+    message.msg_controllen = sizeof control.buffer;
+    *count = 0;
+    ssize_t got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC | (blocking ? 0 : MSG_DONTWAIT));
+    if (got < 0) return -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *passed = (int *)CMSG_DATA(header);
+        for (int i = 0; i < n; i++) {
+            if (*count < capacity) fds[(*count)++] = passed[i];
+            else close(passed[i]);
+        }
+    }
+    return (long)got;
+}
+
+int sonora_peer_credentials(int socket, int *pid, unsigned int *uid, unsigned int *gid) {
+    struct ucred credentials;
+    socklen_t size = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) return errno;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
 }
 
 int sonora_errno(void) {

@@ -1,7 +1,8 @@
 #ifndef CSONORA_SYSTEM_H
 #define CSONORA_SYSTEM_H
 // Linux calls that Swift cannot make directly: macros (CPU_SET), CPU control
-// registers (MXCSR / FPCR) and _GNU_SOURCE-only functions (memfd_create).
+// registers (MXCSR / FPCR), _GNU_SOURCE-only functions (memfd_create, seals), eventfd,
+// and the CMSG macros of SCM_RIGHTS / SO_PEERCRED.
 #include <pthread.h>
 #include <stddef.h>
 
@@ -37,6 +38,39 @@ static inline void sonora_cpu_relax(int count) {
 
 /// memfd_create(name, MFD_CLOEXEC). Returns a file descriptor or -1 with errno set.
 int sonora_memfd_create(const char *name);
+
+/// memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING) sized to `size` bytes and sealed
+/// against shrinking, growing and further sealing (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+/// so a peer that maps it can never make the owner's mapping fault. Returns a file
+/// descriptor or -1 with errno set.
+int sonora_memfd_create_sealed(const char *name, size_t size);
+
+/// The seals of a memfd (F_GET_SEALS), or -1 with errno set.
+int sonora_memfd_seals(int fd);
+
+/// 1 when `seals` holds shrink, grow and seal; else 0.
+int sonora_memfd_seals_complete(int seals);
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC). Returns a file descriptor or -1 with errno set.
+int sonora_eventfd(void);
+
+/// Adds 1 to an eventfd (never blocks: a full counter is already a wake-up). No allocation.
+void sonora_eventfd_signal(int fd);
+
+/// Reads and clears an eventfd's counter; 0 when it was zero (non-blocking) or on error.
+unsigned long long sonora_eventfd_drain(int fd);
+
+/// sendmsg of `length` bytes with `count` (0…8) descriptors as SCM_RIGHTS on the first
+/// byte; MSG_NOSIGNAL | MSG_DONTWAIT. Returns bytes sent or -1 with errno set.
+long sonora_send_with_fds(int socket, const void *bytes, size_t length, const int *fds, int count);
+
+/// recvmsg of at most `length` bytes (MSG_DONTWAIT unless `blocking`, MSG_CMSG_CLOEXEC);
+/// descriptors that came with them are stored in `fds` (at most `capacity`, the rest
+/// closed) and counted in `*count`. Returns bytes read, 0 at end of stream, or -1 with errno.
+long sonora_receive_with_fds(int socket, void *bytes, size_t length, int *fds, int capacity, int *count, int blocking);
+
+/// The peer's credentials of a connected Unix socket (SO_PEERCRED). Returns 0 or an errno value.
+int sonora_peer_credentials(int socket, int *pid, unsigned int *uid, unsigned int *gid);
 
 /// The calling thread's errno (Glibc's errno is a macro over a TLS slot).
 int sonora_errno(void);

@@ -5,7 +5,7 @@ import SonoraCore
 /// device can also be driven by its caller) that calls an `IOProcedure` once per period.
 /// Open one by name through `AudioDevices` (`DeviceSpecifier` parses the names).
 public protocol AudioDevice: AnyObject, Sendable {
-    /// The driver: "alsa", "null", "offline" or "inprocess".
+    /// The driver: "alsa", "null", "offline", "inprocess" or "sonora" (the appliance client).
     var driver: String { get }
     /// What the device granted.
     var format: DeviceFormat { get }

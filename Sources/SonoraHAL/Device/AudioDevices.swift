@@ -65,6 +65,8 @@ public enum AudioDevices {
         case .inProcess(let latency, let paced):
             let frames = latency ?? configuration.periodFrames * configuration.periods
             return try TimerDevice(configuration: configuration, mode: .inProcess(latencyFrames: frames, paced: paced))
+        case .appliance(let path):
+            return try ApplianceDevice(socketPath: path, configuration: configuration)
         }
     }
 }

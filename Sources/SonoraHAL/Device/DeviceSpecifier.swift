@@ -10,6 +10,8 @@ import SonoraCore
 ///   later (default one buffer, periods × period);
 /// - `sonoraloop[:NAME]`: Sonora's ALSA loopback plugin (a real ALSA PCM);
 /// - `jackloop`: a JACK loop through libasound2-plugins' `jack` PCM (a running server);
+/// - `sonora[:PATH]`: a running Sonora appliance, through its server socket (PATH, else
+///   `SONORA_SERVER`, else `ApplianceSocket.defaultPath`);
 /// - `alsa:PCM`: the ALSA PCM called PCM even where the name means something else here
 ///   (`alsa:null` is ALSA's own null PCM);
 /// - anything else: an ALSA PCM name (`hw:0`, `plughw:1,0`, `default`, …).
@@ -23,6 +25,9 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// In process: capture hears playback exactly `latencyFrames` later (nil: one
     /// buffer); paced by the timer like `null`, or unpaced.
     case inProcess(latencyFrames: Int?, paced: Bool)
+    /// A running Sonora appliance, through its server socket (nil: `SONORA_SERVER`, else
+    /// `ApplianceSocket.defaultPath`).
+    case appliance(socketPath: String?)
 
     @available(*, deprecated, renamed: "inProcess(latencyFrames:paced:)", message: "the in-process loopback is `inprocess`; `sonoraloop` is the ALSA loopback plugin")
     public static func loopback(latencyFrames: Int, paced: Bool) -> DeviceSpecifier { .inProcess(latencyFrames: latencyFrames, paced: paced) }
@@ -36,7 +41,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// with a message that names the name and what would be right.
     public init(parsing text: String) throws(AudioError) {
         let shown = Self.excerpt(text)
-        guard !text.isEmpty else { throw AudioError(.badDevice, "empty device name; use `null`, `offline`, `inprocess[:FRAMES]`, `sonoraloop[:NAME]` or an ALSA PCM name") }
+        guard !text.isEmpty else { throw AudioError(.badDevice, "empty device name; use `null`, `offline`, `inprocess[:FRAMES]`, `sonoraloop[:NAME]`, `sonora[:PATH]` or an ALSA PCM name") }
         if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == " " }) {
             throw AudioError(.badDevice, "device name '\(shown)' contains \(bad == " " ? "a space" : "a control character (U+\(String(bad.value, radix: 16, uppercase: true)))"); ALSA PCM names have none")
         }
@@ -71,6 +76,15 @@ public enum DeviceSpecifier: Hashable, Sendable {
                 }
             }
             self = .alsa(capture: text, playback: text)
+        case "sonora":
+            guard let argument else {
+                self = .appliance(socketPath: nil)
+                return
+            }
+            guard argument.hasPrefix("/"), argument.utf8.count < 108 else {
+                throw AudioError(.badDevice, "'\(shown)': the appliance's socket must be an absolute path shorter than 108 bytes (sonora:/PATH/server.sock)")
+            }
+            self = .appliance(socketPath: argument)
         case "jackloop":
             try Self.noArgument(argument, text, "jackloop")
             self = .alsa(capture: Self.jackLoopCapture, playback: Self.jackLoopPlayback)
@@ -115,13 +129,14 @@ public enum DeviceSpecifier: Hashable, Sendable {
         }
     }
 
-    /// The driver that opens it: "alsa", "null", "offline" or "inprocess".
+    /// The driver that opens it: "alsa", "null", "offline", "inprocess" or "sonora".
     public var driver: String {
         switch self {
         case .alsa: "alsa"
         case .null: "null"
         case .offline: "offline"
         case .inProcess: "inprocess"
+        case .appliance: "sonora"
         }
     }
 
@@ -136,6 +151,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .null: return "null"
         case .offline: return "offline"
         case .inProcess(let frames, _): return frames.map { "inprocess:\($0)" } ?? "inprocess"
+        case .appliance(let path): return path.map { "sonora:\($0)" } ?? "sonora"
         }
     }
 
@@ -143,7 +159,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// means one of Sonora's devices or is refused).
     public static func isReserved(_ pcm: String) -> Bool {
         let head = split(pcm).head
-        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa"].contains(head)
+        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora"].contains(head)
     }
 
     private static func split(_ text: String) -> (head: String, argument: String?) {

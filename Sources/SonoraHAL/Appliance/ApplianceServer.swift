@@ -1,0 +1,383 @@
+import CSonoraSystem
+import Logging
+import SonoraCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The appliance's server socket: a Unix stream socket (0600, or 0660 with a group) that
+/// speaks newline-delimited JSON (at most 64 KiB a line) and hands each stream's shared
+/// memory and eventfd over with `SCM_RIGHTS`.
+///
+/// One event-loop thread (`poll`) accepts, reads and answers every client, so an idle or
+/// hostile client costs a buffer, not a thread. Clients are known by `SO_PEERCRED`; a
+/// client that goes away (end of stream, hang-up, error) has its streams detached and
+/// freed there, off the realtime thread, and the handler is told. The realtime side is
+/// `streams`, serviced by the appliance's I/O thread.
+public final class ApplianceServer: @unchecked Sendable {
+    public let path: String
+    public let limits: ApplianceServerLimits
+    public let format: ApplianceServerFormat
+    /// What the I/O thread services (`mixPlayback`, `deliverCapture`).
+    public let streams: ApplianceStreamTable
+
+    private let handler: ApplianceSessionHandler
+    private let logger: Logger
+    private let listener: Int32
+    private let wake: (read: Int32, write: Int32)
+    private let identity: (device: UInt64, inode: UInt64)
+    private let running = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private var thread: RealtimeThread?
+    private let pendingEvents = Mutex<[(pid: Int32, event: ApplianceEvent)]>([])
+    private let published = Mutex<[ApplianceClientInfo]>([])
+
+    // Loop-thread state.
+    private var connections: [ApplianceServerConnection] = []
+    private var nextConnection = 1
+    private var nextStream = 1
+    private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
+
+    /// Binds `path` (its folder is created 0700 if missing; a stale socket is replaced,
+    /// anything else there is refused). With `group`, the socket is 0660 and owned by it.
+    public init(
+        path: String, group: gid_t? = nil, limits: ApplianceServerLimits = ApplianceServerLimits(), format: ApplianceServerFormat,
+        handler: ApplianceSessionHandler, logger: Logger
+    ) throws(AudioError) {
+        self.path = path
+        self.limits = limits
+        self.format = format
+        self.handler = handler
+        self.logger = logger
+        streams = ApplianceStreamTable(capacity: limits.maximumStreams)
+        var address = try ApplianceSocket.address(path)
+        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !folder.isEmpty { _ = mkdir(folder, 0o700) }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else {
+                throw AudioError(.badFilePath, "\(path) exists and is not a socket; not replacing it")
+            }
+            guard !isApplianceRunning(path: path) else { throw AudioError(.illegalOperation, "an appliance already serves \(path)") }
+            unlink(path)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw AudioError(.hardwareUnspecified, "cannot create a socket: \(ApplianceSocket.errorText(errno))") }
+        let previous = umask(group == nil ? 0o177 : 0o117)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        umask(previous)
+        guard bound == 0 else {
+            let reason = ApplianceSocket.errorText(errno)
+            close(fd)
+            throw AudioError(.badFilePath, "cannot bind \(path): \(reason)")
+        }
+        if let group, chown(path, uid_t.max, group) != 0 {
+            let reason = ApplianceSocket.errorText(errno)
+            close(fd)
+            unlink(path)
+            throw AudioError(.permissions, "cannot give \(path) to group \(group): \(reason)")
+        }
+        lstat(path, &info)
+        identity = (UInt64(info.st_dev), UInt64(info.st_ino))
+        guard listen(fd, 64) == 0 else {
+            let reason = ApplianceSocket.errorText(errno)
+            close(fd)
+            unlink(path)
+            throw AudioError(.badFilePath, "cannot listen on \(path): \(reason)")
+        }
+        listener = fd
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            unlink(path)
+            throw AudioError(.hardwareUnspecified, "cannot create a pipe: \(ApplianceSocket.errorText(errno))")
+        }
+        for end in ends { Self.makeNonBlocking(end) }
+        wake = (ends[0], ends[1])
+    }
+
+    private static func makeNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
+    deinit {
+        stop()
+        close(wake.read)
+        close(wake.write)
+        chunk.deallocate()
+    }
+
+    /// Starts the event-loop thread.
+    public func start() {
+        guard !stopping.load(ordering: .acquiring), !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        do {
+            thread = try RealtimeThread(RealtimeThreadOptions(name: "sonora-server", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
+                self.loop()
+            }
+        } catch {
+            logger.error("appliance server: \(error)")
+            running.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Closes every client (their streams detached and freed) and the socket, and removes
+    /// the socket file if it is still the one this server created.
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if running.load(ordering: .acquiring) {
+            signalWake()
+            thread?.join()
+            thread = nil
+        }
+        for connection in connections { drop(connection, reason: "the appliance stopped") }
+        connections = []
+        streams.collectRetired()
+        close(listener)
+        var info = stat()
+        if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+            && UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode {
+            unlink(path)
+        }
+    }
+
+    /// Sends `event` to every connection of process `pid` (from any thread).
+    public func send(_ event: ApplianceEvent, toClient pid: Int32) {
+        guard event.fields != nil else { return }
+        pendingEvents.withLock { $0.append((pid, event)) }
+        signalWake()
+    }
+
+    /// The connected clients (after `hello`) and their streams, as of the loop's last turn.
+    public var clients: [ApplianceClientInfo] { published.withLock { $0 } }
+
+    private func signalWake() {
+        var one: UInt8 = 1
+        _ = write(wake.write, &one, 1)
+    }
+
+    // MARK: The loop
+
+    private func loop() {
+        var descriptors: [pollfd] = []
+        while !stopping.load(ordering: .acquiring) {
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
+            for connection in connections {
+                var events = Int16(POLLIN)
+                if !connection.output.isEmpty { events |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
+            }
+            // A short timeout: faulted streams and retired memory are looked at every turn.
+            let ready = poll(&descriptors, nfds_t(descriptors.count), 20)
+            if stopping.load(ordering: .acquiring) { break }
+            if ready < 0 && errno != EINTR { logger.error("appliance server: poll failed: \(ApplianceSocket.errorText(errno))") }
+            if descriptors[1].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 64)
+                while read(wake.read, &sink, sink.count) > 0 {}
+            }
+            deliverPendingEvents()
+            if descriptors[0].revents & Int16(POLLIN) != 0 { acceptClients() }
+            var gone: [ApplianceServerConnection] = []
+            for (index, connection) in connections.enumerated() where index + 2 < descriptors.count {
+                let revents = descriptors[index + 2].revents
+                if revents & Int16(POLLIN) != 0 && !connection.closesAfterFlush {
+                    if !readFrom(connection) { gone.append(connection); continue }
+                } else if revents & Int16(POLLHUP | POLLERR) != 0 {
+                    gone.append(connection)
+                    continue
+                }
+                if !connection.output.isEmpty {
+                    if !connection.flush() || connection.queuedBytes > limits.maximumQueuedBytes { gone.append(connection); continue }
+                }
+                if connection.closesAfterFlush && connection.output.isEmpty { gone.append(connection) }
+            }
+            for connection in gone { drop(connection, reason: "connection closed") }
+            removeFaultedStreams()
+            streams.collectRetired()
+            publish()
+        }
+    }
+
+    private func acceptClients() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            Self.makeNonBlocking(fd)
+            var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+            guard sonora_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
+                close(fd)
+                continue
+            }
+            let connection = ApplianceServerConnection(number: nextConnection, descriptor: fd, pid: pid, uid: uid)
+            nextConnection += 1
+            if connections.count >= limits.maximumClients {
+                connection.enqueue(Self.errorLine(id: nil, AudioError(.tooManyFilesOpen, "the appliance serves at most \(limits.maximumClients) clients")))
+                _ = connection.flush()
+                continue  // closed as it goes out of scope
+            }
+            connections.append(connection)
+        }
+    }
+
+    /// Reads what arrived and answers each complete line. False when the client is gone.
+    private func readFrom(_ connection: ApplianceServerConnection) -> Bool {
+        while true {
+            let got = recv(connection.descriptor, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
+            if got == 0 { return false }
+            if got < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+            connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<got]))
+            while let newline = connection.input.firstIndex(of: UInt8(ascii: "\n")) {
+                if newline > ApplianceSocket.maximumLineBytes { break }
+                let line = Array(connection.input[..<newline])
+                connection.input.removeSubrange(...newline)
+                answer(line, from: connection)
+            }
+            if connection.input.count > ApplianceSocket.maximumLineBytes {
+                connection.enqueue(Self.errorLine(id: nil, AudioError(.parameterError, "a request line is longer than \(ApplianceSocket.maximumLineBytes) bytes; closing the connection")))
+                connection.input = []
+                connection.closesAfterFlush = true
+                return true
+            }
+        }
+    }
+
+    private static func errorLine(id: ApplianceValue?, _ error: AudioError) -> [UInt8] {
+        ApplianceJSON.serialize(["id": id ?? .null, "ok": false, "status": .int(Int(error.status)), "error": .string(error.message)])
+    }
+
+    private func answer(_ line: [UInt8], from connection: ApplianceServerConnection) {
+        var id: ApplianceValue = .null
+        do throws(AudioError) {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }  // blank lines are ignored
+            let request = try ApplianceJSON.parseObject(line)
+            if let given = request["id"] { id = given }
+            guard case .int = id else { throw AudioError(.parameterError, "a request needs \"id\": an integer") }
+            let op = try request.requiredString("op", in: "request")
+            var fields = request
+            fields["id"] = nil
+            fields["op"] = nil
+            if connection.name == nil && op != "hello" { throw AudioError(.illegalOperation, "\(op): the first request must be hello {name}") }
+            var descriptors: [Int32] = []
+            var reply = try perform(op, fields, connection, descriptors: &descriptors)
+            reply["id"] = id
+            reply["ok"] = true
+            if !descriptors.isEmpty { reply["fds"] = .int(descriptors.count) }
+            connection.enqueue(ApplianceJSON.serialize(reply), descriptors: descriptors)
+        } catch {
+            connection.enqueue(Self.errorLine(id: id, error))
+        }
+    }
+
+    private func perform(_ op: String, _ fields: [String: ApplianceValue], _ connection: ApplianceServerConnection, descriptors: inout [Int32]) throws(AudioError) -> [String: ApplianceValue] {
+        switch op {
+        case "hello":
+            let name = try fields.requiredString("name", in: "hello")
+            guard name.utf8.count <= 256 else { throw AudioError(.parameterError, "hello: field 'name' is longer than 256 bytes") }
+            if connection.name != nil { throw AudioError(.illegalOperation, "hello: this connection already said hello") }
+            connection.name = name
+            return format.helloFields
+        case "open_stream":
+            return try openStream(fields, connection, descriptors: &descriptors)
+        case "close_stream":
+            let id = try fields.requiredInt("stream", in: "close_stream")
+            guard let index = connection.streams.firstIndex(of: id) else { throw AudioError(.badStream, "close_stream: this connection has no stream \(id)") }
+            connection.streams.remove(at: index)
+            streams.detach(id)
+            return [:]
+        case "session_activate", "session_deactivate", "session_status":
+            return try handler.handle(op: op, fields: fields, from: connection.info(streams: streamInfo(connection)))
+        default:
+            throw AudioError(.unsupportedOperation, "unknown op '\(Self.excerpt(op))'; ops: hello, open_stream, close_stream, session_activate, session_deactivate, session_status")
+        }
+    }
+
+    private func openStream(_ fields: [String: ApplianceValue], _ connection: ApplianceServerConnection, descriptors: inout [Int32]) throws(AudioError) -> [String: ApplianceValue] {
+        let directionName = try fields.requiredString("direction", in: "open_stream")
+        guard let direction = ApplianceStreamDirection(rawValue: directionName) else {
+            throw AudioError(.parameterError, "open_stream: direction '\(Self.excerpt(directionName))' is neither playback nor capture")
+        }
+        let channels = try fields.requiredInt("channels", in: "open_stream")
+        guard (1...64).contains(channels) else { throw AudioError(.parameterError, "open_stream: channels \(channels) out of 1…64") }
+        _ = try fields.optionalString("role", in: "open_stream")
+        if let reason = handler.mayOpenStream(direction: direction, client: connection.info(streams: streamInfo(connection))) {
+            throw AudioError(.devicePermissions, "open_stream: \(direction.rawValue) refused: \(reason)")
+        }
+        guard streams.count < limits.maximumStreams else {
+            throw AudioError(.tooManyFilesOpen, "open_stream: too many streams (the appliance allows \(limits.maximumStreams))")
+        }
+        let capacity = ApplianceStreamLayout.capacity(periodFrames: format.periodFrames, periods: format.periods)
+        let memory = try ApplianceStreamMemory.create(channels: channels, capacity: capacity, sampleRate: format.sampleRate, periodFrames: format.periodFrames)
+        let wakeFD = sonora_eventfd()
+        guard wakeFD >= 0 else { throw AudioError(.hardwareUnspecified, "open_stream: cannot create an eventfd: \(ApplianceSocket.errorText(sonora_errno()))") }
+        let passedWake = dup(wakeFD)
+        let passedMemory = dup(memory.descriptor)
+        memory.closeDescriptor()  // the mapping stays; the client gets its own descriptor
+        let id = nextStream
+        nextStream += 1
+        let stream = ApplianceServerStream(id: id, pid: connection.pid, connection: connection.number, direction: direction, memory: memory, wakeDescriptor: wakeFD)
+        guard passedWake >= 0, passedMemory >= 0, streams.attach(stream) else {
+            if passedWake >= 0 { close(passedWake) }
+            if passedMemory >= 0 { close(passedMemory) }
+            throw AudioError(.tooManyFilesOpen, "open_stream: too many streams (the appliance allows \(limits.maximumStreams))")
+        }
+        connection.streams.append(id)
+        descriptors = [passedMemory, passedWake]
+        logger.debug("appliance server: \(connection.name ?? "") (pid \(connection.pid)) opened \(direction.rawValue) stream \(id), \(channels) channels")
+        return ["stream": .int(id), "channels": .int(channels), "sample_rate": .int(format.sampleRate), "period": .int(format.periodFrames), "capacity": .int(capacity)]
+    }
+
+    private func streamInfo(_ connection: ApplianceServerConnection) -> [ApplianceStreamInfo] {
+        let ids = Set(connection.streams)
+        return streams.snapshot().filter { ids.contains($0.id) }
+    }
+
+    private func deliverPendingEvents() {
+        let events = pendingEvents.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for (pid, event) in events {
+            guard let fields = event.fields else { continue }
+            let line = ApplianceJSON.serialize(fields)
+            for connection in connections where connection.pid == pid && connection.name != nil { connection.enqueue(line) }
+        }
+    }
+
+    /// A stream whose client forged its ring position: removed, and the client told.
+    private func removeFaultedStreams() {
+        for stream in streams.faultedStreams() {
+            logger.warning("appliance server: stream \(stream.id) of pid \(stream.pid) faulted (its ring position was out of range); removed")
+            streams.detach(stream.id)
+            guard let connection = connections.first(where: { $0.number == stream.connection }) else { continue }
+            connection.streams.removeAll { $0 == stream.id }
+            connection.enqueue(ApplianceJSON.serialize(ApplianceEvent.streamRemoved(stream: stream.id, reason: "faulted").fields!))
+        }
+    }
+
+    private func drop(_ connection: ApplianceServerConnection, reason: String) {
+        let info = connection.info(streams: streamInfo(connection))
+        for id in connection.streams { streams.detach(id) }
+        connection.streams = []
+        connections.removeAll { $0 === connection }
+        logger.debug("appliance server: \(connection.name ?? "") (pid \(connection.pid)) left: \(reason)")
+        if connection.name != nil { handler.clientDetached(info) }
+    }
+
+    private func publish() {
+        let snapshot = streams.snapshot()
+        let list = connections.compactMap { connection -> ApplianceClientInfo? in
+            guard connection.name != nil else { return nil }
+            let ids = Set(connection.streams)
+            return connection.info(streams: snapshot.filter { ids.contains($0.id) })
+        }
+        published.withLock { $0 = list }
+    }
+
+    private static func excerpt(_ text: String) -> String { DeviceSpecifier.excerpt(text) }
+}

@@ -1,0 +1,135 @@
+import SonoraCore
+import Synchronization
+
+/// The appliance's open client streams, in a fixed table of slots (atomic pointers, as
+/// `AudioQueueMixer`'s sources): the control side attaches and detaches, the realtime
+/// thread services them with `mixPlayback` and `deliverCapture` — without allocation,
+/// locks, logging, Foundation or reference counting.
+///
+/// A detached stream is not freed at once: the realtime thread may be servicing it. It
+/// is retired with the realtime cycle count and freed (unmapped, its eventfd closed) by
+/// `collectRetired()` on the control side once that cycle is over. Both realtime calls
+/// must come from one thread (the appliance's I/O thread).
+public final class ApplianceStreamTable: @unchecked Sendable {
+    public let capacity: Int
+    private let slots: UnsafeMutablePointer<Atomic<UInt>>
+    /// Odd while a realtime call runs: bumped on entry and on exit.
+    private let cycle = Atomic<Int>(0)
+    private struct ControlState {
+        var streams: [Int: ApplianceServerStream] = [:]
+        var slotOf: [Int: Int] = [:]
+        var retired: [(stream: ApplianceServerStream, cycle: Int)] = []
+    }
+    private let control = Mutex(ControlState())
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        slots = .allocate(capacity: self.capacity)
+        for index in 0..<self.capacity { (slots + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+    }
+
+    // MARK: Realtime thread
+
+    /// Sums every playback stream's next `frameCount` frames into `output` (mono stream →
+    /// every output channel; otherwise channel i → i, extra channels dropped), each
+    /// multiplied by its gain, ramped per sample toward its target; counts underruns;
+    /// then wakes each client. A stream whose client forged its position is faulted
+    /// (silenced, counted) instead of read.
+    public func mixPlayback(into output: AudioBufferList, frameCount: Int) {
+        let frames = min(frameCount, output.frameCount)
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        for index in 0..<capacity {
+            let address = slots[index].load(ordering: .sequentiallyConsistent)
+            guard address != 0 else { continue }
+            Unmanaged<ApplianceServerStream>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { stream in
+                if stream.direction == .playback { stream.mix(into: output, frames: frames) }
+            }
+        }
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Writes `input`'s `frameCount` frames into every capture stream (stream channel c ←
+    /// input channel c, or channel 0 of a mono input; silence where the input has none);
+    /// counts overruns; then wakes each client.
+    public func deliverCapture(_ input: AudioBufferList, frameCount: Int) {
+        let frames = min(frameCount, input.frameCount)
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        for index in 0..<capacity {
+            let address = slots[index].load(ordering: .sequentiallyConsistent)
+            guard address != 0 else { continue }
+            Unmanaged<ApplianceServerStream>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { stream in
+                if stream.direction == .capture { stream.capture(input, frames: frames) }
+            }
+        }
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    // MARK: Control side
+
+    /// Puts `stream` in a free slot; false when the table is full.
+    func attach(_ stream: ApplianceServerStream) -> Bool {
+        control.withLock { state in
+            guard let free = (0..<capacity).first(where: { slots[$0].load(ordering: .relaxed) == 0 }) else { return false }
+            state.streams[stream.id] = stream
+            state.slotOf[stream.id] = free
+            slots[free].store(UInt(bitPattern: Unmanaged.passUnretained(stream).toOpaque()), ordering: .sequentiallyConsistent)
+            return true
+        }
+    }
+
+    /// Takes stream `id` out of its slot; it is freed by a later `collectRetired()`.
+    func detach(_ id: Int) {
+        control.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id), let slot = state.slotOf.removeValue(forKey: id) else { return }
+            slots[slot].store(0, ordering: .sequentiallyConsistent)
+            state.retired.append((stream, cycle.load(ordering: .sequentiallyConsistent)))
+        }
+        collectRetired()
+    }
+
+    /// Frees the retired streams no realtime call can still be using: one retired while no
+    /// call ran (an even count), or once the count moved on from the call that ran.
+    func collectRetired() {
+        let freed: [ApplianceServerStream] = control.withLock { state in
+            let now = cycle.load(ordering: .sequentiallyConsistent)
+            var freed: [ApplianceServerStream] = []
+            state.retired.removeAll { entry in
+                let safe = entry.cycle & 1 == 0 || now != entry.cycle
+                if safe { freed.append(entry.stream) }
+                return safe
+            }
+            return freed
+        }
+        _ = freed  // released here, outside the lock
+    }
+
+    /// Streams waiting to be freed.
+    var retiredCount: Int { control.withLock { $0.retired.count } }
+
+    func stream(_ id: Int) -> ApplianceServerStream? { control.withLock { $0.streams[id] } }
+
+    /// Open streams whose client forged a ring position.
+    func faultedStreams() -> [ApplianceServerStream] {
+        control.withLock { state in state.streams.values.filter { $0.faulted.load(ordering: .acquiring) } }
+    }
+
+    var count: Int { control.withLock { $0.streams.count } }
+
+    /// Ramps every stream of `pid` to `gain` (linear) over `rampFrames` frames (fade-out,
+    /// duck, restore).
+    public func setGain(pid: Int32, gain: Float, rampFrames: Int) {
+        control.withLock { state in
+            for stream in state.streams.values where stream.pid == pid { stream.setGain(gain, rampFrames: rampFrames) }
+        }
+    }
+
+    /// The open streams by id: gain, peak since the previous snapshot, counters.
+    public func snapshot() -> [ApplianceStreamInfo] {
+        control.withLock { state in state.streams.values.map(\.info).sorted { $0.id < $1.id } }
+    }
+}
