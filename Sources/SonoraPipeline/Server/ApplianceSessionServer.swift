@@ -1,0 +1,90 @@
+import Logging
+import SonoraCore
+import SonoraHAL
+import Synchronization
+
+/// The appliance as session server: the HAL's `ApplianceServer` (socket, shared-memory
+/// streams) with the config's policy deciding about sessions. Session ops become calls on
+/// the `SessionCoordinator`; its effects become stream gains (fades, ducks) and events to
+/// the clients. The streams' table is what the pipeline's `clients` node mixes.
+public final class ApplianceSessionServer: @unchecked Sendable {
+    public let server: ApplianceServer
+    public let coordinator: SessionCoordinator
+    private let bridge: Bridge
+
+    /// Binds the policy's socket for a device of `format`.
+    public init(policy: SessionPolicy, socketPath: String, group: gid_t?, maximumStreams: Int, format: ApplianceServerFormat, logger: Logger) throws(AudioError) {
+        let bridge = Bridge()
+        let coordinator = SessionCoordinator(policy: policy, sampleRate: format.sampleRate, target: bridge)
+        bridge.coordinator = coordinator
+        server = try ApplianceServer(
+            path: socketPath, group: group,
+            limits: ApplianceServerLimits(maximumStreams: maximumStreams, maximumClients: max(maximumStreams, 64)),
+            format: format, handler: bridge, logger: logger)
+        bridge.server = server
+        self.bridge = bridge
+        self.coordinator = coordinator
+    }
+
+    public var streams: ApplianceStreamTable { server.streams }
+    public func start() { server.start() }
+    public func stop() { server.stop() }
+
+    /// Connects the coordinator's effects to the server and the server's ops to the coordinator.
+    final class Bridge: ApplianceSessionHandler, SessionEffectTarget, @unchecked Sendable {
+        weak var server: ApplianceServer?
+        weak var coordinator: SessionCoordinator?
+        /// Programs seen, so a session op from a program attaches it first.
+        private let known = Mutex<Set<Int32>>([])
+
+        func setGain(pid: Int32, gain: Float, rampFrames: Int) {
+            server?.streams.setGain(pid: pid, gain: gain, rampFrames: rampFrames)
+        }
+
+        func deliver(_ notice: SessionNotice, toClient pid: Int32) {
+            server?.send(notice.applianceEvent, toClient: pid)
+        }
+
+        private func attach(_ client: ApplianceClientInfo) {
+            guard let coordinator else { return }
+            let new = known.withLock { $0.insert(client.pid).inserted }
+            if new { coordinator.attach(pid: client.pid, name: client.name) }
+        }
+
+        func handle(op: String, fields: [String: ApplianceValue], from client: ApplianceClientInfo) throws(AudioError) -> [String: ApplianceValue] {
+            guard let coordinator else { throw AudioError(.illegalOperation, "the appliance is stopping") }
+            attach(client)
+            switch op {
+            case "session_activate":
+                guard let category = fields["category"]?.stringValue else {
+                    throw AudioError(.parameterError, "session_activate needs \"category\" (ambient, soloAmbient, playback, record, playAndRecord, audioProcessing)")
+                }
+                let options = fields["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                let activation = try coordinator.activate(pid: client.pid, category: category, options: options, role: fields["role"]?.stringValue)
+                return activation.applianceFields
+            case "session_deactivate":
+                coordinator.deactivate(pid: client.pid, notifyOthers: fields["notify_others"]?.boolValue ?? true)
+                return [:]
+            case "session_status":
+                return ["clients": .array(coordinator.status().map(\.applianceValue))]
+            default:
+                throw AudioError(.parameterError, "unknown op '\(op)'")
+            }
+        }
+
+        func clientDetached(_ client: ApplianceClientInfo) {
+            // One program may hold several connections (its session and its streams): the
+            // program's session ends when its last connection goes.
+            let remaining = server?.clients.contains { $0.pid == client.pid && $0.connection != client.connection } ?? false
+            guard !remaining else { return }
+            known.withLock { _ = $0.remove(client.pid) }
+            coordinator?.detach(pid: client.pid)
+        }
+
+        func mayOpenStream(direction: ApplianceStreamDirection, client: ApplianceClientInfo) -> String? {
+            attach(client)
+            guard direction == .capture else { return nil }
+            return coordinator?.mayRecord(pid: client.pid)
+        }
+    }
+}
