@@ -154,6 +154,7 @@ struct BuildContext {
         if let path = configuration.socketPath, let problem = ControlSocketPath.problem(for: path) {
             error(configuration.control.socketLocation ?? configuration.control.location ?? fileLocation, "control.socket: \(problem)")
         }
+        checkSession()
     }
 
     /// The device names, as the HAL's one parser reads them, and — unless `fallback: null`

@@ -99,6 +99,7 @@ public enum ConfigurationSchema {
                         "meters": ["oneOf": [["type": "string"], ["type": "array", "items": ["type": "string"]]]],
                     ],
                 ],
+                "session": sessionObject,
             ],
         ]
     }

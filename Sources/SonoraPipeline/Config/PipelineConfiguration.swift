@@ -16,6 +16,8 @@ public struct PipelineConfiguration: Sendable {
     public var connections: [ConnectionSpec] = []
     public var control = Control()
     public var status = Status()
+    /// The session server's policy (nil: no `session:` section, no session server).
+    public var session: Session?
     /// Problems the parser found in nodes' kinds and options. They do not stop the parse,
     /// so the builder still checks the rest and every problem is reported in one pass.
     public var nodeProblems: [Diagnostic] = []

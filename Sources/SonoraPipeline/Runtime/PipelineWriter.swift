@@ -51,6 +51,7 @@ enum PipelineWriter {
         if let socket = configuration.control.socketPath { lines += ["control:", "  socket: \(quote(socket))", "  timeout: \(configuration.control.requestTimeout)"] }
         lines += ["status:", "  interval: \(configuration.status.interval)"]
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
+        lines += sessionLines(configuration.session)
         return lines.joined(separator: "\n") + "\n"
     }
 
