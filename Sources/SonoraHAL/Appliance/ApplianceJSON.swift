@@ -3,11 +3,11 @@ import SonoraCore
 /// The wire protocol's JSON: one object per line. A small strict parser (RFC 8259, depth
 /// at most 64) and a writer with sorted keys, so the HAL needs no Foundation. Control
 /// side only.
-enum ApplianceJSON {
+public enum ApplianceJSON {
     static let maximumDepth = 64
 
     /// Parses one line into an object; the error says what is wrong and at which byte.
-    static func parseObject(_ bytes: some Collection<UInt8>) throws(AudioError) -> [String: ApplianceValue] {
+    public static func parseObject(_ bytes: some Collection<UInt8>) throws(AudioError) -> [String: ApplianceValue] {
         var parser = Parser(bytes: Array(bytes))
         let value = try parser.document()
         guard case .object(let object) = value else {
@@ -17,7 +17,7 @@ enum ApplianceJSON {
     }
 
     /// One line of JSON (no trailing newline).
-    static func serialize(_ value: ApplianceValue) -> [UInt8] {
+    public static func serialize(_ value: ApplianceValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128)
         write(value, into: &out)

@@ -25,10 +25,40 @@ public enum ControlResponse: Equatable, Sendable {
         public var id: String
         public var kind: String
         public var unit: String
-        public init(id: String, kind: String, unit: String) {
+        /// A `clients` node's attached streams (nil for every other node).
+        public var streams: [ClientStreamSummary]?
+        public init(id: String, kind: String, unit: String, streams: [ClientStreamSummary]? = nil) {
             self.id = id
             self.kind = kind
             self.unit = unit
+            self.streams = streams
+        }
+    }
+
+    /// One program's stream on the appliance, as `ctl nodes` lists it.
+    public struct ClientStreamSummary: Codable, Equatable, Sendable {
+        public var stream: Int
+        public var pid: Int32
+        public var program: String
+        public var direction: String
+        public var channels: Int
+        /// The policy's gain now (fades, ducks), dB.
+        public var gainDB: Double
+        public var peakDBFS: Double
+        public var underruns: Int
+        public var overruns: Int
+        public var faulted: Bool
+        public init(stream: Int, pid: Int32, program: String, direction: String, channels: Int, gainDB: Double, peakDBFS: Double, underruns: Int, overruns: Int, faulted: Bool) {
+            self.stream = stream
+            self.pid = pid
+            self.program = program
+            self.direction = direction
+            self.channels = channels
+            self.gainDB = gainDB
+            self.peakDBFS = peakDBFS
+            self.underruns = underruns
+            self.overruns = overruns
+            self.faulted = faulted
         }
     }
 

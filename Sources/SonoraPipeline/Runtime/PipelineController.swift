@@ -14,6 +14,9 @@ public final class PipelineController: @unchecked Sendable {
     public let configPath: String
     private let lock = Mutex<Void>(())
     let logger: Logger
+    /// The session server when the config has a `session` section (its streams are the
+    /// `clients` node's).
+    public var sessionServer: ApplianceSessionServer?
 
     public init(pipeline: BuiltPipeline, device: any AudioDevice, configPath: String, logger: Logger) {
         self.pipeline = pipeline
@@ -42,7 +45,10 @@ public final class PipelineController: @unchecked Sendable {
     private func perform(_ request: ControlRequest) throws -> ControlResponse {
         switch request {
         case .nodes:
-            return .nodes(pipeline.nodes.map { .init(id: $0.id, kind: $0.kind, unit: $0.unit.componentDescription.description) })
+            return .nodes(pipeline.nodes.map { node in
+                .init(id: node.id, kind: node.kind, unit: node.unit.componentDescription.description,
+                      streams: node.unit is ClientStreamsUnit ? clientStreams() : nil)
+            })
         case .parameters(let id):
             let node = try node(id)
             var list: [ControlResponse.ParameterSummary] = []
@@ -218,8 +224,26 @@ public final class PipelineController: @unchecked Sendable {
     }
 
     /// Every read-only (meter) parameter of every node.
+    /// The attached programs' streams, with the program's name.
+    public func clientStreams() -> [ControlResponse.ClientStreamSummary] {
+        guard let server = sessionServer?.server else { return [] }
+        let names = Dictionary(server.clients.map { ($0.pid, $0.name) }, uniquingKeysWith: { first, _ in first })
+        return server.streams.snapshot().map { stream in
+            .init(stream: stream.id, pid: stream.pid, program: names[stream.pid] ?? "", direction: stream.direction.rawValue,
+                  channels: stream.channels, gainDB: stream.gain > 0 ? 20 * log10(Double(stream.gain)) : -120,
+                  peakDBFS: stream.peakDBFS, underruns: stream.underruns, overruns: stream.overruns, faulted: stream.faulted)
+        }
+    }
+
     public func meters() -> [ControlResponse.MeterReading] {
         var result: [ControlResponse.MeterReading] = []
+        for node in pipeline.nodes where node.unit is ClientStreamsUnit {
+            // Each stream's peak, named by program and stream: the clients node's meters.
+            for stream in clientStreams() where stream.direction == "playback" {
+                result.append(.init(node: node.id, meter: "\(stream.program)[\(stream.pid)] stream \(stream.stream) peak", scope: "input",
+                                    element: stream.stream, value: stream.peakDBFS, unit: "dB"))
+            }
+        }
         for node in pipeline.nodes {
             for definition in node.unit.parameterDefinitions where definition.info.flags.contains(.meterReadOnly) {
                 for element in 0..<elementCount(definition, node.unit) {

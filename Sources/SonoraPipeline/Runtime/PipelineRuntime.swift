@@ -96,10 +96,32 @@ public final class PipelineRuntime {
         guard problems.isEmpty else { throw .configuration(ConfigurationErrors(problems)) }
         let device: any AudioDevice
         do { device = try DeviceOpener.open(configuration, logger: logger) } catch { throw .device(error) }
+        var sessionServer: ApplianceSessionServer?
+        if let session = configuration.session {
+            let format = ApplianceServerFormat(
+                sampleRate: device.format.sampleRate, periodFrames: device.format.periodFrames, periods: device.format.periods,
+                outputChannels: configuration.engine.channels, inputChannels: configuration.engine.channels,
+                device: device.format.playback?.pcmName ?? device.format.capture?.pcmName ?? device.driver)
+            do {
+                sessionServer = try ApplianceSessionServer(
+                    policy: SessionPolicy(session, sampleRate: device.format.sampleRate),
+                    socketPath: configuration.sessionSocketPath ?? ApplianceSocket.defaultPath,
+                    group: session.group.flatMap { SessionGroup.id(of: $0) }, maximumStreams: session.maxClients,
+                    format: format, logger: logger)
+            } catch {
+                throw .control("session socket: \(error.message)")
+            }
+            ServedClientStreams.table = sessionServer?.streams
+            if !configuration.nodes.contains(where: { $0.nodeKind?.name == NodeKind.clients.name }) {
+                logger.warning("the config has a session section but no `clients` node: programs can attach, but their audio goes nowhere")
+            }
+        }
+        defer { ServedClientStreams.table = nil }
         let pipeline: BuiltPipeline
         do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
         for stale in pipeline.staleRecordings { logger.warning("\(stale)") }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
+        controller.sessionServer = sessionServer
         var server: ControlServer?
         if let path = configuration.socketPath {
             do {
@@ -112,10 +134,12 @@ public final class PipelineRuntime {
         }
         do { try pipeline.graph.start() } catch {
             server?.stop()
+            sessionServer?.stop()
             throw .device(error)
         }
+        sessionServer?.start()
         let deviceName = device.driver == "alsa" ? "ALSA \(device.format.playback?.pcmName ?? device.format.capture?.pcmName ?? "")" : "the \(device.driver) device"
-        logger.info("running \(configPath) on \(deviceName): \(device.format.sampleRate) Hz, period \(device.format.periodFrames) × \(device.format.periods)\(server.map { ", control at \($0.path)" } ?? "")")
+        logger.info("running \(configPath) on \(deviceName): \(device.format.sampleRate) Hz, period \(device.format.periodFrames) × \(device.format.periods)\(server.map { ", control at \($0.path)" } ?? "")\(sessionServer.map { ", session server at \($0.server.path)" } ?? "")")
         for note in device.format.notes { logger.notice("\(note)") }
 
         var reported = Set<String>()
@@ -135,6 +159,7 @@ public final class PipelineRuntime {
             }
         }
         controller.serialized { controller.pipeline.graph.stop() }
+        sessionServer?.stop()
         server?.stop()
         reportRecorderFailures(controller, reported: &reported)
         do { try controller.pipeline.finishRecorders() } catch {

@@ -3,6 +3,10 @@ import SonoraCore
 import SonoraHAL
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The appliance as session server: the HAL's `ApplianceServer` (socket, shared-memory
 /// streams) with the config's policy deciding about sessions. Session ops become calls on
 /// the `SessionCoordinator`; its effects become stream gains (fades, ducks) and events to
