@@ -21,7 +21,7 @@ struct Sonora: ParsableCommand {
             Benchmarks are a separate program: sonora-bench --help
             """,
         version: SonoraVersion.string,
-        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self, PlayCommand.self, RecordCommand.self, SoundCommand.self]
+        subcommands: [RunCommand.self, RenderCommand.self, CheckCommand.self, SchemaCommand.self, CtlCommand.self, UnitsCommand.self, InfoCommand.self, ConvertCommand.self, DevicesCommand.self, LatencyCommand.self, PluginsCommand.self, VoiceCommand.self, PlayCommand.self, RecordCommand.self, SoundCommand.self, SessionCommand.self]
     )
 }
 

@@ -70,7 +70,12 @@ public final class ApplianceSessionServer: @unchecked Sendable {
                 coordinator.deactivate(pid: client.pid, notifyOthers: fields["notify_others"]?.boolValue ?? true)
                 return [:]
             case "session_status":
-                return ["clients": .array(coordinator.status().map(\.applianceValue))]
+                let streams = Dictionary(grouping: server?.streams.snapshot() ?? [], by: \.pid).mapValues(\.count)
+                return ["clients": .array(coordinator.status().map { status in
+                    var status = status
+                    status.streams = streams[status.pid] ?? 0
+                    return status.applianceValue
+                })]
             default:
                 throw AudioError(.parameterError, "unknown op '\(op)'")
             }
@@ -86,9 +91,21 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         }
 
         func mayOpenStream(direction: ApplianceStreamDirection, client: ApplianceClientInfo) -> String? {
+            guard let coordinator else { return "the appliance is stopping" }
             attach(client)
+            // A program that plays or records without activating its session has it
+            // activated for it, as starting an audio queue does on iPhone OS: the default
+            // category (soloAmbient) to play, record to record. Refused there, refused here.
+            let status = coordinator.status().first { $0.pid == client.pid }
+            if status?.active != true {
+                do {
+                    _ = try coordinator.activate(pid: client.pid, category: direction == .capture ? "record" : "soloAmbient", options: [], role: nil)
+                } catch {
+                    return "the session policy refused \(client.name)'s session: \(error.message)"
+                }
+            }
             guard direction == .capture else { return nil }
-            return coordinator?.mayRecord(pid: client.pid)
+            return coordinator.mayRecord(pid: client.pid)
         }
     }
 }
