@@ -207,7 +207,10 @@ public final class PipelineRuntime {
             default:
                 break
             }
-            for event in controller.device.takeEvents() { logger.notice("\(event)") }
+            for event in controller.device.takeEvents() {
+                logger.notice("\(event)")
+                controller.sessionServer?.deviceReported(event)
+            }
             reportRecorderFailures(controller, reported: &reported)
             let now = HostTime.now.seconds
             let interval = controller.pipeline.configuration.status.interval

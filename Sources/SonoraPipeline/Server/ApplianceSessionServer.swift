@@ -34,6 +34,27 @@ public final class ApplianceSessionServer: @unchecked Sendable {
     public func start() { server.start() }
     public func stop() { server.stop() }
 
+    /// Tells every attached program about a change of the appliance's device, as a route
+    /// change (in the order the device reported them): the device failing or vanishing is
+    /// "old device unavailable", its coming back "new device available", a resume after a
+    /// system suspend "wake from sleep". Other device events are not the clients' business.
+    public func deviceReported(_ event: DeviceEvent) {
+        let reason: String
+        var outputs: [String] = [server.format.device]
+        switch event {
+        case .interruptionBegan:
+            reason = "oldDeviceUnavailable"
+            outputs = []
+        case .interruptionEnded: reason = "newDeviceAvailable"
+        case .resumed: reason = "wakeFromSleep"
+        case .xrun, .renderError: return
+        }
+        let inputs = server.format.inputChannels > 0 ? outputs : []
+        for pid in Set(server.clients.map(\.pid)) {
+            server.send(.routeChange(reason: reason, outputs: outputs, inputs: inputs), toClient: pid)
+        }
+    }
+
     /// Connects the coordinator's effects to the server and the server's ops to the coordinator.
     final class Bridge: ApplianceSessionHandler, SessionEffectTarget, @unchecked Sendable {
         weak var server: ApplianceServer?

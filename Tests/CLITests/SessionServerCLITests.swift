@@ -1,0 +1,305 @@
+import Foundation
+import SonoraTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several programs, one speaker: `sonora run` with a session section owns the (null)
+/// device, other `sonora` processes play through it (`sonora:` devices) and hold sessions
+/// (`sonora session activate`), and what the appliance played is recorded by the
+/// appliance itself, so every fade, duck and resume is measured on its output.
+@Suite("the appliance as session server (several processes)", .serialized, .enabled(if: sonoraBinary != nil, "the sonora binary is not built"))
+struct SessionServerCLITests {
+    let scratch = try! TemporaryFolder(prefix: "sonora-session")
+    var folder: String { scratch.path }
+    static let rate = 48000
+    static let period = 256
+
+    /// A running appliance: null device, every client into a recorder, control and session sockets.
+    final class Appliance {
+        let process: RunningCommand
+        let sessionSocket: String
+        let controlSocket: String
+        let recording: String
+        private(set) var outcome: CLIOutcome?
+
+        init(folder: String, name: String, extraNodes: String = "", policy: String = SessionServerCLITests.policy) throws {
+            sessionSocket = "/tmp/sonora-sess-\(getpid())-\(name).sock"
+            controlSocket = "/tmp/sonora-sctl-\(getpid())-\(name).sock"
+            recording = folder + "/\(name)-out.wav"
+            let config = """
+                engine: {sample_rate: \(SessionServerCLITests.rate), period: \(SessionServerCLITests.period), periods: 2, channels: 2}
+                device: {playback: "null"}
+                control: {socket: \(controlSocket)}
+                nodes:
+                  - {id: clients, kind: clients}
+                  - {id: rec, kind: recorder, file: \(recording)}
+                connections:
+                  - {from: clients, to: rec}
+                  - {from: rec, to: output}
+                \(policy)
+                """
+            let path = folder + "/\(name).yaml"
+            try config.write(toFile: path, atomically: true, encoding: .utf8)
+            process = try CLIRunner(executable: sonoraBinary!).launch(["run", path])
+            var waited = 0
+            while process.isRunning && waited < 400 && UnixSocket.connect(sessionSocket).map({ close($0); return true }) != true {
+                usleep(25_000)
+                waited += 1
+            }
+        }
+
+        deinit { if process.isRunning { process.signal(SIGKILL) } }
+
+        var isServing: Bool { process.isRunning && UnixSocket.connect(sessionSocket).map { close($0); return true } == true }
+
+        @discardableResult
+        func stop() -> CLIOutcome {
+            if let outcome { return outcome }
+            process.signal(SIGTERM)
+            let result = process.wait(timeout: 60)
+            outcome = result
+            return result
+        }
+
+        /// `sonora session …` against this appliance.
+        func session(_ arguments: [String]) throws -> CLIOutcome {
+            try CLIRunner(executable: sonoraBinary!).run(["session"] + arguments + ["--socket", sessionSocket])
+        }
+
+        func ctlNodes() throws -> [String: Any] {
+            let outcome = try CLIRunner(executable: sonoraBinary!).run(["ctl", "--socket", controlSocket, "nodes", "--json"])
+            return (try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]) ?? [:]
+        }
+
+        /// The clients node's streams as `ctl nodes` lists them.
+        func streams() throws -> [[String: Any]] {
+            let nodes = try ctlNodes()["nodes"] as? [[String: Any]] ?? []
+            return nodes.first { $0["id"] as? String == "clients" }?["streams"] as? [[String: Any]] ?? []
+        }
+
+        /// Channel 0 of what the appliance played (stops it first).
+        func played(in folder: String) throws -> [Float] {
+            stop()
+            return try SessionServerCLITests.samples(recording, folder: folder)
+        }
+    }
+
+    static let policy = """
+        session:
+          fade_ms: 30
+          roles:
+            - {name: intercom, priority: 30, interrupts: [media], may_record: true}
+            - {name: alert, priority: 20, ducks: [media], duck_db: -12, attack_ms: 50, release_ms: 300, may_record: false}
+            - {name: media, priority: 10, may_record: false}
+          categories: {ambient: media, soloAmbient: media, playback: media, record: intercom, playAndRecord: intercom}
+        """
+
+    /// Channel 0 of a file, as floats (sox reads every format the recorder writes).
+    static func samples(_ path: String, folder: String) throws -> [Float] {
+        let raw = folder + "/\(UUID().uuidString).f32"
+        _ = try runProcess("/usr/bin/sox", [path, "-t", "f32", "-c", "1", raw, "remix", "1"])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// RMS level in dBFS of each period.
+    static func periodLevels(_ samples: [Float]) -> [Double] {
+        stride(from: 0, to: samples.count - period + 1, by: period).map { SignalMeasurement.rmsDBFS(samples[$0..<($0 + period)]) }
+    }
+
+    func tone(_ name: String, seconds: Double, frequency: Int = 1000) throws -> String {
+        let path = folder + "/\(name).wav"
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", "\(seconds)", "sine", "\(frequency)", "vol", "0.5"])
+        return path
+    }
+
+    func play(_ appliance: Appliance, _ file: String, extra: [String] = []) throws -> RunningCommand {
+        try CLIRunner(executable: sonoraBinary!).launch(["play", "--device", "sonora:" + appliance.sessionSocket, "--json"] + extra + [file])
+    }
+
+    /// Waits until the appliance lists `count` playback streams (bounded).
+    func waitForStreams(_ appliance: Appliance, count: Int) throws {
+        for _ in 0..<400 {
+            if try appliance.streams().filter({ $0["direction"] as? String == "playback" }).count >= count { return }
+            usleep(25_000)
+        }
+    }
+
+    @Test("an intercom activating interrupts the media stream: faded out within fade_ms, silent, then back when the intercom ends")
+    func interruption() throws {
+        let appliance = try Appliance(folder: folder, name: "interrupt")
+        try #require(appliance.isServing, "the appliance did not start: \(appliance.stop().stderr)")
+        let media = try play(appliance, try tone("media", seconds: 4))
+        try waitForStreams(appliance, count: 1)
+        usleep(300_000)
+        let intercom = try appliance.session(["activate", "--category", "playAndRecord", "--role", "intercom", "--seconds", "1", "--name", "intercom", "--json"])
+        #expect(intercom.status == 0, "\(intercom.stderr)")
+        #expect(intercom.stdout.contains("\"role\":\"intercom\""))
+        _ = media.wait(timeout: 30)
+        let levels = Self.periodLevels(try appliance.played(in: folder))
+        // Loud (the tone, −9 dBFS RMS), then silent (the interruption), then loud again.
+        guard let firstLoud = levels.firstIndex(where: { $0 > -12 }),
+              let silent = levels[firstLoud...].firstIndex(where: { $0 < -90 }),
+              let back = levels[silent...].firstIndex(where: { $0 > -12 })
+        else {
+            Issue.record("no loud → silent → loud in the appliance's output: \(levels.map { Int($0) })")
+            return
+        }
+        // The fade: from the last full-level period to silence within 30 ms (1,440 frames) and a period.
+        let lastFull = levels[..<silent].lastIndex(where: { $0 > -10 })!
+        #expect((silent - lastFull - 1) * Self.period <= 1440 + Self.period, "fade-out took \(silent - lastFull - 1) periods")
+        // Silent for about the intercom's second (the session is held 1 s).
+        #expect((back - silent) * Self.period >= Self.rate / 2, "silent for only \((back - silent) * Self.period) frames")
+        #expect(levels[silent..<back].allSatisfy { $0 < -12 })
+    }
+
+    @Test("a chime with duck-others lowers the media by the policy's 12 dB, measured on the output, and restores it")
+    func duck() throws {
+        let appliance = try Appliance(folder: folder, name: "duck")
+        try #require(appliance.isServing, "the appliance did not start: \(appliance.stop().stderr)")
+        let media = try play(appliance, try tone("media", seconds: 3.5))
+        try waitForStreams(appliance, count: 1)
+        usleep(300_000)
+        let alert = try appliance.session(["activate", "--category", "playback", "--option", "duckOthers", "--role", "alert", "--seconds", "1", "--name", "chime"])
+        #expect(alert.status == 0, "\(alert.stderr)")
+        _ = media.wait(timeout: 30)
+        let levels = Self.periodLevels(try appliance.played(in: folder))
+        guard let firstLoud = levels.firstIndex(where: { $0 > -12 }) else {
+            Issue.record("the media never played: \(levels.map { Int($0) })")
+            return
+        }
+        let full = levels[firstLoud + 4]
+        // The ducked stretch: periods 12 dB (± 1) under full level, held for most of the second.
+        let ducked = levels.indices.filter { abs(levels[$0] - (full - 12)) < 1 }
+        #expect(ducked.count * Self.period >= Self.rate / 2, "only \(ducked.count) periods at \(full - 12) dB: \(levels.map { Int($0) })")
+        // Restored: full level again after the duck.
+        if let lastDucked = ducked.last {
+            #expect(levels[(lastDucked + 1)...].contains { abs($0 - full) < 0.5 }, "not restored to \(full) dB after the duck")
+        }
+    }
+
+    @Test("an ambient session mixes: the media is neither interrupted nor ducked, and status says so")
+    func ambientMixes() throws {
+        let appliance = try Appliance(folder: folder, name: "ambient")
+        try #require(appliance.isServing)
+        let media = try play(appliance, try tone("media", seconds: 2))
+        try waitForStreams(appliance, count: 1)
+        let ambient = try CLIRunner(executable: sonoraBinary!).launch(
+            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "ambient", "--seconds", "0.8", "--name", "game", "--json"])
+        usleep(300_000)
+        let status = try appliance.session(["status", "--json"])
+        let clients = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["clients"] as? [[String: Any]] ?? []
+        #expect(clients.count == 2, "\(status.stdout)")
+        #expect(clients.allSatisfy { $0["interrupted"] as? Bool == false && $0["duckedDB"] == nil }, "\(status.stdout)")
+        #expect(clients.contains { $0["name"] as? String == "game" && $0["category"] as? String == "ambient" && $0["active"] as? Bool == true })
+        let gameEvents = ambient.wait(timeout: 30)
+        #expect(gameEvents.status == 0 && !gameEvents.stdout.contains("interruption"), "\(gameEvents.stdout)")
+        _ = media.wait(timeout: 30)
+        let levels = Self.periodLevels(try appliance.played(in: folder))
+        let loud = levels.drop { $0 < -12 }.prefix { $0 > -12 }
+        // One unbroken stretch of the tone: nothing cut it.
+        #expect(loud.count * Self.period >= Self.rate * 19 / 10, "the tone played \(loud.count) periods unbroken")
+    }
+
+    @Test("activation the policy refuses exits 1 with the reason, the status code and who holds the device")
+    func refusal() throws {
+        let appliance = try Appliance(folder: folder, name: "refuse")
+        try #require(appliance.isServing)
+        let intercom = try CLIRunner(executable: sonoraBinary!).launch(
+            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "playAndRecord", "--role", "intercom", "--seconds", "2", "--name", "doorphone"])
+        for _ in 0..<200 {
+            if try appliance.session(["status"]).stdout.contains("doorphone") { break }
+            usleep(25_000)
+        }
+        let media = try appliance.session(["activate", "--category", "playback", "--seconds", "0.1", "--name", "radio"])
+        #expect(media.status == 1)
+        #expect(media.stderr.contains("'!pri'"), "\(media.stderr)")
+        #expect(media.stderr.contains("doorphone") && media.stderr.contains("intercom"), "the holder is not named: \(media.stderr)")
+        let unknown = try appliance.session(["activate", "--category", "playbak", "--seconds", "0.1"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("playback"), "no suggestion: \(unknown.stderr)")
+        _ = intercom.wait(timeout: 30)
+        // A recording stream for a role that may not record is refused at the device.
+        let record = try CLIRunner(executable: sonoraBinary!).run(
+            ["record", "--device", "sonora:" + appliance.sessionSocket, "--seconds", "0.2", folder + "/take.wav"])
+        #expect(record.status != 0, "a media-role program recorded")
+        #expect(record.stderr.contains("record"), "\(record.stderr)")
+    }
+
+    @Test("a client stopped (SIGSTOP) and then killed (SIGKILL) mid-stream: the other stream plays on intact, the dead stream is reclaimed")
+    func stoppedAndKilledClient() throws {
+        let appliance = try Appliance(folder: folder, name: "kill")
+        try #require(appliance.isServing)
+        let steady = try play(appliance, try tone("steady", seconds: 3, frequency: 1000))
+        let victim = try play(appliance, try tone("victim", seconds: 6, frequency: 3000))
+        try waitForStreams(appliance, count: 2)
+        usleep(300_000)
+        victim.signal(SIGSTOP)
+        usleep(500_000)
+        let stalled = try appliance.streams()
+        #expect(stalled.count == 2, "\(stalled)")
+        #expect(stalled.contains { ($0["underruns"] as? Int ?? 0) > 0 }, "the stopped client's stream did not underrun: \(stalled)")
+        victim.signal(SIGKILL)
+        _ = victim.wait(timeout: 10)
+        var remaining = try appliance.streams()
+        for _ in 0..<200 where remaining.count != 1 {
+            usleep(25_000)
+            remaining = try appliance.streams()
+        }
+        #expect(remaining.count == 1, "the dead client's stream is still there: \(remaining)")
+        #expect(remaining.first?["underruns"] as? Int == 0, "the steady stream underran: \(remaining)")
+        let steadyOutcome = steady.wait(timeout: 30)
+        #expect(steadyOutcome.status == 0, "\(steadyOutcome.stderr)")
+        let samples = try appliance.played(in: folder)
+        #expect(appliance.outcome?.status == 0)
+        // The steady 1 kHz tone is whole: about 3 s of it at full level, the 3 kHz one gone.
+        let levels = Self.periodLevels(samples)
+        let tail = Array(samples.suffix(Self.rate / 2))
+        #expect(SignalMeasurement.rmsDBFS(tail) < -90 || levels.filter { $0 > -12 }.count * Self.period >= Self.rate * 29 / 10)
+    }
+
+    @Test("malformed and forged messages are refused with a reason; the appliance keeps serving")
+    func hostileMessages() throws {
+        let appliance = try Appliance(folder: folder, name: "hostile")
+        try #require(appliance.isServing)
+        func exchange(_ text: String) -> String {
+            guard let fd = UnixSocket.connect(appliance.sessionSocket) else { return "" }
+            defer { close(fd) }
+            _ = text.withCString { write(fd, $0, strlen($0)) }
+            var timeout = timeval(tv_sec: 2, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var reply = [UInt8](repeating: 0, count: 65536)
+            var got = 0
+            while got < reply.count {
+                let count = reply.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
+                if count <= 0 { break }
+                got += count
+                if reply[..<got].filter({ $0 == UInt8(ascii: "\n") }).count >= text.filter({ $0 == "\n" }).count { break }
+            }
+            return String(decoding: reply[..<got], as: UTF8.self)
+        }
+        #expect(exchange("not json\n").contains("\"ok\":false"))
+        #expect(exchange("{\"id\":1,\"op\":\"session_activate\",\"category\":42}\n").contains("\"ok\":false"))
+        let hello = "{\"id\":1,\"op\":\"hello\",\"name\":\"evil\"}\n"
+        #expect(exchange(hello + "{\"id\":2,\"op\":\"session_activate\",\"category\":\"playback\",\"options\":[\"nope\"]}\n").contains("nope"))
+        #expect(exchange(hello + "{\"id\":2,\"op\":\"open_stream\",\"direction\":\"playback\",\"channels\":100000}\n").contains("\"ok\":false"))
+        #expect(exchange(hello + "{\"id\":2,\"op\":\"close_stream\",\"stream\":-7}\n").contains("\"ok\":false"))
+        _ = exchange(String(repeating: "x", count: 70_000) + "\n")
+        #expect(appliance.isServing)
+        let status = try appliance.session(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(appliance.stop().status == 0)
+    }
+
+    @Test("sonora session --help has an example; status without an appliance fails with the reason")
+    func help() throws {
+        for arguments in [["session", "--help"], ["session", "status", "--help"], ["session", "activate", "--help"]] {
+            let help = try CLIRunner(executable: sonoraBinary!).run(arguments)
+            #expect(help.status == 0 && help.stdout.contains("sonora session"), "\(arguments)")
+        }
+        let none = try CLIRunner(executable: sonoraBinary!).run(["session", "status", "--socket", folder + "/nothing.sock"])
+        #expect(none.status != 0 && none.stderr.contains("nothing.sock"), "\(none.stderr)")
+    }
+}
