@@ -15,7 +15,7 @@ struct ServerBenchCommand: ParsableCommand {
             cycle in-process beside JACK's per client (jackd + clients); the round trip of a
             duplex sonoraloop device in-process; the appliance's added round trip (goal ≤ one
             period) and its CPU ÷ in-process (goal ≤ 1.15). Rows that need the appliance server
-            print as "not measured yet" (on stderr with --json) until it is built in.
+            print as "not measured yet" (with --json: on stderr, with the notes) until it is built in.
 
             Examples:
               sonora-bench server
@@ -54,7 +54,8 @@ struct ServerBenchCommand: ParsableCommand {
         }
         let pendingLines = pending.map { "not measured yet: \($0.metric) [\($0.unit); goal: \($0.goal)] — \($0.reason)" }
         if json {
-            for line in pendingLines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            // stdout stays the rows alone; what was not measured, and why, goes to stderr.
+            for line in pendingLines + notes { FileHandle.standardError.write(Data((line + "\n").utf8)) }
             BenchmarkReport.print(rows, json: true)
         } else {
             BenchmarkReport.print(rows, json: false, notes: pendingLines + notes)
