@@ -74,6 +74,11 @@ struct ServerBenchmark {
             }
             if let sample = try measureApplianceCPU(progress: progress) { appliance?.add(sample) } else { appliance = nil }
         }
+        // A reference for the appliance's client side: as many programs, each playing the sine
+        // on a null device of its own (an I/O thread woken each period, as a client's is).
+        progress("\(clients) client programs, each on its own null device, \(seconds) s …")
+        let programs = try runStreamClients(device: "null", processes: clients, devicesPerProcess: 1)
+        let programsPerCycle = programs.reduce(0) { $0 + $1.cpuPerCycle }
         let inProcessPerSource = inProcess.perSourcePerCycle(clients)
         let jackPerClient = jackProblem == nil ? jack.perSourcePerCycle(clients) : nil
         let jackAnchor = "JACK2 dummy backend, \(clients) jack_simple_client-style clients: CPU per client per cycle, same run"
@@ -133,6 +138,8 @@ struct ServerBenchmark {
         notes.append(String(format: "in-process: %d sources, %.3f ms CPU over %d cycles (%.2f µs per cycle, %.2f %% of one core); device xruns %d",
                             clients, inProcess.cpuSeconds * 1000, inProcess.cycles, inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)),
                             inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)) / (Double(period) / Double(Self.rate) * 1e6) * 100, inProcess.xruns))
+        notes.append(String(format: "%d programs, each on its own null device (no mixing): %.2f µs CPU per program per cycle, %.2f µs for all (%d xruns)",
+                            clients, programsPerCycle * 1e6 / Double(clients), programsPerCycle * 1e6, programs.reduce(0) { $0 + $1.xruns }))
         if !jackRuns.isEmpty {
             let clientsCPU = jackRuns.reduce(0) { $0 + $1.clientsCPUSeconds }
             let jackdCPU = jackRuns.reduce(0) { $0 + max($1.jackdCPUSeconds, 0) }
@@ -228,24 +235,55 @@ struct ServerBenchmark {
     /// while the appliance server is not part of the build.
     func measureApplianceCPU(progress: (String) -> Void) throws -> CPUSample? {
         // integrator: measure `clients` client streams through the appliance here and return
-        // their CPUSample; the rows above (ratio ≤ 1.15 and the per-client CPU beside JACK's)
-        // appear as soon as this returns non-nil. Expected measurement, same shape as
-        // `measureInProcess()`:
-        //   - the appliance on the timer-paced null device, `Self.rate`, `period` × 2, stereo,
-        //     SCHED_FIFO `priority`, its session section on (a `clients` node feeding the
-        //     output): either `sonora run CONFIG` spawned (then its pid's CPU-time clock,
-        //     `sonora_process_cpu_seconds(pid)`) or an in-process `ApplianceServer` on a temporary
-        //     socket whose `ApplianceStreamTable.mixPlayback` is the render of a source feeding
-        //     the IOUnit (then this process's CPU);
-        //   - `clients` client programs, each opening `sonora:SOCKET` (AudioDevices.open, the
-        //     ApplianceDevice driver, 2 output channels) and starting it with
-        //     `IOProcedure(ServerBenchClientCycle(offset: index * 13))` — the same sine as the
-        //     in-process sources and the JACK clients. Separate processes are what the goal is
-        //     about (spawn this program with a hidden command, as `jack-clients`, and read each
-        //     one's CPU-time clock); threads of this process give a lower bound;
-        //   - after 0.5 s of warm-up, CPU of the appliance + every client over `seconds`, and the
-        //     appliance device's cycles over the same span (DeviceStatistics.cycles), xruns too.
+        // their CPUSample; the rows (ratio ≤ 1.15 and the per-client CPU beside JACK's) appear
+        // as soon as this returns non-nil. Expected measurement, same shape as measureInProcess():
+        //   1. the appliance on the timer-paced null device, `Self.rate`, `period` × 2, stereo,
+        //      SCHED_FIFO `priority`, its session section on (a `clients` node feeding the
+        //      output), on a temporary socket: `sonora run CONFIG` spawned (its CPU: its pid's
+        //      CPU-time clock, `sonora_process_cpu_seconds(pid)`), or an in-process
+        //      `ApplianceServer` whose `ApplianceStreamTable.mixPlayback` renders a source feeding
+        //      an IOUnit (its CPU: this process's, `sonora_process_cpu_seconds(0)`);
+        //   2. the client programs, one process each (what the goal is about):
+        //        let programs = try runStreamClients(device: "sonora:\(socket)", processes: clients, devicesPerProcess: 1)
+        //      each plays the in-process sources' sine through an ApplianceDevice and reports its
+        //      CPU per cycle, measured over `seconds` after 0.5 s of warm-up;
+        //   3. meanwhile the appliance's CPU and cycles over `seconds` (from 0.5 s after the
+        //      clients were spawned), then
+        //        CPUSample(cpuSeconds: applianceCPU + programs.reduce(0) { $0 + $1.cpuPerCycle } * Double(applianceCycles),
+        //                  cycles: applianceCycles, xruns: applianceXruns)
         nil
+    }
+
+    /// Spawns `processes` client programs (this program's hidden `stream-clients`), each
+    /// opening `devicesPerProcess` devices named `device` and playing the sine for `seconds`;
+    /// waits for all and returns their reports.
+    func runStreamClients(device: String, processes: Int, devicesPerProcess: Int) throws -> [StreamClientsReport] {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var running: [(Process, Pipe, Pipe)] = []
+        for _ in 0..<processes {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["stream-clients", "--device", device, "--clients", "\(devicesPerProcess)", "--seconds", "\(seconds)", "--period", "\(period)"]
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            running.append((process, output, errors))
+        }
+        var reports: [StreamClientsReport] = []
+        var failure: String?
+        for (process, output, errors) in running {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            if process.terminationStatus == 0, let report = try? JSONDecoder().decode(StreamClientsReport.self, from: data) {
+                reports.append(report)
+            } else {
+                failure = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            }
+        }
+        if let failure { throw AudioError(.unspecified, "a client program failed: \(failure)") }
+        return reports
     }
 
     /// The round trip, frames, of a client's duplex `sonora:` device through the appliance,
