@@ -66,9 +66,12 @@ struct ServerBenchmark {
             progress("round \(round + 1)/\(rounds): \(clients) sources mixed in-process, then \(clients) JACK2 clients, \(seconds) s each …")
             inProcess.add(try measureInProcess())
             switch measureJack() {
+            case .success(let report) where report.jackdCPUSeconds < 0:
+                // Without jackd's share JACK's figure would look cheaper than it is: no row.
+                jackProblem = "jackd's CPU time could not be read (SONORA_JACK_PID from scripts/with-jack-dummy.sh)"
             case .success(let report):
                 jackRuns.append(report)
-                jack.add(CPUSample(cpuSeconds: report.clientsCPUSeconds + max(report.jackdCPUSeconds, 0), cycles: report.cycles, xruns: report.xruns))
+                jack.add(CPUSample(cpuSeconds: report.clientsCPUSeconds + report.jackdCPUSeconds, cycles: report.cycles, xruns: report.xruns))
             case .failure(let problem):
                 jackProblem = problem.message
             }
