@@ -122,6 +122,9 @@ let package = Package(
 
         // The anchor of `sonora-bench lv2`: a bare C loop around a plugin's run().
         .target(name: "CLV2BenchAnchor"),
+        // `sonora-bench server`'s anchors: jack_simple_client-style JACK2 clients, and the
+        // sine source every contender runs.
+        .target(name: "CServerBenchAnchor", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
 
         // Voice: echo canceller (delay estimation, partitioned adaptive filter, residual echo
         // suppression, drift) and the voice-processing units built on SonoraUnits' model.
@@ -154,7 +157,7 @@ let package = Package(
             ]
         ),
 
-        // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice|queue`).
+        // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice|queue|sounds|server`).
         .executableTarget(
             name: "sonora-bench",
             dependencies: [
@@ -172,6 +175,7 @@ let package = Package(
                 "CJack",
                 "CFileBenchAnchor",
                 "CLV2BenchAnchor",
+                "CServerBenchAnchor",
                 "CSonoraSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

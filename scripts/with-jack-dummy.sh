@@ -5,7 +5,8 @@
 # /dev/shm, so a killed jackd leaves nothing behind that blocks the next start
 # machine-wide. Exits 77 (skip) when jackd or unshare is missing or not permitted.
 # SONORA_JACK_REALTIME=PRIORITY runs jackd with SCHED_FIFO; SONORA_JACK_LOG=FILE keeps
-# jackd's output (where it reports its xruns).
+# jackd's output (where it reports its xruns). The command finds jackd's pid in
+# SONORA_JACK_PID (to read its CPU time).
 set -u
 rate=$1; period=$2; shift 2
 command -v jackd >/dev/null 2>&1 || { echo "jackd not installed (Debian: jackd2)" >&2; exit 77; }
@@ -24,6 +25,7 @@ exec unshare --mount --propagation private sh ${SONORA_JACK_TRACE:+-x} -c '
         if [ $tries -gt 100 ] || ! kill -0 $jack 2>/dev/null; then echo "jackd did not start:" >&2; cat "$log" >&2; exit 77; fi
         sleep 0.05
     done
+    export SONORA_JACK_PID=$jack
     "$@"
     status=$?
     kill $jack 2>/dev/null; wait $jack 2>/dev/null

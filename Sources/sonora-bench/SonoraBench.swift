@@ -22,9 +22,11 @@ struct SonoraBench: ParsableCommand {
               sonora-bench lv2
               sonora-bench voice
               sonora-bench queue
+              sonora-bench sounds
+              sonora-bench server
               sonora-bench ring --json --megabytes 64
             """,
         version: "0.1.0",
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self, ServerBenchCommand.self, JackClientsCommand.self, StreamClientsCommand.self]
     )
 }

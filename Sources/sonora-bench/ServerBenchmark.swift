@@ -1,0 +1,333 @@
+import CServerBenchAnchor
+import Foundation
+import SonoraCore
+import SonoraHAL
+import SonoraUnits
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sonora-bench server` (issue 19): what attaching through the appliance costs, against the
+/// same sources mixed in-process and against JACK2.
+/// - In-process: `clients` render callbacks (jack_simple_client's sine) on the inputs of one
+///   `MultiChannelMixerUnit` in a graph headed by an `IOUnit` on the timer-paced null device:
+///   the process's CPU per cycle; and the round trip of a duplex `sonoraloop` device
+///   (`RoundTripMeasurement`), the baseline of the appliance's added latency.
+/// - JACK2: `clients` jack_simple_client-style clients (threads of one process, each its own
+///   jack_client_t) on jackd's dummy backend at the same rate and period, SCHED_FIFO at the same
+///   priority: jackd's CPU plus the clients' per client per cycle; the frames an impulse takes
+///   through a chain of them (the latency JACK adds per hop).
+/// - Appliance: `clients` client streams on `sonora run` — not on this branch yet; see
+///   `measureApplianceCPU` and `measureApplianceRoundTrip`.
+/// In-process, JACK (and the appliance) alternate in slices, so all see the same background.
+struct ServerBenchmark {
+    var clients: Int
+    var seconds: Double
+    var rounds: Int
+    var period: Int
+    var priority: Int32 = 70
+    static let rate = 48000
+
+    /// CPU over a span of cycles (all processes involved, summed).
+    struct CPUSample {
+        var cpuSeconds = 0.0
+        var cycles = 0
+        var xruns = 0
+
+        mutating func add(_ other: CPUSample) {
+            cpuSeconds += other.cpuSeconds
+            cycles += other.cycles
+            xruns += other.xruns
+        }
+
+        /// Microseconds of CPU per cycle per source.
+        func perSourcePerCycle(_ sources: Int) -> Double { cpuSeconds * 1e6 / Double(max(cycles, 1)) / Double(sources) }
+    }
+
+    /// A row that needs the appliance server, printed as not measured until it is.
+    struct PendingRow {
+        var metric: String
+        var unit: String
+        var goal: String
+        var reason: String
+    }
+
+    func run(progress: (String) -> Void) throws -> (rows: [BenchmarkRow], pending: [PendingRow], notes: [String]) {
+        var rows: [BenchmarkRow] = []
+        var pending: [PendingRow] = []
+        var notes: [String] = []
+        var inProcess = CPUSample()
+        var jack = CPUSample()
+        var jackRuns: [JackAnchorReport] = []
+        var jackProblem: String?
+        var appliance: CPUSample? = CPUSample()
+        for round in 0..<rounds {
+            progress("round \(round + 1)/\(rounds): \(clients) sources mixed in-process, then \(clients) JACK2 clients, \(seconds) s each …")
+            inProcess.add(try measureInProcess())
+            switch measureJack() {
+            case .success(let report) where report.jackdCPUSeconds < 0:
+                // Without jackd's share JACK's figure would look cheaper than it is: no row.
+                jackProblem = "jackd's CPU time could not be read (SONORA_JACK_PID from scripts/with-jack-dummy.sh)"
+            case .success(let report):
+                jackRuns.append(report)
+                jack.add(CPUSample(cpuSeconds: report.clientsCPUSeconds + report.jackdCPUSeconds, cycles: report.cycles, xruns: report.xruns))
+            case .failure(let problem):
+                jackProblem = problem.message
+            }
+            if let sample = try measureApplianceCPU(progress: progress) { appliance?.add(sample) } else { appliance = nil }
+        }
+        // A reference for the appliance's client side: as many programs, each playing the sine
+        // on a null device of its own (an I/O thread woken each period, as a client's is).
+        progress("\(clients) client programs, each on its own null device, \(seconds) s …")
+        let programs = try runStreamClients(device: "null", processes: clients, devicesPerProcess: 1)
+        let programsPerCycle = programs.reduce(0) { $0 + $1.cpuPerCycle }
+        let inProcessPerSource = inProcess.perSourcePerCycle(clients)
+        let jackPerClient = jackProblem == nil ? jack.perSourcePerCycle(clients) : nil
+        let jackAnchor = "JACK2 dummy backend, \(clients) jack_simple_client-style clients: CPU per client per cycle, same run"
+
+        if let jackPerClient {
+            rows.append(BenchmarkRow(
+                metric: "\(clients) sources mixed in-process (one graph, null device): CPU per source per cycle", unit: "µs",
+                sonora: inProcessPerSource, anchor: jackAnchor, anchorValue: jackPerClient, better: .lower))
+        } else {
+            notes.append("JACK2 not measured: \(jackProblem ?? "unknown")")
+        }
+
+        // The round trip in-process, the baseline of the appliance's added latency.
+        var inProcessRoundTrip: Double?
+        if ALSAConfiguration.loopPluginPath != nil {
+            progress("round trip in-process on sonoraloop (\(period) × 2) …")
+            let result = try measureInProcessRoundTrip()
+            inProcessRoundTrip = result.xruns == 0 ? result.measuredFrames : nil
+            if result.xruns > 0 {
+                notes.append("round trip in-process: left out, the run had \(result.xruns) xruns")
+            } else if let frames = result.measuredFrames {
+                rows.append(BenchmarkRow(
+                    metric: "round trip in-process (duplex sonoraloop, \(period) × 2): the appliance's baseline", unit: "frames",
+                    sonora: frames, anchor: "the device's buffer, periods × period", anchorValue: Double(result.theoreticalFrames), better: .lower))
+            } else {
+                notes.append("round trip in-process: no signal heard (xruns \(result.xruns))")
+            }
+        } else {
+            notes.append("round trip in-process: the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
+        }
+
+        // The appliance's rows (goals of issue 19).
+        let hop = jackRuns.first.flatMap { $0.chainLatencyFrames >= 0 ? Double($0.chainLatencyFrames) / Double($0.chainHops) : nil }
+        let latencyMetric = "round trip through the appliance − in-process, same device (\(period) × 2)"
+        let latencyGoal = "one period, \(period) frames (goal)" + (hop.map { String(format: "; JACK2 adds %.0f frames per client hop", $0) } ?? "")
+        if let through = try measureApplianceRoundTrip(), let inProcessRoundTrip {
+            rows.append(BenchmarkRow(metric: latencyMetric, unit: "frames", sonora: through - inProcessRoundTrip,
+                                     anchor: latencyGoal, anchorValue: Double(period), better: .lower))
+        } else {
+            pending.append(PendingRow(metric: latencyMetric, unit: "frames", goal: latencyGoal, reason: Self.notYet))
+        }
+        let ratioMetric = "\(clients) client streams on the appliance: CPU ÷ \(clients) in-process sources"
+        let ratioGoal = "\(clients) sources mixed in one graph in-process, same run (goal ≤ 1.15)"
+        let perClientMetric = "\(clients) client streams on the appliance: CPU per client per cycle"
+        if let appliance {
+            rows.append(BenchmarkRow(metric: ratioMetric, unit: "ratio", sonora: appliance.perSourcePerCycle(clients) / inProcessPerSource,
+                                     anchor: ratioGoal, anchorValue: 1.15, better: .lower))
+            if let jackPerClient {
+                rows.append(BenchmarkRow(metric: perClientMetric, unit: "µs", sonora: appliance.perSourcePerCycle(clients),
+                                         anchor: jackAnchor, anchorValue: jackPerClient, better: .lower))
+            }
+        } else {
+            pending.append(PendingRow(metric: ratioMetric, unit: "ratio", goal: ratioGoal, reason: Self.notYet))
+            pending.append(PendingRow(metric: perClientMetric, unit: "µs", goal: jackAnchor, reason: Self.notYet))
+        }
+
+        notes.append(String(format: "in-process: %d sources, %.3f ms CPU over %d cycles (%.2f µs per cycle, %.2f %% of one core); device xruns %d",
+                            clients, inProcess.cpuSeconds * 1000, inProcess.cycles, inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)),
+                            inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)) / (Double(period) / Double(Self.rate) * 1e6) * 100, inProcess.xruns))
+        notes.append(String(format: "%d programs, each on its own null device (no mixing): %.2f µs CPU per program per cycle, %.2f µs for all (%d xruns)",
+                            clients, programsPerCycle * 1e6 / Double(clients), programsPerCycle * 1e6, programs.reduce(0) { $0 + $1.xruns }))
+        if !jackRuns.isEmpty {
+            let clientsCPU = jackRuns.reduce(0) { $0 + $1.clientsCPUSeconds }
+            let jackdCPU = jackRuns.reduce(0) { $0 + max($1.jackdCPUSeconds, 0) }
+            let idle = jackRuns.map(\.jackdIdleCPUPerCycle).filter { $0 >= 0 }
+            notes.append(String(format: "JACK2: %d clients (threads of one process), %d cycles: jackd %.3f ms + clients %.3f ms CPU (%.2f µs per cycle); jackd alone %@ per cycle; jack_cpu_load mean %.1f %%; xruns %d",
+                                clients, jack.cycles, jackdCPU * 1000, clientsCPU * 1000, jack.cpuSeconds * 1e6 / Double(max(jack.cycles, 1)),
+                                idle.isEmpty ? "n/a" : String(format: "%.2f µs", idle.reduce(0, +) / Double(idle.count) * 1e6),
+                                jackRuns.reduce(0) { $0 + $1.dspLoadMean } / Double(jackRuns.count), jack.xruns))
+            if let first = jackRuns.first {
+                notes.append(first.chainLatencyFrames >= 0
+                    ? "JACK2 chain of \(clients) clients (\(first.chainHops) hops, each copying input to output): an impulse reached the last client \(first.chainLatencyFrames) frames after the first wrote it"
+                    : "JACK2 chain: the impulse was not heard within 1 s")
+            }
+        }
+        return (rows, pending, notes)
+    }
+
+    static let notYet = "needs the appliance server (ApplianceServer / ApplianceDevice, issue 19), not on this branch"
+
+    // MARK: In-process
+
+    /// `clients` sources into one mixer in one graph on the timer-paced null device, `seconds`:
+    /// the process's CPU time (its I/O thread; the rest of the process sleeps) over the cycles.
+    func measureInProcess() throws -> CPUSample {
+        let device = try TimerDevice(
+            configuration: AudioDeviceConfiguration(sampleRate: Self.rate, periodFrames: period, periods: 2, inputChannels: 0, outputChannels: 2, realtimePriority: priority),
+            mode: .null)
+        let graph = AudioGraph()
+        let io = IOUnit()
+        try io.setDevice(device)
+        let ioNode = graph.addNode(io)
+        let mixer = MultiChannelMixerUnit(inputs: clients)
+        let mixerNode = graph.addNode(mixer)
+        let sources = (0..<clients).map { ServerBenchSourceCallback(offset: $0 * 13) }
+        for (input, source) in sources.enumerated() { try graph.setRenderCallback(source, node: mixerNode, input: input) }
+        try graph.connect(mixerNode, bus: 0, to: ioNode, input: 0)
+        try graph.initialize()
+        defer {
+            graph.stop()
+            graph.uninitialize()
+        }
+        try graph.start()
+        usleep(500_000)  // past the start: page faults, first cycles
+        let before = (cpu: sonora_process_cpu_seconds(0), statistics: device.statistics)
+        usleep(useconds_t(seconds * 1_000_000))
+        let after = (cpu: sonora_process_cpu_seconds(0), statistics: device.statistics)
+        return CPUSample(cpuSeconds: after.cpu - before.cpu, cycles: after.statistics.cycles - before.statistics.cycles,
+                         xruns: after.statistics.xruns - before.statistics.xruns)
+    }
+
+    /// The round trip of a duplex sonoraloop device, `period` × 2, in-process (what a client's
+    /// round trip through the appliance on the same device is compared with).
+    func measureInProcessRoundTrip() throws -> RoundTripMeasurement.Result {
+        let loop = "sonoraloop:bench-server-\(getpid())"
+        let device = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(
+            sampleRate: Self.rate, periodFrames: period, periods: 2, inputChannels: 1, outputChannels: 1,
+            sampleFormat: .float32LE, requiresExactPeriod: true, realtimePriority: priority))
+        return try RoundTripMeasurement(sampleRate: Self.rate, seconds: 2, maximumLatency: Self.rate / 10).run(on: device)
+    }
+
+    // MARK: JACK2
+
+    /// One JACK slice: jackd on the dummy backend in a private mount namespace
+    /// (scripts/with-jack-dummy.sh), this program's hidden `jack-clients` command inside it.
+    func measureJack() -> Result<JackAnchorReport, AudioError> {
+        guard let script = IOBenchmark.jackScript else { return .failure(AudioError(.unspecified, "scripts/with-jack-dummy.sh not found above sonora-bench")) }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["\(Self.rate)", "\(period)", executable, "jack-clients", "--clients", "\(clients)", "--seconds", "\(seconds)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SONORA_JACK_REALTIME"] = "\(priority)"
+        process.environment = environment
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run \(script): \(error)")) }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let report = try? JSONDecoder().decode(JackAnchorReport.self, from: data) else {
+            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            return .failure(AudioError(.unspecified, "JACK2 anchor failed (exit \(process.terminationStatus)): \(reason)"))
+        }
+        return .success(report)
+    }
+
+    // MARK: The appliance (integrator)
+
+    /// CPU of `clients` client streams through the appliance over one slice of `seconds`, or nil
+    /// while the appliance server is not part of the build.
+    func measureApplianceCPU(progress: (String) -> Void) throws -> CPUSample? {
+        // integrator: measure `clients` client streams through the appliance here and return
+        // their CPUSample; the rows (ratio ≤ 1.15 and the per-client CPU beside JACK's) appear
+        // as soon as this returns non-nil. Expected measurement, same shape as measureInProcess():
+        //   1. the appliance on the timer-paced null device, `Self.rate`, `period` × 2, stereo,
+        //      SCHED_FIFO `priority`, its session section on (a `clients` node feeding the
+        //      output), on a temporary socket: `sonora run CONFIG` spawned (its CPU: its pid's
+        //      CPU-time clock, `sonora_process_cpu_seconds(pid)`), or an in-process
+        //      `ApplianceServer` whose `ApplianceStreamTable.mixPlayback` renders a source feeding
+        //      an IOUnit (its CPU: this process's, `sonora_process_cpu_seconds(0)`);
+        //   2. the client programs, one process each (what the goal is about):
+        //        let programs = try runStreamClients(device: "sonora:\(socket)", processes: clients, devicesPerProcess: 1)
+        //      each plays the in-process sources' sine through an ApplianceDevice and reports its
+        //      CPU per cycle, measured over `seconds` after 0.5 s of warm-up;
+        //   3. meanwhile the appliance's CPU and cycles over `seconds` (from 0.5 s after the
+        //      clients were spawned), then
+        //        CPUSample(cpuSeconds: applianceCPU + programs.reduce(0) { $0 + $1.cpuPerCycle } * Double(applianceCycles),
+        //                  cycles: applianceCycles, xruns: applianceXruns)
+        nil
+    }
+
+    /// Spawns `processes` client programs (this program's hidden `stream-clients`), each
+    /// opening `devicesPerProcess` devices named `device` and playing the sine for `seconds`;
+    /// waits for all and returns their reports.
+    func runStreamClients(device: String, processes: Int, devicesPerProcess: Int) throws -> [StreamClientsReport] {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var running: [(Process, Pipe, Pipe)] = []
+        for _ in 0..<processes {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["stream-clients", "--device", device, "--clients", "\(devicesPerProcess)", "--seconds", "\(seconds)", "--period", "\(period)"]
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            running.append((process, output, errors))
+        }
+        var reports: [StreamClientsReport] = []
+        var failure: String?
+        for (process, output, errors) in running {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            if process.terminationStatus == 0, let report = try? JSONDecoder().decode(StreamClientsReport.self, from: data) {
+                reports.append(report)
+            } else {
+                failure = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            }
+        }
+        if let failure { throw AudioError(.unspecified, "a client program failed: \(failure)") }
+        return reports
+    }
+
+    /// The round trip, frames, of a client's duplex `sonora:` device through the appliance,
+    /// or nil while the appliance server is not part of the build.
+    func measureApplianceRoundTrip() throws -> Double? {
+        // integrator: run the appliance on the duplex sonoraloop device of
+        // `measureInProcessRoundTrip()` (same loop name scheme, `period` × 2, Float32, mono),
+        // its capture delivered to the client streams and their playback mixed to its output;
+        // open `sonora:SOCKET` with one input and one output channel and return
+        // `RoundTripMeasurement(sampleRate: Self.rate, seconds: 2, maximumLatency: Self.rate / 10)
+        //  .run(on: device).measuredFrames`. The row subtracts the in-process round trip from it
+        // (goal: at most one period added).
+        nil
+    }
+}
+
+/// What `sonora-bench jack-clients` prints (one JSON object): `sonora_jack_anchor_result`.
+struct JackAnchorReport: Codable {
+    var sampleRate: Int
+    var period: Int
+    var cycles: Int
+    var elapsedSeconds: Double
+    var jackdCPUSeconds: Double
+    var clientsCPUSeconds: Double
+    var jackdIdleCPUPerCycle: Double
+    var dspLoadMean: Double
+    var xruns: Int
+    var chainLatencyFrames: Int
+    var chainHops: Int
+
+    init(_ result: sonora_jack_anchor_result) {
+        sampleRate = Int(result.sample_rate)
+        period = Int(result.period)
+        cycles = result.cycles
+        elapsedSeconds = result.elapsed_seconds
+        jackdCPUSeconds = result.jackd_cpu_seconds
+        clientsCPUSeconds = result.clients_cpu_seconds
+        jackdIdleCPUPerCycle = result.jackd_idle_cpu_per_cycle
+        dspLoadMean = result.dsp_load_mean
+        xruns = Int(result.xruns)
+        chainLatencyFrames = result.chain_latency_frames
+        chainHops = Int(result.chain_hops)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// `sonora-bench server`: help, the row format, a short run, bad options. Timings are never
+/// asserted; only that each row is there and well formed, the CPU figures positive, and the
+/// in-process round trip in frames.
+@Suite("sonora-bench server", .serialized, .enabled(if: sonoraBenchBinary != nil, "sonora-bench is not built"))
+struct ServerBenchCLITests {
+    func bench(_ arguments: String...) throws -> Outcome { try runProcess(sonoraBenchBinary!, arguments) }
+
+    /// JACK's dummy server runs here (jackd2 installed; root for its private /dev/shm).
+    static var jackAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") && getuid() == 0 }
+
+    @Test("--help explains the contenders with an example")
+    func help() throws {
+        let help = try bench("server", "--help")
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:") && help.stdout.contains("sonora-bench server --clients 16 --seconds 2 --rounds 1 --json"))
+    }
+
+    @Test("a short run prints well-formed rows; in-process and JACK CPU are positive; the appliance rows are measured or said not to be")
+    func shortRun() throws {
+        let outcome = try bench("server", "--clients", "16", "--seconds", "1", "--rounds", "1", "--json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let rows = try JSONDecoder().decode([QueueBenchCLITests.Row].self, from: Data(outcome.stdout.utf8))
+        for row in rows {
+            #expect(row.sonora.isFinite && row.anchor_value.isFinite && ["lower", "higher"].contains(row.better), "\(row.metric)")
+            #expect(!row.metric.isEmpty && !row.unit.isEmpty && !row.anchor.isEmpty)
+        }
+        if Self.jackAvailable {
+            let cpu = try #require(rows.first { $0.metric.hasPrefix("16 sources mixed in-process") }, "\(outcome.stderr)")
+            #expect(cpu.unit == "µs" && cpu.sonora > 0 && cpu.anchor_value > 0 && cpu.better == "lower")
+            #expect(cpu.anchor.contains("JACK2"))
+        }
+        // Left out after an xrun; a clean run on sonoraloop is exactly the buffer, 256 × 2.
+        if let roundTrip = rows.first(where: { $0.metric.hasPrefix("round trip in-process") }) {
+            #expect(roundTrip.unit == "frames" && roundTrip.sonora == 512 && roundTrip.anchor_value == 512)
+        }
+        // The appliance's goals: a row once measured, else a line on stderr saying so.
+        for metric in ["round trip through the appliance", "16 client streams on the appliance: CPU ÷", "16 client streams on the appliance: CPU per client"] {
+            if let row = rows.first(where: { $0.metric.hasPrefix(metric) }) {
+                #expect(row.sonora.isFinite && row.better == "lower")
+            } else {
+                #expect(outcome.stderr.contains("not measured yet: \(metric)"), "\(metric)")
+            }
+        }
+        if let ratio = rows.first(where: { $0.metric.contains("CPU ÷") }) { #expect(ratio.unit == "ratio" && ratio.anchor_value == 1.15 && ratio.sonora > 0) }
+        if let latency = rows.first(where: { $0.metric.hasPrefix("round trip through the appliance") }) { #expect(latency.unit == "frames" && latency.anchor_value == 256) }
+    }
+
+    @Test("bad options: non-zero with the reason")
+    func badOptions() throws {
+        let clients = try bench("server", "--clients", "1")
+        #expect(clients.status != 0 && clients.stderr.contains("--clients must be in 2…256"))
+        let period = try bench("server", "--period", "300")
+        #expect(period.status != 0 && period.stderr.contains("--period must be a power of two"))
+    }
+}
