@@ -168,7 +168,11 @@ struct RecordCommand: ParsableCommand {
         // with --json), or wherever stderr goes with --progress. Metering also gives the report's peak.
         let showsLevel = progress || (!json && isatty(STDERR_FILENO) == 1)
         try queue.setLevelMeteringEnabled(true)
-        try queue.start()
+        do { try queue.start() } catch {
+            // Nothing was captured: no file is left behind (an empty one would look like a take).
+            recording.abandon()
+            throw error
+        }
         while recording.ended.wait(timeout: .now() + 0.25) == .timedOut {
             guard showsLevel, let levels = try? queue.currentLevelMeter() else { continue }
             let peak = levels.map(\.peak).max() ?? 0

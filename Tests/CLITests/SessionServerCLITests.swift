@@ -29,6 +29,7 @@ struct SessionServerCLITests {
             sessionSocket = "/tmp/sonora-sess-\(getpid())-\(name).sock"
             controlSocket = "/tmp/sonora-sctl-\(getpid())-\(name).sock"
             recording = folder + "/\(name)-out.wav"
+            let policyWithSocket = policy.replacingOccurrences(of: "session:\n", with: "session:\n  socket: \(sessionSocket)\n")
             let config = """
                 engine: {sample_rate: \(SessionServerCLITests.rate), period: \(SessionServerCLITests.period), periods: 2, channels: 2}
                 device: {playback: "null"}
@@ -39,7 +40,7 @@ struct SessionServerCLITests {
                 connections:
                   - {from: clients, to: rec}
                   - {from: rec, to: output}
-                \(policy)
+                \(policyWithSocket)
                 """
             let path = folder + "/\(name).yaml"
             try config.write(toFile: path, atomically: true, encoding: .utf8)
@@ -209,23 +210,42 @@ struct SessionServerCLITests {
         let appliance = try Appliance(folder: folder, name: "refuse")
         try #require(appliance.isServing)
         let intercom = try CLIRunner(executable: sonoraBinary!).launch(
-            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "playAndRecord", "--role", "intercom", "--seconds", "2", "--name", "doorphone"])
+            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "playAndRecord", "--role", "intercom", "--seconds", "60", "--name", "doorphone"])
+        var seen = ""
         for _ in 0..<200 {
-            if try appliance.session(["status"]).stdout.contains("doorphone") { break }
+            seen = try appliance.session(["status"]).stdout
+            if seen.contains("doorphone") { break }
             usleep(25_000)
         }
         let media = try appliance.session(["activate", "--category", "playback", "--seconds", "0.1", "--name", "radio"])
+        if media.status == 0 { Issue.record("status \(seen); after: \(try appliance.session(["status"]).stdout); the intercom's session: \(intercom.wait(timeout: 10))") }
         #expect(media.status == 1)
         #expect(media.stderr.contains("'!pri'"), "\(media.stderr)")
         #expect(media.stderr.contains("doorphone") && media.stderr.contains("intercom"), "the holder is not named: \(media.stderr)")
         let unknown = try appliance.session(["activate", "--category", "playbak", "--seconds", "0.1"])
         #expect(unknown.status == 1 && unknown.stderr.contains("playback"), "no suggestion: \(unknown.stderr)")
-        _ = intercom.wait(timeout: 30)
-        // A recording stream for a role that may not record is refused at the device.
-        let record = try CLIRunner(executable: sonoraBinary!).run(
-            ["record", "--device", "sonora:" + appliance.sessionSocket, "--seconds", "0.2", folder + "/take.wav"])
+        // SIGTERM ends the held session cleanly (deactivated, told to the others).
+        intercom.signal(SIGTERM)
+        let ended = intercom.wait(timeout: 30)
+        #expect(ended.status == 0 && ended.stdout.contains("deactivated"), "\(ended)")
+    }
+
+    @Test("a program may record only in a role the policy lets record: refused at the device, with the reason")
+    func recordingRefused() throws {
+        let mediaRecords = Self.policy.replacingOccurrences(of: "record: intercom", with: "record: media")
+        let appliance = try Appliance(folder: folder, name: "norecord", policy: mediaRecords)
+        try #require(appliance.isServing)
+        let take = folder + "/take.wav"
+        let record = try CLIRunner(executable: sonoraBinary!).run(["record", "--device", "sonora:" + appliance.sessionSocket, "--seconds", "0.2", take])
         #expect(record.status != 0, "a media-role program recorded")
-        #expect(record.stderr.contains("record"), "\(record.stderr)")
+        #expect(record.stderr.contains("may not record") || record.stderr.contains("record"), "\(record.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: take))
+        // With the intercom policy (record → intercom, which may record) the same command records.
+        let allowed = try Appliance(folder: folder, name: "records")
+        try #require(allowed.isServing)
+        let granted = try CLIRunner(executable: sonoraBinary!).run(["record", "--device", "sonora:" + allowed.sessionSocket, "--seconds", "0.2", take])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        #expect(FileManager.default.fileExists(atPath: take))
     }
 
     @Test("a client stopped (SIGSTOP) and then killed (SIGKILL) mid-stream: the other stream plays on intact, the dead stream is reclaimed")

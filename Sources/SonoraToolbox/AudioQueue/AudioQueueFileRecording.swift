@@ -162,6 +162,13 @@ public final class AudioQueueFileRecording: @unchecked Sendable {
         try file.writeFrames(from: list)
     }
 
+    /// Gives the recording up before anything was captured (the queue never started): the
+    /// partial file is removed and nothing appears under the name.
+    public func abandon() {
+        lock.withLock { done = true }
+        file.abandon()
+    }
+
     /// Ends the recording (the queue stopped): the packet table says which frames are audio
     /// (the encoder's priming and padding, or past the limit, are not), and the file takes its
     /// final name. Returns the audio frames it holds. After a failed write the file is still
