@@ -175,7 +175,15 @@ struct CtlCommand: ParsableCommand {
     private func printHuman(_ response: ControlResponse) {
         switch response {
         case .nodes(let nodes):
-            for node in nodes { print("\(node.id)\t\(node.kind)\t\(node.unit)") }
+            for node in nodes {
+                print("\(node.id)\t\(node.kind)\t\(node.unit)")
+                // A clients node's attached programs, one line per stream.
+                for stream in node.streams ?? [] {
+                    print(String(
+                        format: "  stream %d\t%@ (pid %d)\t%@, %d ch\tgain %.1f dB, peak %.1f dBFS, %d underruns%@", stream.stream, stream.program,
+                        stream.pid, stream.direction, stream.channels, stream.gainDB, stream.peakDBFS, stream.underruns, stream.faulted ? ", faulted" : ""))
+                }
+            }
         case .parameters(_, let list):
             for p in list {
                 let value = p.value.map { String(format: "%g", $0) } ?? "?"

@@ -231,7 +231,7 @@ public final class PipelineController: @unchecked Sendable {
         return server.streams.snapshot().map { stream in
             .init(stream: stream.id, pid: stream.pid, program: names[stream.pid] ?? "", direction: stream.direction.rawValue,
                   channels: stream.channels, gainDB: stream.gain > 0 ? 20 * log10(Double(stream.gain)) : -120,
-                  peakDBFS: stream.peakDBFS, underruns: stream.underruns, overruns: stream.overruns, faulted: stream.faulted)
+                  peakDBFS: stream.peakDBFS.isFinite ? max(stream.peakDBFS, -120) : -120, underruns: stream.underruns, overruns: stream.overruns, faulted: stream.faulted)
         }
     }
 
