@@ -54,6 +54,11 @@
  * so that a capture exactly one buffer behind is not mistaken for empty.
  * Limits: one playback PCM per loop (a second gets -EBUSY), any number of
  * captures; snd_pcm_reset/pause on a running stream are not supported.
+ *
+ * Unplugging (for tests of a device that vanishes, from outside the process): with
+ * SONORALOOP_UNPLUG_DIR set, loop NAME is unplugged while the file $SONORALOOP_UNPLUG_DIR/NAME
+ * exists: opening fails with -ENODEV and a running stream's pointer reports -ENODEV (checked
+ * once per period, at poll), as a USB card pulled out does.
  */
 #define _GNU_SOURCE
 #ifndef PIC
@@ -111,7 +116,21 @@ typedef struct {
 	float tap_gain[SL_MAX_TAPS];
 	float noise_rms;
 	uint32_t rng;
+	char *unplug_path;                /* $SONORALOOP_UNPLUG_DIR/LOOP, or NULL */
+	atomic_int unplugged;
 } sl_t;
+
+/* $SONORALOOP_UNPLUG_DIR/LOOP when the variable is set (malloc'd), else NULL. */
+static char *unplug_path_for(const char *loop)
+{
+	const char *dir = getenv("SONORALOOP_UNPLUG_DIR");
+	char *path;
+	if (!dir || !*dir)
+		return NULL;
+	if (asprintf(&path, "%s/%s", dir, loop) < 0)
+		return NULL;
+	return path;
+}
 
 static const snd_pcm_format_t sl_formats[] = {
 	SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S16_BE, SND_PCM_FORMAT_S24_LE,
@@ -419,6 +438,8 @@ static snd_pcm_sframes_t sl_pointer(snd_pcm_ioplug_t *io)
 	sl_t *s = io->private_data;
 	uint64_t hw, appl = io->appl_ptr;
 	int running = s->running;
+	if (s->unplugged)
+		return -ENODEV;
 	hw = hw_abs(s);
 	if (running) {
 		if (io->stream == SND_PCM_STREAM_PLAYBACK ? hw >= appl
@@ -550,6 +571,11 @@ static int sl_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	uint64_t ticks, appl = io->appl_ptr;
 	(void)pfd; (void)nfds;
 
+	if (s->unplug_path && access(s->unplug_path, F_OK) == 0) {
+		s->unplugged = 1;
+		*revents = POLLERR;
+		return 0;
+	}
 	if (io->state == SND_PCM_STATE_XRUN) {
 		ev = POLLERR;
 	} else if (play && io->state == SND_PCM_STATE_PREPARED &&
@@ -587,6 +613,7 @@ static int sl_close(snd_pcm_ioplug_t *io)
 	loop_unref(s->loop, io->stream);
 	pthread_mutex_unlock(&sl_lock);
 	close(s->tfd);
+	free(s->unplug_path);
 	free(s);
 	return 0;
 }
@@ -720,19 +747,33 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		}
 	}
 
-	if (!(s = calloc(1, sizeof(*s))))
-		return -ENOMEM;
+	{
+		/* A loop unplugged from outside (see the header) cannot be opened. */
+		char *unplug = unplug_path_for(loopname);
+		if (unplug && access(unplug, F_OK) == 0) {
+			free(unplug);
+			return -ENODEV;
+		}
+		if (!(s = calloc(1, sizeof(*s)))) {
+			free(unplug);
+			return -ENOMEM;
+		}
+		s->unplug_path = unplug;
+	}
 	if (room && (err = sl_parse_room(s, room)) < 0) {
+		free(s->unplug_path);
 		free(s);
 		return err;
 	}
 	if (has_noise && !s->ntaps) {
 		SNDERR("sonoraloop: noise_db needs a room");
+		free(s->unplug_path);
 		free(s);
 		return -EINVAL;
 	}
 	if (s->ntaps && stream != SND_PCM_STREAM_CAPTURE) {
 		SNDERR("sonoraloop: a room belongs on the capture PCM");
+		free(s->unplug_path);
 		free(s);
 		return -EINVAL;
 	}
@@ -741,6 +782,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->tfd < 0) {
 		err = -errno;
+		free(s->unplug_path);
 		free(s);
 		return err;
 	}
@@ -748,6 +790,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	if (s->loop == NULL || s->loop == (sl_loop_t *)-1) {
 		err = s->loop ? -EBUSY : -ENOMEM;
 		close(s->tfd);
+		free(s->unplug_path);
 		free(s);
 		return err;
 	}
@@ -779,6 +822,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		loop_unref(s->loop, stream);
 		pthread_mutex_unlock(&sl_lock);
 		close(s->tfd);
+		free(s->unplug_path);
 		free(s);
 		return err;
 	}

@@ -25,14 +25,17 @@ struct SessionServerCLITests {
         let recording: String
         private(set) var outcome: CLIOutcome?
 
-        init(folder: String, name: String, extraNodes: String = "", policy: String = SessionServerCLITests.policy) throws {
+        init(
+            folder: String, name: String, policy: String = SessionServerCLITests.policy, device: String = "\"null\"",
+            environment: [String: String]? = nil
+        ) throws {
             sessionSocket = "/tmp/sonora-sess-\(getpid())-\(name).sock"
             controlSocket = "/tmp/sonora-sctl-\(getpid())-\(name).sock"
             recording = folder + "/\(name)-out.wav"
             let policyWithSocket = policy.replacingOccurrences(of: "session:\n", with: "session:\n  socket: \(sessionSocket)\n")
             let config = """
                 engine: {sample_rate: \(SessionServerCLITests.rate), period: \(SessionServerCLITests.period), periods: 2, channels: 2}
-                device: {playback: "null"}
+                device: {playback: \(device)}
                 control: {socket: \(controlSocket)}
                 nodes:
                   - {id: clients, kind: clients}
@@ -44,7 +47,7 @@ struct SessionServerCLITests {
                 """
             let path = folder + "/\(name).yaml"
             try config.write(toFile: path, atomically: true, encoding: .utf8)
-            process = try CLIRunner(executable: sonoraBinary!).launch(["run", path])
+            process = try CLIRunner(executable: sonoraBinary!).launch(["run", path], environment: environment)
             var waited = 0
             while process.isRunning && waited < 400 && UnixSocket.connect(sessionSocket).map({ close($0); return true }) != true {
                 usleep(25_000)
@@ -311,6 +314,38 @@ struct SessionServerCLITests {
         let status = try appliance.session(["status"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(appliance.stop().status == 0)
+    }
+
+    @Test("the appliance's device unplugged and plugged back: every attached program gets the route changes, in order")
+    func routeChanges() throws {
+        let unplugged = folder + "/unplugged"
+        try FileManager.default.createDirectory(atPath: unplugged, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SONORALOOP_UNPLUG_DIR"] = unplugged
+        let loop = "route\(getpid())"
+        let appliance = try Appliance(folder: folder, name: "route", device: "sonoraloop:\(loop)", environment: environment)
+        try #require(appliance.isServing, "\(appliance.stop().stderr)")
+        let program = try CLIRunner(executable: sonoraBinary!).launch(
+            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "playback", "--seconds", "60", "--name", "radio", "--json"])
+        for _ in 0..<200 {
+            if try appliance.session(["status"]).stdout.contains("radio") { break }
+            usleep(25_000)
+        }
+        // Pulled out: the appliance's device fails; plugged back: it re-opens it.
+        FileManager.default.createFile(atPath: unplugged + "/" + loop, contents: nil)
+        usleep(800_000)
+        try FileManager.default.removeItem(atPath: unplugged + "/" + loop)
+        // The driver re-opens with back-off (50 ms, doubling): back well within three seconds.
+        usleep(3_000_000)
+        let status = try CLIRunner(executable: sonoraBinary!).run(["ctl", "--socket", appliance.controlSocket, "status", "--json"])
+        let report = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["status"] as? [String: Any]
+        #expect(report?["interruptions"] as? Int == 1 && report?["running"] as? Bool == true, "\(status.stdout)")
+        program.signal(SIGTERM)
+        let events = program.wait(timeout: 30).stdout.split(separator: "\n").map(String.init)
+        let reasons = events.filter { $0.contains("route_change") }.map { line -> String in
+            line.contains("oldDeviceUnavailable") ? "old" : line.contains("newDeviceAvailable") ? "new" : line
+        }
+        #expect(reasons.starts(with: ["old", "new"]), "route changes: \(events)")
     }
 
     @Test("sonora session --help has an example; status without an appliance fails with the reason")
