@@ -348,6 +348,34 @@ struct SessionServerCLITests {
         #expect(reasons.starts(with: ["old", "new"]), "route changes: \(events)")
     }
 
+    @Test("32 programs play through the appliance at once: all attached, all played every frame, all reclaimed")
+    func thirtyTwoClients() throws {
+        let appliance = try Appliance(folder: folder, name: "many")
+        try #require(appliance.isServing)
+        let file = folder + "/quiet.wav"
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", file, "synth", "12", "sine", "500", "vol", "0.01"])
+        let clients = try (0..<32).map { _ in try play(appliance, file) }
+        var most = 0
+        // Starting 32 processes takes seconds on a loaded two-core machine: the files last 12.
+        for _ in 0..<400 where most < 32 {
+            most = max(most, try appliance.streams().count)
+            usleep(25_000)
+        }
+        #expect(most == 32, "at most \(most) streams at once")
+        for client in clients {
+            let outcome = client.wait(timeout: 120)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.contains("\"frames\" : 576000"), "\(outcome.stdout)")
+        }
+        var left = try appliance.streams().count
+        for _ in 0..<200 where left > 0 {
+            usleep(25_000)
+            left = try appliance.streams().count
+        }
+        #expect(left == 0, "\(left) streams left after every program exited")
+        #expect(appliance.stop().status == 0)
+    }
+
     @Test("sonora session --help has an example; status without an appliance fails with the reason")
     func help() throws {
         for arguments in [["session", "--help"], ["session", "status", "--help"], ["session", "activate", "--help"]] {
