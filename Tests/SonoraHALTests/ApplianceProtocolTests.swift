@@ -24,6 +24,18 @@ struct ApplianceProtocolTests {
         #expect(lstat(rig.path, &info) != 0)  // removed on stop
     }
 
+    @Test("with a group the socket is 0660 and owned by that group")
+    func groupMode() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")
+        let path = folder.path("server.sock")
+        let server = try ApplianceServer(path: path, group: getgid(), format: ApplianceTestRig.format, handler: RecordingSessionHandler(), logger: .init(label: "t"))
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+        #expect(info.st_gid == getgid())
+        server.stop()
+    }
+
     @Test("a file that is not a socket is never replaced")
     func refusesToReplaceFile() throws {
         let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")

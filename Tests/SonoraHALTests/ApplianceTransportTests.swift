@@ -214,3 +214,29 @@ struct ApplianceTransportTests {
         #expect(probe.allocations.load(ordering: .relaxed) == 0)
     }
 }
+
+/// The appliance's per-stream counters, with raw streams nobody services on the client side.
+@Suite("Appliance stream counters", .serialized)
+struct ApplianceCounterTests {
+    @Test("a playback stream nobody writes counts underruns; a capture stream nobody reads counts overruns")
+    func underrunsAndOverruns() throws {
+        let rig = try ApplianceTestRig()
+        let connection = try ApplianceConnection.connect(path: rig.path, name: "idle")
+        let playback = try ApplianceClientStream(connection: connection, direction: .playback, channels: 1)
+        let capture = try ApplianceClientStream(connection: connection, direction: .capture, channels: 1)
+        // One period written, then nothing more: the next cycles run short.
+        playback.ring.writePosition.pointee.store(ApplianceTestRig.period, ordering: .releasing)
+        let capacity = ApplianceStreamLayout.capacity(periodFrames: ApplianceTestRig.period, periods: 2)
+        let now = rig.driver.cycles.load(ordering: .acquiring)
+        #expect(rig.driver.wait(cycles: now + capacity / ApplianceTestRig.period + 3))
+        let streams = Dictionary(uniqueKeysWithValues: rig.server.streams.snapshot().map { ($0.id, $0) })
+        #expect((streams[playback.id]?.underruns ?? 0) >= 1)
+        #expect(streams[playback.id]?.overruns == 0)
+        #expect((streams[capture.id]?.overruns ?? 0) >= 1)
+        #expect(streams[capture.id]?.faulted == false)
+        // The capture ring holds the newest data it had room for, never more than its capacity.
+        let written = capture.ring.writePosition.pointee.load(ordering: .acquiring)
+        #expect(written == capacity)
+        connection.close()
+    }
+}
