@@ -143,7 +143,8 @@ public final class ApplianceConnection: @unchecked Sendable {
     }
 
     /// Calls `handler` with every event, on the connection's reader thread (events that
-    /// came before are delivered at once).
+    /// came before are delivered at once). The handler must not call `request` or `close`
+    /// (the reader thread would wait for itself): hand work to another thread.
     public func onEvent(_ handler: @escaping @Sendable (ApplianceEvent) -> Void) {
         let queued: [ApplianceEvent] = state.withLock { state in
             state.handler = handler
