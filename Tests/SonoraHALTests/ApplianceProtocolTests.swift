@@ -90,6 +90,17 @@ struct ApplianceProtocolTests {
         #expect(message?.contains(expected) == true, "\(line) → \(message ?? "no error")")
     }
 
+    @Test("a client beyond the limit gets an error line and is closed")
+    func tooManyClients() throws {
+        let rig = try ApplianceTestRig(limits: ApplianceServerLimits(maximumClients: 1))
+        let first = try RawApplianceClient(path: rig.path)
+        #expect(first.ask(#"{"id":1,"op":"hello","name":"first"}"#)?.contains("\"ok\":true") == true)
+        let second = try RawApplianceClient(path: rig.path)
+        #expect(second.line()?.contains("at most 1 clients") == true)
+        #expect(second.line() == nil)
+        #expect(first.ask(#"{"id":2,"op":"session_status"}"#)?.contains("\"ok\":true") == true)
+    }
+
     @Test("the first request must be hello")
     func helloFirst() throws {
         let rig = try ApplianceTestRig()

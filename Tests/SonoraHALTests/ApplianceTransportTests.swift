@@ -129,6 +129,25 @@ struct ApplianceTransportTests {
         #expect(right.allSatisfy { $0 == 0.125 })
     }
 
+    @Test("a client device stopped and started again plays again")
+    func restartClient() throws {
+        let rig = try ApplianceTestRig()
+        let client = try rig.client(outputs: 1)
+        let first = Probe(capacity: 4096, pattern: [Float](repeating: 0.25, count: 1 << 20))
+        try client.start(IOProcedure(first))
+        #expect(first.wait(cycles: 2))
+        client.stop()
+        #expect(rig.server.streams.snapshot().isEmpty)
+        let second = Probe(capacity: 4096, pattern: [Float](repeating: 0.5, count: 1 << 20))
+        try client.start(IOProcedure(second))
+        #expect(second.wait(cycles: 3))
+        let now = rig.driver.cycles.load(ordering: .acquiring)
+        #expect(rig.driver.wait(cycles: now + 2))
+        #expect(rig.driver.mixedSamples(0).suffix(Self.period).allSatisfy { $0 == 0.5 })
+        #expect(rig.server.streams.snapshot().count == 1)
+        client.stop()
+    }
+
     @Test("a client that closes frees its slot and the server is told")
     func closeFreesSlot() throws {
         let rig = try ApplianceTestRig()
