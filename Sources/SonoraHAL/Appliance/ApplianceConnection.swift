@@ -48,24 +48,12 @@ public final class ApplianceConnection: @unchecked Sendable {
         self.path = path
         replyArrived = .allocate(capacity: 1)
         sem_init(replyArrived, 0, 0)
-        do {
-            reader = try RealtimeThread(RealtimeThreadOptions(name: "sonora-client", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
-                self.readLoop()
-            }
-        } catch {
-            Glibc.close(descriptor)
-            sem_destroy(replyArrived)
-            replyArrived.deallocate()
-            throw error
+        // Every stored property is set: if anything below throws, deinit closes the
+        // socket, joins the reader and frees the semaphore.
+        reader = try RealtimeThread(RealtimeThreadOptions(name: "sonora-client", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
+            self.readLoop()
         }
-        do {
-            let hello = try request("hello", ["name": .string(name)])
-            let format = try ApplianceServerFormat(hello: hello)
-            serverFormat = format
-        } catch {
-            close()
-            throw error
-        }
+        serverFormat = try ApplianceServerFormat(hello: request("hello", ["name": .string(name)]))
     }
 
     deinit {

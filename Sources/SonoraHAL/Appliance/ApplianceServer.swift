@@ -227,7 +227,8 @@ public final class ApplianceServer: @unchecked Sendable {
 
     /// Reads what arrived and answers each complete line. False when the client is gone.
     private func readFrom(_ connection: ApplianceServerConnection) -> Bool {
-        while true {
+        // A few chunks a turn, so one client sending without pause cannot starve the others.
+        for _ in 0..<4 {
             let got = recv(connection.descriptor, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
             if got == 0 { return false }
             if got < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
@@ -245,6 +246,7 @@ public final class ApplianceServer: @unchecked Sendable {
                 return true
             }
         }
+        return true
     }
 
     private static func errorLine(id: ApplianceValue?, _ error: AudioError) -> [UInt8] {
