@@ -48,12 +48,17 @@ public final class ApplianceConnection: @unchecked Sendable {
         self.path = path
         replyArrived = .allocate(capacity: 1)
         sem_init(replyArrived, 0, 0)
-        // Every stored property is set: if anything below throws, deinit closes the
-        // socket, joins the reader and frees the semaphore.
+        // Every stored property is set: deinit frees the semaphore whatever happens; the
+        // reader is joined here before the error leaves (it must not outlive `self`).
         reader = try RealtimeThread(RealtimeThreadOptions(name: "sonora-client", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
             self.readLoop()
         }
-        serverFormat = try ApplianceServerFormat(hello: request("hello", ["name": .string(name)]))
+        do {
+            serverFormat = try ApplianceServerFormat(hello: request("hello", ["name": .string(name)]))
+        } catch {
+            close()
+            throw error
+        }
     }
 
     deinit {

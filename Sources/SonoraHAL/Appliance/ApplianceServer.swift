@@ -169,7 +169,8 @@ public final class ApplianceServer: @unchecked Sendable {
             descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
             for connection in connections {
-                var events = Int16(POLLIN)
+                // A connection being closed is read no more (its input would wake every turn).
+                var events = connection.closesAfterFlush ? Int16(0) : Int16(POLLIN)
                 if !connection.output.isEmpty { events |= Int16(POLLOUT) }
                 descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
             }
