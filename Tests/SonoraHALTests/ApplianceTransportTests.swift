@@ -152,7 +152,8 @@ struct ApplianceTransportTests {
     func closeFreesSlot() throws {
         let rig = try ApplianceTestRig()
         var client: ApplianceDevice? = try rig.client(inputs: 1, outputs: 1, name: "leaving")
-        try client!.start(IOProcedure(Probe(capacity: 4096)))
+        let probe = Probe(capacity: 4096)  // kept alive while its device runs
+        try client!.start(IOProcedure(probe))
         #expect(ApplianceTestRig.eventually { rig.server.streams.snapshot().count == 2 })
         client!.stop()
         #expect(rig.server.streams.snapshot().isEmpty)
@@ -160,6 +161,7 @@ struct ApplianceTransportTests {
         client = nil  // closes the connection
         #expect(ApplianceTestRig.eventually { rig.handler.detached.withLock { $0.contains { $0.name == "leaving" } } })
         #expect(ApplianceTestRig.eventually { rig.server.clients.isEmpty })
+        withExtendedLifetime(probe) {}
     }
 
     @Test("a client that dies without closing: its streams are detached and freed")
@@ -210,14 +212,26 @@ struct ApplianceTransportTests {
         let probe = Probe(capacity: 64 * Self.period, pattern: Self.ramp(64 * Self.period))
         let client = try rig.client(inputs: 1, outputs: 1)
         try client.start(IOProcedure(probe))
+        let leaving = try rig.client(inputs: 1, outputs: 2, name: "leaving")
+        let leavingProbe = Probe(capacity: 4096)  // kept alive while its device runs
+        try leaving.start(IOProcedure(leavingProbe))
+        let connection = try ApplianceConnection.connect(path: rig.path, name: "forger")
+        let forged = try ApplianceClientStream(connection: connection, direction: .playback, channels: 1)
         #expect(probe.wait(cycles: 3))
         let now = rig.driver.cycles.load(ordering: .acquiring)
-        rig.server.streams.setGain(pid: getpid(), gain: 0.5, rampFrames: 3 * Self.period)
         rig.driver.countFrom = now + 2
-        rig.driver.countUntil = now + 10
-        #expect(rig.driver.wait(cycles: now + 11))
+        rig.driver.countUntil = now + 12
+        // While counted: a gain ramp, a client leaving, a stream faulting.
+        #expect(rig.driver.wait(cycles: now + 3))
+        rig.server.streams.setGain(pid: getpid(), gain: 0.5, rampFrames: 3 * Self.period)
+        leaving.stop()
+        forged.ring.writePosition.pointee.store(-1, ordering: .releasing)
+        #expect(rig.driver.wait(cycles: now + 13))
         client.stop()
+        #expect(rig.server.streams.snapshot().isEmpty)
         #expect(rig.driver.allocations.load(ordering: .relaxed) == 0)
+        connection.close()
+        withExtendedLifetime(leavingProbe) {}
     }
 
     @Test("the client's I/O cycle allocates nothing", .enabled(if: AllocationCounter.isAvailable))
