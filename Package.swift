@@ -196,7 +196,10 @@ let package = Package(
         .testTarget(name: "SonoraTestSupportTests", dependencies: ["SonoraTestSupport", "SonoraHALTestSupport", "SonoraCore", "SonoraHAL"]),
         .testTarget(name: "SonoraCoreTests", dependencies: ["SonoraCore", "SonoraTestSupport", "CAllocationCounter"]),
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraTestSupport"]),
-        .testTarget(name: "SonoraHALTests", dependencies: ["SonoraCore", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]),
+        .testTarget(
+            name: "SonoraHALTests",
+            dependencies: ["SonoraCore", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "SonoraPipelineTests",
             dependencies: [

@@ -1,4 +1,5 @@
 @testable import SonoraHAL
+import Foundation
 import SonoraCore
 import SonoraTestSupport
 import Testing
@@ -22,6 +23,18 @@ struct ApplianceProtocolTests {
         rig.stop()
         #expect(!isApplianceRunning(path: rig.path))
         #expect(lstat(rig.path, &info) != 0)  // removed on stop
+    }
+
+    @Test("with a group the socket is 0660 and owned by that group")
+    func groupMode() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")
+        let path = folder.path("server.sock")
+        let server = try ApplianceServer(path: path, group: getgid(), format: ApplianceTestRig.format, handler: RecordingSessionHandler(), logger: .init(label: "t"))
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+        #expect(info.st_gid == getgid())
+        server.stop()
     }
 
     @Test("a file that is not a socket is never replaced")
@@ -76,6 +89,45 @@ struct ApplianceProtocolTests {
         let rig = try ApplianceTestRig()
         let message = try error(of: line, rig: rig)
         #expect(message?.contains(expected) == true, "\(line) → \(message ?? "no error")")
+    }
+
+    @Test("a client beyond the limit gets an error line and is closed")
+    func tooManyClients() throws {
+        let rig = try ApplianceTestRig(limits: ApplianceServerLimits(maximumClients: 1))
+        let first = try RawApplianceClient(path: rig.path)
+        #expect(first.ask(#"{"id":1,"op":"hello","name":"first"}"#)?.contains("\"ok\":true") == true)
+        let second = try RawApplianceClient(path: rig.path)
+        #expect(second.line()?.contains("at most 1 clients") == true)
+        #expect(second.line() == nil)
+        #expect(first.ask(#"{"id":2,"op":"session_status"}"#)?.contains("\"ok\":true") == true)
+    }
+
+    @Test("a server that is not a Sonora appliance is refused at hello")
+    func foreignServer() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")
+        let path = folder.path("other.sock")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        listen(listener, 4)
+        defer { close(listener) }
+        let answering = Thread {
+            let client = accept(listener, nil, nil)
+            var request = [UInt8](repeating: 0, count: 4096)
+            _ = recv(client, &request, request.count, 0)
+            let answer = Array(#"{"id":1,"ok":true,"server":"pipewire"}"#.utf8) + [10]
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            usleep(200_000)
+            close(client)
+        }
+        answering.start()
+        #expect {
+            try ApplianceConnection.connect(path: path, name: "x")
+        } throws: { error in
+            (error as? AudioError)?.message.contains("did not answer hello as a Sonora appliance") == true
+        }
     }
 
     @Test("the first request must be hello")

@@ -129,11 +129,31 @@ struct ApplianceTransportTests {
         #expect(right.allSatisfy { $0 == 0.125 })
     }
 
+    @Test("a client device stopped and started again plays again")
+    func restartClient() throws {
+        let rig = try ApplianceTestRig()
+        let client = try rig.client(outputs: 1)
+        let first = Probe(capacity: 4096, pattern: [Float](repeating: 0.25, count: 1 << 20))
+        try client.start(IOProcedure(first))
+        #expect(first.wait(cycles: 2))
+        client.stop()
+        #expect(rig.server.streams.snapshot().isEmpty)
+        let second = Probe(capacity: 4096, pattern: [Float](repeating: 0.5, count: 1 << 20))
+        try client.start(IOProcedure(second))
+        #expect(second.wait(cycles: 3))
+        let now = rig.driver.cycles.load(ordering: .acquiring)
+        #expect(rig.driver.wait(cycles: now + 2))
+        #expect(rig.driver.mixedSamples(0).suffix(Self.period).allSatisfy { $0 == 0.5 })
+        #expect(rig.server.streams.snapshot().count == 1)
+        client.stop()
+    }
+
     @Test("a client that closes frees its slot and the server is told")
     func closeFreesSlot() throws {
         let rig = try ApplianceTestRig()
         var client: ApplianceDevice? = try rig.client(inputs: 1, outputs: 1, name: "leaving")
-        try client!.start(IOProcedure(Probe(capacity: 4096)))
+        let probe = Probe(capacity: 4096)  // kept alive while its device runs
+        try client!.start(IOProcedure(probe))
         #expect(ApplianceTestRig.eventually { rig.server.streams.snapshot().count == 2 })
         client!.stop()
         #expect(rig.server.streams.snapshot().isEmpty)
@@ -141,6 +161,7 @@ struct ApplianceTransportTests {
         client = nil  // closes the connection
         #expect(ApplianceTestRig.eventually { rig.handler.detached.withLock { $0.contains { $0.name == "leaving" } } })
         #expect(ApplianceTestRig.eventually { rig.server.clients.isEmpty })
+        withExtendedLifetime(probe) {}
     }
 
     @Test("a client that dies without closing: its streams are detached and freed")
@@ -191,14 +212,26 @@ struct ApplianceTransportTests {
         let probe = Probe(capacity: 64 * Self.period, pattern: Self.ramp(64 * Self.period))
         let client = try rig.client(inputs: 1, outputs: 1)
         try client.start(IOProcedure(probe))
+        let leaving = try rig.client(inputs: 1, outputs: 2, name: "leaving")
+        let leavingProbe = Probe(capacity: 4096)  // kept alive while its device runs
+        try leaving.start(IOProcedure(leavingProbe))
+        let connection = try ApplianceConnection.connect(path: rig.path, name: "forger")
+        let forged = try ApplianceClientStream(connection: connection, direction: .playback, channels: 1)
         #expect(probe.wait(cycles: 3))
         let now = rig.driver.cycles.load(ordering: .acquiring)
-        rig.server.streams.setGain(pid: getpid(), gain: 0.5, rampFrames: 3 * Self.period)
         rig.driver.countFrom = now + 2
-        rig.driver.countUntil = now + 10
-        #expect(rig.driver.wait(cycles: now + 11))
+        rig.driver.countUntil = now + 12
+        // While counted: a gain ramp, a client leaving, a stream faulting.
+        #expect(rig.driver.wait(cycles: now + 3))
+        rig.server.streams.setGain(pid: getpid(), gain: 0.5, rampFrames: 3 * Self.period)
+        leaving.stop()
+        forged.ring.writePosition.pointee.store(-1, ordering: .releasing)
+        #expect(rig.driver.wait(cycles: now + 13))
         client.stop()
+        #expect(rig.server.streams.snapshot().isEmpty)
         #expect(rig.driver.allocations.load(ordering: .relaxed) == 0)
+        connection.close()
+        withExtendedLifetime(leavingProbe) {}
     }
 
     @Test("the client's I/O cycle allocates nothing", .enabled(if: AllocationCounter.isAvailable))
@@ -212,5 +245,31 @@ struct ApplianceTransportTests {
         #expect(probe.wait(cycles: 13))
         client.stop()
         #expect(probe.allocations.load(ordering: .relaxed) == 0)
+    }
+}
+
+/// The appliance's per-stream counters, with raw streams nobody services on the client side.
+@Suite("Appliance stream counters", .serialized)
+struct ApplianceCounterTests {
+    @Test("a playback stream nobody writes counts underruns; a capture stream nobody reads counts overruns")
+    func underrunsAndOverruns() throws {
+        let rig = try ApplianceTestRig()
+        let connection = try ApplianceConnection.connect(path: rig.path, name: "idle")
+        let playback = try ApplianceClientStream(connection: connection, direction: .playback, channels: 1)
+        let capture = try ApplianceClientStream(connection: connection, direction: .capture, channels: 1)
+        // One period written, then nothing more: the next cycles run short.
+        playback.ring.writePosition.pointee.store(ApplianceTestRig.period, ordering: .releasing)
+        let capacity = ApplianceStreamLayout.capacity(periodFrames: ApplianceTestRig.period, periods: 2)
+        let now = rig.driver.cycles.load(ordering: .acquiring)
+        #expect(rig.driver.wait(cycles: now + capacity / ApplianceTestRig.period + 3))
+        let streams = Dictionary(uniqueKeysWithValues: rig.server.streams.snapshot().map { ($0.id, $0) })
+        #expect((streams[playback.id]?.underruns ?? 0) >= 1)
+        #expect(streams[playback.id]?.overruns == 0)
+        #expect((streams[capture.id]?.overruns ?? 0) >= 1)
+        #expect(streams[capture.id]?.faulted == false)
+        // The capture ring holds the newest data it had room for, never more than its capacity.
+        let written = capture.ring.writePosition.pointee.load(ordering: .acquiring)
+        #expect(written == capacity)
+        connection.close()
     }
 }

@@ -48,20 +48,13 @@ public final class ApplianceConnection: @unchecked Sendable {
         self.path = path
         replyArrived = .allocate(capacity: 1)
         sem_init(replyArrived, 0, 0)
-        do {
-            reader = try RealtimeThread(RealtimeThreadOptions(name: "sonora-client", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
-                self.readLoop()
-            }
-        } catch {
-            Glibc.close(descriptor)
-            sem_destroy(replyArrived)
-            replyArrived.deallocate()
-            throw error
+        // Every stored property is set: deinit frees the semaphore whatever happens; the
+        // reader is joined here before the error leaves (it must not outlive `self`).
+        reader = try RealtimeThread(RealtimeThreadOptions(name: "sonora-client", priority: nil, flushDenormals: false)) { [unowned(unsafe) self] in
+            self.readLoop()
         }
         do {
-            let hello = try request("hello", ["name": .string(name)])
-            let format = try ApplianceServerFormat(hello: hello)
-            serverFormat = format
+            serverFormat = try ApplianceServerFormat(hello: request("hello", ["name": .string(name)]))
         } catch {
             close()
             throw error
@@ -143,7 +136,8 @@ public final class ApplianceConnection: @unchecked Sendable {
     }
 
     /// Calls `handler` with every event, on the connection's reader thread (events that
-    /// came before are delivered at once).
+    /// came before are delivered at once). The handler must not call `request` or `close`
+    /// (the reader thread would wait for itself): hand work to another thread.
     public func onEvent(_ handler: @escaping @Sendable (ApplianceEvent) -> Void) {
         let queued: [ApplianceEvent] = state.withLock { state in
             state.handler = handler

@@ -46,7 +46,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     private var otherWakeDescriptor: Int32 = -1
 
     /// Set by the connection's reader thread when the appliance goes away or removes a
-    /// stream; read by the I/O thread.
+    /// stream; read by the I/O thread (through a raw pointer: no reference counting there).
     private let lost: LossFlag
     private let recovery = Atomic<Int>(Recovery.none)
     private let recoveryAttempts = Atomic<Int32>(0)
@@ -63,7 +63,6 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         self.socketPath = socketPath
         self.configuration = configuration
         self.clientName = clientName ?? Self.programName
-        lost = LossFlag()
         let connection = try ApplianceConnection.connect(path: socketPath, name: self.clientName)
         let server = connection.serverFormat
         period = server.periodFrames
@@ -87,6 +86,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         engine = try IOEngine(
             periodFrames: period, sampleRate: server.sampleRate, inputChannels: inputChannels, outputChannels: outputChannels,
             outputOffsetFrames: period, monitor: runner.monitor)
+        lost = LossFlag.make()
         self.connection = connection
         watch(connection)
     }
@@ -94,6 +94,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     deinit {
         stop()
         connection?.close()
+        lost.free()
     }
 
     public var isRunning: Bool { runner.isRunning }
@@ -316,11 +317,26 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     }
 }
 
-/// A flag the connection's reader thread sets and the I/O thread polls (its own object,
-/// so the event handler holds no reference to the device).
-final class LossFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
-    func clear() { value.store(false, ordering: .releasing) }
+/// A flag the connection's reader thread sets and the I/O thread polls: a pointer to an
+/// atomic, so neither the event handler nor the I/O thread touches a reference count. The
+/// device frees it after closing its connection (whose reader is then joined).
+struct LossFlag: @unchecked Sendable, BitwiseCopyable {
+    private let value: UnsafeMutablePointer<Atomic<Bool>>
+
+    static func make() -> LossFlag {
+        let value = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+        value.initialize(to: Atomic(false))
+        return LossFlag(value: value)
+    }
+
+    private init(value: UnsafeMutablePointer<Atomic<Bool>>) { self.value = value }
+
+    func free() {
+        value.deinitialize(count: 1)
+        value.deallocate()
+    }
+
+    var isSet: Bool { value.pointee.load(ordering: .acquiring) }
+    func set() { value.pointee.store(true, ordering: .releasing) }
+    func clear() { value.pointee.store(false, ordering: .releasing) }
 }

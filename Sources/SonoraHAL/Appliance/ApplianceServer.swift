@@ -169,7 +169,8 @@ public final class ApplianceServer: @unchecked Sendable {
             descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
             for connection in connections {
-                var events = Int16(POLLIN)
+                // A connection being closed is read no more (its input would wake every turn).
+                var events = connection.closesAfterFlush ? Int16(0) : Int16(POLLIN)
                 if !connection.output.isEmpty { events |= Int16(POLLOUT) }
                 descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
             }
@@ -227,7 +228,8 @@ public final class ApplianceServer: @unchecked Sendable {
 
     /// Reads what arrived and answers each complete line. False when the client is gone.
     private func readFrom(_ connection: ApplianceServerConnection) -> Bool {
-        while true {
+        // A few chunks a turn, so one client sending without pause cannot starve the others.
+        for _ in 0..<4 {
             let got = recv(connection.descriptor, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
             if got == 0 { return false }
             if got < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
@@ -245,6 +247,7 @@ public final class ApplianceServer: @unchecked Sendable {
                 return true
             }
         }
+        return true
     }
 
     private static func errorLine(id: ApplianceValue?, _ error: AudioError) -> [UInt8] {

@@ -22,7 +22,7 @@ public final class ApplianceStreamTable: @unchecked Sendable {
     }
     private let control = Mutex(ControlState())
 
-    public init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = max(1, capacity)
         slots = .allocate(capacity: self.capacity)
         for index in 0..<self.capacity { (slots + index).initialize(to: Atomic(0)) }
@@ -38,8 +38,9 @@ public final class ApplianceStreamTable: @unchecked Sendable {
     /// Sums every playback stream's next `frameCount` frames into `output` (mono stream →
     /// every output channel; otherwise channel i → i, extra channels dropped), each
     /// multiplied by its gain, ramped per sample toward its target; counts underruns;
-    /// then wakes each client. A stream whose client forged its position is faulted
-    /// (silenced, counted) instead of read.
+    /// then wakes each client. The streams are added to what `output` holds (clear it
+    /// first for the clients' mix alone). A stream whose client forged its position is
+    /// faulted (silenced, counted) instead of read.
     public func mixPlayback(into output: AudioBufferList, frameCount: Int) {
         let frames = min(frameCount, output.frameCount)
         cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
