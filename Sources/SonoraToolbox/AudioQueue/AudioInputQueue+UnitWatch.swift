@@ -43,5 +43,7 @@ extension AudioInputQueue {
         _ = try? withLock { stopReasonValue = error(.queueInvalidDevice, "record", "the device '\(unit.deviceName)' went away: \(vanished)") }
         // Everything captured is delivered first; then IsRunning goes false with its listener.
         try? stop(immediate: false)
+        // Then the session hears of it (its local backend: an interruption and a route change).
+        session.deviceReported(vanished, device: unit.deviceName)
     }
 }

@@ -54,6 +54,8 @@ extension AudioQueue {
         if let vanished {
             stopWatchingOwnUnit()
             stopBecauseOutputFailed(AudioError(.queueInvalidDevice, "the device '\(unit.deviceName)' went away: \(vanished)"))
+            // Then the session hears of it (its local backend: an interruption and a route change).
+            session.deviceReported(vanished, device: unit.deviceName)
         }
     }
 }

@@ -103,6 +103,8 @@ public final class AudioPlayer: @unchecked Sendable {
         givenOutput = output
         self.privateCopy = privateCopy
         meters = MeterPowers(channels: numberOfChannels)
+        // The session pauses and resumes the player (its delegate is told), not its queue.
+        AudioSession.current.register(self, kind: .player)
     }
 
     deinit {
@@ -257,6 +259,7 @@ public final class AudioPlayer: @unchecked Sendable {
     private func prepare() throws(AudioError) {
         guard queue == nil else { return }
         let queue = try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
+        queue.session.unregister(queue)
         do {
             if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
             if let givenOutput { try queue.setOutput(givenOutput) } else { try queue.setCurrentDevice(deviceName) }

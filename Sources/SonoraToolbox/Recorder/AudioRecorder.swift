@@ -73,6 +73,8 @@ public final class AudioRecorder: @unchecked Sendable {
         deviceName = device
         givenUnit = unit
         meters = MeterPowers(channels: Int(format.channelsPerFrame))
+        // The session pauses and resumes the recorder (its delegate is told), not its queue.
+        AudioSession.current.register(self, kind: .recorder)
     }
 
     deinit {
@@ -92,6 +94,7 @@ public final class AudioRecorder: @unchecked Sendable {
     private func prepare(frameLimit: Int?) throws(AudioError) {
         guard queue == nil else { return }
         let queue = try AudioInputQueue(format: format) { [sink] queue, buffer, _, descriptions in sink.write(queue, buffer, descriptions) }
+        queue.session.unregister(queue)
         do throws(AudioError) {
             let unit: IOUnit
             if let givenUnit {
