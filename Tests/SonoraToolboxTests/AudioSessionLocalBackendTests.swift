@@ -53,6 +53,38 @@ struct AudioSessionLocalBackendTests {
         #expect(!events.listenerThreads.contains { pthread_equal($0, pthread_self()) != 0 })
     }
 
+    @Test("a queue on its own I/O unit: the vanish interrupts; the program starting the queue again on the device that is back ends the interruption")
+    func ownUnitVanishAndRestart() throws {
+        let session = AudioSession(backend: LocalAudioSessionBackend())
+        let events = SessionEvents()
+        session.addListener { events.add(SessionEvents.describe($0)) }
+        try session.setActive(true)
+        let device = try FaultyDevice()
+        let queue = try inSession(session) {
+            try AudioQueue(format: .linearPCM(sampleRate: 48000, channels: 2, sample: .float32)) { _, _ in }
+        }
+        defer { try? queue.dispose(immediate: true) }
+        let io = IOUnit()
+        try io.setDevice(device)
+        try queue.setOutputUnit(io)
+        try enqueue([Float](repeating: 0.25, count: 2 * 4800), on: queue)
+        try queue.prime()
+        try queue.start()
+        try device.tap.run(cycles: 2)
+        device.post(.interruptionBegan(.playback, errno: ENODEV))
+        #expect(waitUntil { events.all.count >= 2 && !queue.isRunning })
+        #expect(session.isInterrupted)
+        try enqueue([Float](repeating: 0.5, count: 2 * 256), on: queue)
+        try queue.start()
+        session.waitForDelivery()
+        #expect(events.all == [
+            "began", "route oldDeviceUnavailable [\"\(io.deviceName)\"] → []",
+            "route newDeviceAvailable [] → [\"\(io.deviceName)\"]", "ended true",
+        ])
+        #expect(!session.isInterrupted)
+        try queue.stop(immediate: true)
+    }
+
     @Test("an inactive session hears the route change but no interruption; the queue stops as it always did")
     func inactiveHearsRoute() throws {
         let session = AudioSession(backend: LocalAudioSessionBackend())

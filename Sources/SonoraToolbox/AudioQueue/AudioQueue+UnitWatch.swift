@@ -20,6 +20,8 @@ extension AudioQueue {
                   let outputUnit, let outputTarget else { return nil }
             return (outputUnit, outputTarget)
         }) else { return }
+        // The unit started: a device the session had from this watcher as vanished is back.
+        session.deviceStartedAgain(unit.deviceName)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, weak unit, weak target] in

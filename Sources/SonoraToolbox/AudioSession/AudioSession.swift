@@ -231,6 +231,13 @@ public final class AudioSession: @unchecked Sendable {
         backend.deviceReported(event, device: device)
     }
 
+    /// A queue started again on a device its watcher had seen vanish (that watcher gave up
+    /// at the vanish, so it never sees the device come back): the device is back.
+    func deviceStartedAgain(_ device: String) {
+        guard lock.withLock({ vanishedDevices.contains(device) }) else { return }
+        deviceReported(.interruptionEnded(attempts: 0), device: device)
+    }
+
     /// Waits until everything handed to the delivery queue so far has been delivered (tests).
     func waitForDelivery() { delivery.sync {} }
 }
