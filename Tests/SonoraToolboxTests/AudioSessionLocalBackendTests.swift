@@ -15,7 +15,7 @@ struct AudioSessionLocalBackendTests {
         return condition()
     }
 
-    @Test("a device that vanishes and comes back: interruption began, route change old device unavailable, then new device available and ended(shouldResume: true)")
+    @Test("a device that vanishes and comes back: interruption began, route change old device unavailable, then new device available and ended(shouldResume: true); the queue paused meanwhile plays on")
     func vanishingDevice() throws {
         let session = AudioSession(backend: LocalAudioSessionBackend())
         let events = SessionEvents()
@@ -39,8 +39,8 @@ struct AudioSessionLocalBackendTests {
 
         device.post(.interruptionBegan(.playback, errno: ENODEV))
         #expect(waitUntil { events.all.count >= 2 })
-        // As before the session existed: the queue stopped with the reason.
-        #expect(!queue.isRunning && queue.stopReason != nil)
+        // Paused by the session, not stopped: no reason, still running.
+        #expect(queue.isRunning && queue.stopReason == nil && !queue.isPlayingForSession)
         #expect(session.isInterrupted)
         device.post(.interruptionEnded(attempts: 1))
         #expect(waitUntil { events.all.count >= 4 })
@@ -48,13 +48,13 @@ struct AudioSessionLocalBackendTests {
             "began", "route oldDeviceUnavailable [\"\(name)\"] → []",
             "route newDeviceAvailable [] → [\"\(name)\"]", "ended true",
         ])
-        #expect(!session.isInterrupted)
+        #expect(!session.isInterrupted && queue.isPlayingForSession)
         // Delivered on the session's queue: not the device's cycles (this thread) nor the I/O thread.
         #expect(!events.listenerThreads.contains { pthread_equal($0, pthread_self()) != 0 })
     }
 
-    @Test("a queue on its own I/O unit: the vanish interrupts; the program starting the queue again on the device that is back ends the interruption")
-    func ownUnitVanishAndRestart() throws {
+    @Test("a queue on its own I/O unit pauses while its device is gone and plays on when it is back")
+    func ownUnitPausesAndResumes() throws {
         let session = AudioSession(backend: LocalAudioSessionBackend())
         let events = SessionEvents()
         session.addListener { events.add(SessionEvents.describe($0)) }
@@ -72,14 +72,41 @@ struct AudioSessionLocalBackendTests {
         try queue.start()
         try device.tap.run(cycles: 2)
         device.post(.interruptionBegan(.playback, errno: ENODEV))
-        #expect(waitUntil { events.all.count >= 2 && !queue.isRunning })
-        #expect(session.isInterrupted)
-        try enqueue([Float](repeating: 0.5, count: 2 * 256), on: queue)
-        try queue.start()
-        session.waitForDelivery()
+        #expect(waitUntil { events.all.count >= 2 })
+        #expect(queue.isRunning && queue.stopReason == nil && !queue.isPlayingForSession)
+        device.post(.interruptionEnded(attempts: 2))
+        #expect(waitUntil { events.all.count >= 4 })
         #expect(events.all == [
             "began", "route oldDeviceUnavailable [\"\(io.deviceName)\"] → []",
             "route newDeviceAvailable [] → [\"\(io.deviceName)\"]", "ended true",
+        ])
+        #expect(queue.isPlayingForSession && !session.isInterrupted)
+        try queue.stop(immediate: true)
+    }
+
+    @Test("an input queue whose device vanishes stops as before (its recording complete); starting it again on the device that is back ends the interruption")
+    func inputVanishAndRestart() throws {
+        let session = AudioSession(backend: LocalAudioSessionBackend())
+        let events = SessionEvents()
+        session.addListener { events.add(SessionEvents.describe($0)) }
+        try session.setActive(true)
+        let device = try VanishingInput(channels: 1)
+        let queue = try inSession(session) {
+            try inputQueue(.linearPCM(sampleRate: 48000, channels: 1, sample: .int16), recording: InputRecording(), byteCapacity: 1024)
+        }
+        defer { try? queue.dispose() }
+        let io = IOUnit()
+        try io.setDevice(device)
+        try queue.setInputUnit(io)
+        try queue.start()
+        try device.ramp.run(cycles: 4)
+        device.post(.interruptionBegan(.capture, errno: ENODEV))
+        #expect(waitUntil { events.all.count >= 2 && !queue.isRunning })
+        #expect(queue.stopReason != nil && session.isInterrupted)
+        try queue.start()
+        session.waitForDelivery()
+        #expect(events.all == [
+            "began", "route oldDeviceUnavailable [] → []", "route newDeviceAvailable [] → []", "ended true",
         ])
         #expect(!session.isInterrupted)
         try queue.stop(immediate: true)

@@ -45,19 +45,26 @@ extension AudioQueue {
         guard let device = unit.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
+        /// What the session hears of (interruptions, re-opens, resumes), in order.
+        var forSession: [DeviceEvent] = []
         for event in device.takeEvents() {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
             case .renderError: break
             }
+            switch event {
+            case .interruptionBegan, .interruptionEnded, .resumed: forSession.append(event)
+            case .xrun, .renderError: break
+            }
         }
         if droppedTime { target.markDiscontinuity() }
-        if let vanished {
+        // An active local session makes the loss an interruption: it pauses the queue, and this
+        // watcher stays to see the device come back. Otherwise the queue stops, as it always did.
+        if let vanished, !session.handlesDeviceLoss {
             stopWatchingOwnUnit()
             stopBecauseOutputFailed(AudioError(.queueInvalidDevice, "the device '\(unit.deviceName)' went away: \(vanished)"))
-            // Then the session hears of it (its local backend: an interruption and a route change).
-            session.deviceReported(vanished, device: unit.deviceName)
         }
+        for event in forSession { session.deviceReported(event, device: unit.deviceName) }
     }
 }

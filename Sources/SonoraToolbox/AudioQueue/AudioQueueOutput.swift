@@ -248,7 +248,8 @@ public final class AudioQueueOutput: @unchecked Sendable {
         if droppedTime { mixer.sources.forEach { $0.markDiscontinuity() } }
         if let vanished {
             let reason = AudioError(.queueInvalidDevice, "the device '\(deviceName)' went away: \(vanished)")
-            for queue in attached { queue.stopBecauseOutputFailed(reason) }
+            // A queue whose session makes the loss an interruption is paused by it instead.
+            for queue in attached where !queue.session.handlesDeviceLoss { queue.stopBecauseOutputFailed(reason) }
         }
         // Then each session of the queues here (one per process, unless a test scopes its own).
         var sessions: [ObjectIdentifier: AudioSession] = [:]

@@ -231,6 +231,11 @@ public final class AudioSession: @unchecked Sendable {
         backend.deviceReported(event, device: device)
     }
 
+    /// Whether a lost device becomes an interruption of this session (active, on a backend that
+    /// does so): its watchers then leave the queues to the session (paused, resumed with the
+    /// device) instead of stopping them.
+    var handlesDeviceLoss: Bool { lock.withLock { active && backendValue.interruptsOnDeviceLoss } }
+
     /// A queue started again on a device its watcher had seen vanish (that watcher gave up
     /// at the vanish, so it never sees the device come back): the device is back.
     func deviceStartedAgain(_ device: String) {

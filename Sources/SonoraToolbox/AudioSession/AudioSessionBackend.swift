@@ -77,6 +77,9 @@ public protocol AudioSessionBackend: AnyObject, Sendable {
     /// watcher took it (an ALSA PCM that vanished or came back). The appliance backend ignores
     /// them (its server reports its own devices); the local backend makes them interruptions.
     func deviceReported(_ event: DeviceEvent, device: String)
+    /// Whether `deviceReported` makes a lost device an interruption of the session (the local
+    /// backend): the queues on that device then pause and resume with it rather than stop.
+    var interruptsOnDeviceLoss: Bool { get }
     /// Whether some other program's audio plays now.
     var isOtherAudioPlaying: Bool { get }
     /// Whether some input can be recorded from (beyond the devices the program has open).
@@ -90,6 +93,7 @@ public protocol AudioSessionBackend: AnyObject, Sendable {
 
 extension AudioSessionBackend {
     public func deviceReported(_ event: DeviceEvent, device: String) {}
+    public var interruptsOnDeviceLoss: Bool { false }
     public var isOtherAudioPlaying: Bool { false }
     public var isInputAvailable: Bool { false }
     public var outputVolume: Float? { nil }

@@ -7,7 +7,9 @@ import SonoraHAL
 /// participant uses that vanishes (the HAL's `interruptionBegan`) begins an interruption and
 /// changes the route (old device unavailable); when every vanished device is back
 /// (`interruptionEnded`), the route changes again (new device available) and the
-/// interruption ends with "should resume". A device resumed after a system suspend is a
+/// interruption ends with "should resume" — so an active session's queues and players on a
+/// device that vanishes pause and play on when it is back (an inactive session's stop, as
+/// they always did). A device resumed after a system suspend is a
 /// route change "wake from sleep".
 public final class LocalAudioSessionBackend: AudioSessionBackend, @unchecked Sendable {
     public var name: String { "local" }
@@ -46,6 +48,7 @@ public final class LocalAudioSessionBackend: AudioSessionBackend, @unchecked Sen
         for event in events { deliver?(event) }
     }
 
+    public var interruptsOnDeviceLoss: Bool { true }
     public var isInputAvailable: Bool { ALSACardControls.hasCapture() }
     public var outputVolume: Float? { ALSACardControls.outputVolume() }
 
