@@ -40,6 +40,15 @@ public final class AudioSession: @unchecked Sendable {
     /// The session a participant created now belongs to.
     static var current: AudioSession { scoped ?? shared }
 
+    /// Runs `body` with this session as `current`: a player, recorder or system-sound player
+    /// makes its queues later (prepare, play) in its own session, not the caller's.
+    func governing<T>(_ body: () throws(AudioError) -> T) throws(AudioError) -> T {
+        let result = Self.$scoped.withValue(self) { () -> Result<T, AudioError> in
+            do throws(AudioError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     let lock = NSLock()
     /// Where everything the session tells anyone happens, in order.
     let delivery = DispatchQueue(label: "sonora.audio-session")

@@ -48,6 +48,8 @@ public final class AudioPlayer: @unchecked Sendable {
     /// Which queue the IsRunning listener speaks for: a stopped player's old queue is silent.
     private var generation = 0
     private var interruptedWhilePlaying = false
+    /// The audio session governing the player and its queue (the process's, from creation).
+    let session = AudioSession.current
 
     // Settings, kept here so they survive a stop (which disposes of the queue).
     private var loops = 0
@@ -104,7 +106,7 @@ public final class AudioPlayer: @unchecked Sendable {
         self.privateCopy = privateCopy
         meters = MeterPowers(channels: numberOfChannels)
         // The session pauses and resumes the player (its delegate is told), not its queue.
-        AudioSession.current.register(self, kind: .player)
+        session.register(self, kind: .player)
     }
 
     deinit {
@@ -258,8 +260,10 @@ public final class AudioPlayer: @unchecked Sendable {
 
     private func prepare() throws(AudioError) {
         guard queue == nil else { return }
-        let queue = try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
-        queue.session.unregister(queue)
+        let queue = try session.governing { () throws(AudioError) in
+            try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
+        }
+        session.unregister(queue)
         do {
             if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
             if let givenOutput { try queue.setOutput(givenOutput) } else { try queue.setCurrentDevice(deviceName) }

@@ -136,9 +136,9 @@ public final class SystemSoundPlayer: @unchecked Sendable {
     }
 
     private func makeVoice(for sound: SystemSound, bytes: Int) throws(AudioError) -> Voice {
-        let queue = try AudioQueue(format: sound.format) { _, _ in }
+        let queue = try session.governing { () throws(AudioError) in try AudioQueue(format: sound.format) { _, _ in } }
         // The player is the session's participant; its voices are not paused on their own.
-        queue.session.unregister(queue)
+        session.unregister(queue)
         do throws(AudioError) {
             switch destination {
             case .output(let output): try queue.setOutput(output)
