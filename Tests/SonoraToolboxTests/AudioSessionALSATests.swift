@@ -42,6 +42,7 @@ struct AudioSessionALSATests {
             "began", "route oldDeviceUnavailable [\"\(name)\"] → []",
             "route newDeviceAvailable [] → [\"\(name)\"]", "ended true",
         ])
+        #expect(events.allOffRealtime, "listeners never on the SCHED_FIFO I/O thread")
         #expect(delegate.lock.withLock { delegate.interruptions } == ["began", "ended true"])
         #expect(delegate.lock.withLock { delegate.finished }.isEmpty, "paused, not finished")
         #expect(player.isPlaying && device.statistics.interruptions >= 1)

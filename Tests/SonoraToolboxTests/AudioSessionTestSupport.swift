@@ -49,13 +49,21 @@ final class SessionEvents: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [String] = []
     private var threads: [pthread_t] = []
+    private var policies: [Int32] = []
 
     func add(_ text: String) {
+        var policy: Int32 = 0
+        var parameters = sched_param()
+        pthread_getschedparam(pthread_self(), &policy, &parameters)
         lock.withLock {
             seen.append(text)
             threads.append(pthread_self())
+            policies.append(policy)
         }
     }
+
+    /// Whether every listener ran on a normal-priority thread (never a SCHED_FIFO I/O thread).
+    var allOffRealtime: Bool { lock.withLock { policies.allSatisfy { $0 != SCHED_FIFO } } }
 
     var all: [String] { lock.withLock { seen } }
     var listenerThreads: [pthread_t] { lock.withLock { threads } }
