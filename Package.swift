@@ -136,7 +136,8 @@ let package = Package(
         // Toolbox: the high-level services' API façades (Audio Queue Services first), one folder per service.
         .target(
             name: "SonoraToolbox",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits"]
+            // CALSA: the audio session reads the card's control names (route roles) and volume.
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "CALSA"]
         ),
 
         // The one CLI: only what it uses (no benchmark anchors).

@@ -151,6 +151,19 @@ extension AudioError {
         public static let systemSoundClientTimedOut = Code(rawValue: -1501)
         public static let systemSoundExceededMaximumDuration = Code(rawValue: -1502)
 
+        // Audio session (AudioServices.h's kAudioSession… and AVAudioSession.ErrorCode).
+        public static let sessionNotInitialized = Code(FourCharCode(rawValue: 0x2169_6E69)) // '!ini'
+        public static let sessionNotActive = Code(FourCharCode(rawValue: 0x2161_6374)) // '!act' (also "is busy")
+        public static let sessionNoCategorySet = Code(FourCharCode(rawValue: 0x3F63_6174)) // '?cat'
+        public static let sessionIncompatibleCategory = Code(FourCharCode(rawValue: 0x2163_6174)) // '!cat'
+        public static let sessionInsufficientPriority = Code(FourCharCode(rawValue: 0x2170_7269)) // '!pri'
+        public static let sessionCannotInterruptOthers = Code(FourCharCode(rawValue: 0x2169_6E74)) // '!int'
+        public static let sessionCannotStartPlaying = Code(FourCharCode(rawValue: 0x2170_6C61)) // '!pla'
+        public static let sessionCannotStartRecording = Code(FourCharCode(rawValue: 0x2172_6563)) // '!rec'
+        public static let sessionResourceNotAvailable = Code(FourCharCode(rawValue: 0x2172_6573)) // '!res'
+        public static let sessionMediaServicesFailed = Code(FourCharCode(rawValue: 0x6D73_7276)) // 'msrv'
+        public static let noHardware = Code(FourCharCode(rawValue: 0x6E6F_6877)) // 'nohw'
+
         /// A short name in words, for messages and logs.
         public var name: String {
             Self.names[self] ?? "error"
@@ -206,6 +219,14 @@ extension AudioError {
             .queueInvalidOfflineMode: "invalid offline mode",
             .systemSoundUnspecified: "system sound error", .systemSoundClientTimedOut: "system sound client timed out",
             .systemSoundExceededMaximumDuration: "system sound exceeded maximum duration",
+            .sessionNotInitialized: "session not initialized", .sessionNotActive: "session not active or busy",
+            .sessionNoCategorySet: "no session category set", .sessionIncompatibleCategory: "incompatible session category",
+            .sessionInsufficientPriority: "insufficient session priority",
+            .sessionCannotInterruptOthers: "session cannot interrupt others",
+            .sessionCannotStartPlaying: "session cannot start playing",
+            .sessionCannotStartRecording: "session cannot start recording",
+            .sessionResourceNotAvailable: "session resource not available",
+            .sessionMediaServicesFailed: "media services failed", .noHardware: "no audio hardware",
         ]
     }
 }

@@ -39,6 +39,7 @@ extension AudioInputQueue {
             inputUnit = unit
             inputTarget = target
         }
+        session.use(unit)
         // A device's input thread runs on its own clock: it wakes the queue's thread.
         capturer.wakesWorker.store(true, ordering: .relaxed)
     }

@@ -15,6 +15,8 @@ extension AudioInputQueue {
     /// Starts watching (after the unit started); nothing offline or when already watching.
     func watchInputUnit() {
         guard let unit = try? withLock({ () -> IOUnit? in unitWatcher == nil ? inputUnit : nil }) else { return }
+        // The unit started: a device the session had from this watcher as vanished is back.
+        session.deviceStartedAgain(unit.deviceName)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         // 100 ms: the stop only has to come (the device is gone; nothing more is captured).
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
@@ -43,5 +45,7 @@ extension AudioInputQueue {
         _ = try? withLock { stopReasonValue = error(.queueInvalidDevice, "record", "the device '\(unit.deviceName)' went away: \(vanished)") }
         // Everything captured is delivered first; then IsRunning goes false with its listener.
         try? stop(immediate: false)
+        // Then the session hears of it (its local backend: an interruption and a route change).
+        session.deviceReported(vanished, device: unit.deviceName)
     }
 }

@@ -56,6 +56,8 @@ public final class AudioInputQueue: @unchecked Sendable {
     var disposed = false
     var running = false
     var paused = false
+    /// The audio session governing the queue (the process's, from its creation).
+    let session: AudioSession
     var drainRequested = false
     var stopAfterDrain = false
     /// A deferred stop (from the callback): IsRunning's listener fires once the drain is done.
@@ -106,6 +108,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         callback: @escaping Callback
     ) throws(AudioError) {
         name = "input queue \(Self.counter.next()) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
+        session = AudioSession.current
         captureFormat = try Self.floatForm(of: format, name: name)
         guard ringFrames >= 64 && ringFrames <= 1 << 20 else {
             throw AudioError(.queueInvalidParameter, "AudioInputQueue.init: \(name): ring of \(ringFrames) frames is outside 64…1048576")
@@ -123,7 +126,11 @@ public final class AudioInputQueue: @unchecked Sendable {
             afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
         capturer.worker = worker
+        session.register(self, kind: .inputQueue)
     }
+
+    /// Whether the queue records now (running, not paused): what an interruption pauses.
+    var isRecordingForSession: Bool { (try? withLock { running && !paused }) ?? false }
 
     /// As `init(format:ringFrames:callbackOn:callback:)` with Core Audio's C callback and its user data.
     public convenience init(

@@ -60,6 +60,7 @@ extension AudioQueue {
             }
             let resuming = running
             running = true
+            paused = false
             decoding = true
             stopReasonValue = nil
             return (resuming, offlineFormat == nil ? attachment?.output : nil)
@@ -95,6 +96,7 @@ extension AudioQueue {
         try withLock { () throws(AudioError) in
             try requireOpen("pause")
             guard running else { throw error(.queueInvalidRunState, "pause", "the queue is not running") }
+            paused = true
         }
         push(.pause)
     }

@@ -52,6 +52,7 @@ extension AudioQueue {
             outputUnit = unit
             outputTarget = target
         }
+        session.use(unit)
     }
 
     /// The I/O unit the queue plays through, if any (its own, or its shared output's).
@@ -91,6 +92,8 @@ extension AudioQueue {
         settings.inputChannels = 0
         settings.sampleRate = Int(format.sampleRate)
         settings.outputChannels = Int(format.channelsPerFrame)
+        // The session's preferred rate and I/O buffer duration, where the program set them.
+        settings = session.applyingPreferences(to: settings)
         let shared: AudioQueueOutput
         do {
             shared = try AudioQueueOutput.acquire(named: name, sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame), configuration: settings)
@@ -141,6 +144,7 @@ extension AudioQueue {
             attachment = OutputAttachment(output: output, target: target, byName: byName)
             outputTarget = target
         }
+        if let unit = output.unit { session.use(unit) }
     }
 
     /// Leaves the shared output the queue is on, if any (closing it if it was the last queue

@@ -20,6 +20,8 @@ extension AudioQueue {
                   let outputUnit, let outputTarget else { return nil }
             return (outputUnit, outputTarget)
         }) else { return }
+        // The unit started: a device the session had from this watcher as vanished is back.
+        session.deviceStartedAgain(unit.deviceName)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, weak unit, weak target] in
@@ -43,17 +45,26 @@ extension AudioQueue {
         guard let device = unit.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
+        /// What the session hears of (interruptions, re-opens, resumes), in order.
+        var forSession: [DeviceEvent] = []
         for event in device.takeEvents() {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
             case .renderError: break
             }
+            switch event {
+            case .interruptionBegan, .interruptionEnded, .resumed: forSession.append(event)
+            case .xrun, .renderError: break
+            }
         }
         if droppedTime { target.markDiscontinuity() }
-        if let vanished {
+        // An active local session makes the loss an interruption: it pauses the queue, and this
+        // watcher stays to see the device come back. Otherwise the queue stops, as it always did.
+        if let vanished, !session.handlesDeviceLoss {
             stopWatchingOwnUnit()
             stopBecauseOutputFailed(AudioError(.queueInvalidDevice, "the device '\(unit.deviceName)' went away: \(vanished)"))
         }
+        for event in forSession { session.deviceReported(event, device: unit.deviceName) }
     }
 }

@@ -49,6 +49,10 @@ public final class AudioQueue: @unchecked Sendable {
     var buffers: [ObjectIdentifier: AudioQueueBuffer] = [:]
     var lifecycle = Lifecycle.open
     var running = false
+    /// Paused by `pause` (until the next start): a running queue that does not play.
+    var paused = false
+    /// The audio session governing the queue (the process's, from its creation).
+    let session: AudioSession
     /// Whether the queue's thread takes buffers (after prime or start, until a stop).
     var decoding = false
     var stopAfterQueued = false
@@ -133,6 +137,7 @@ public final class AudioQueue: @unchecked Sendable {
         callback: @escaping (AudioQueue, AudioQueueBuffer) -> Void
     ) throws(AudioError) {
         let number = Self.counter.next()
+        session = AudioSession.current
         name = "queue \(number) (\(format.formatID) \(Int(format.sampleRate)) Hz)"
         let channels = Int(format.channelsPerFrame)
         decodedFormat = try Self.floatForm(of: format, name: name)
@@ -152,7 +157,11 @@ public final class AudioQueue: @unchecked Sendable {
         // As an AudioQueueRef, the queue lives until `dispose`: its thread must never drop the
         // last reference (the queue's deinit would then run on the thread it has to join).
         keepAlive = Unmanaged.passRetained(self)
+        session.register(self, kind: .queue)
     }
+
+    /// Whether the queue plays now (running, not paused): what an interruption pauses.
+    var isPlayingForSession: Bool { (try? withLock { running && !paused }) ?? false }
 
     /// As `init(format:callbackOn:callback:)` with Core Audio's C callback and its user data.
     public convenience init(

@@ -228,11 +228,17 @@ public final class AudioQueueOutput: @unchecked Sendable {
         guard let device = unit?.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
+        /// What the queues' sessions hear of (interruptions, re-opens, resumes), in order.
+        var forSession: [DeviceEvent] = []
         for event in device.takeEvents() {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
             case .renderError: break
+            }
+            switch event {
+            case .interruptionBegan, .interruptionEnded, .resumed: forSession.append(event)
+            case .xrun, .renderError: break
             }
         }
         guard vanished != nil || droppedTime else { return }
@@ -242,7 +248,14 @@ public final class AudioQueueOutput: @unchecked Sendable {
         if droppedTime { mixer.sources.forEach { $0.markDiscontinuity() } }
         if let vanished {
             let reason = AudioError(.queueInvalidDevice, "the device '\(deviceName)' went away: \(vanished)")
-            for queue in attached { queue.stopBecauseOutputFailed(reason) }
+            // A queue whose session makes the loss an interruption is paused by it instead.
+            for queue in attached where !queue.session.handlesDeviceLoss { queue.stopBecauseOutputFailed(reason) }
+        }
+        // Then each session of the queues here (one per process, unless a test scopes its own).
+        var sessions: [ObjectIdentifier: AudioSession] = [:]
+        for queue in attached { sessions[ObjectIdentifier(queue.session)] = queue.session }
+        for session in sessions.values {
+            for event in forSession { session.deviceReported(event, device: deviceName) }
         }
     }
 }

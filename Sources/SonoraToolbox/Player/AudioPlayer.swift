@@ -48,6 +48,8 @@ public final class AudioPlayer: @unchecked Sendable {
     /// Which queue the IsRunning listener speaks for: a stopped player's old queue is silent.
     private var generation = 0
     private var interruptedWhilePlaying = false
+    /// The audio session governing the player and its queue (the process's, from creation).
+    let session = AudioSession.current
 
     // Settings, kept here so they survive a stop (which disposes of the queue).
     private var loops = 0
@@ -103,6 +105,8 @@ public final class AudioPlayer: @unchecked Sendable {
         givenOutput = output
         self.privateCopy = privateCopy
         meters = MeterPowers(channels: numberOfChannels)
+        // The session pauses and resumes the player (its delegate is told), not its queue.
+        session.register(self, kind: .player)
     }
 
     deinit {
@@ -256,7 +260,10 @@ public final class AudioPlayer: @unchecked Sendable {
 
     private func prepare() throws(AudioError) {
         guard queue == nil else { return }
-        let queue = try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
+        let queue = try session.governing { () throws(AudioError) in
+            try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
+        }
+        session.unregister(queue)
         do {
             if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
             if let givenOutput { try queue.setOutput(givenOutput) } else { try queue.setCurrentDevice(deviceName) }

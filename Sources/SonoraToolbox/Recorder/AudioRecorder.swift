@@ -32,6 +32,8 @@ public final class AudioRecorder: @unchecked Sendable {
     private var meteringEnabled = false
     private var meters: MeterPowers
     private var interruptedWhileRecording = false
+    /// The audio session governing the recorder and its queue (the process's, from creation).
+    let session = AudioSession.current
 
     /// A recorder of `url` with `settings`, capturing from the device named `device`.
     public convenience init(url: URL, settings: AudioRecorderSettings, device: String = "default") throws(AudioError) {
@@ -73,6 +75,8 @@ public final class AudioRecorder: @unchecked Sendable {
         deviceName = device
         givenUnit = unit
         meters = MeterPowers(channels: Int(format.channelsPerFrame))
+        // The session pauses and resumes the recorder (its delegate is told), not its queue.
+        session.register(self, kind: .recorder)
     }
 
     deinit {
@@ -91,7 +95,10 @@ public final class AudioRecorder: @unchecked Sendable {
 
     private func prepare(frameLimit: Int?) throws(AudioError) {
         guard queue == nil else { return }
-        let queue = try AudioInputQueue(format: format) { [sink] queue, buffer, _, descriptions in sink.write(queue, buffer, descriptions) }
+        let queue = try session.governing { () throws(AudioError) in
+            try AudioInputQueue(format: format) { [sink] queue, buffer, _, descriptions in sink.write(queue, buffer, descriptions) }
+        }
+        session.unregister(queue)
         do throws(AudioError) {
             let unit: IOUnit
             if let givenUnit {

@@ -13,6 +13,8 @@ public final class SystemSoundPlayer: @unchecked Sendable {
     private let lock = NSLock()
     private var voices: [Voice] = []
     private var plays = 0
+    /// The session whose interruptions silence the sounds (the process's, from creation).
+    let session = AudioSession.current
 
     private enum Destination {
         case output(AudioQueueOutput)
@@ -37,12 +39,14 @@ public final class SystemSoundPlayer: @unchecked Sendable {
     public init(output: AudioQueueOutput, maximumVoices: Int = 8) {
         destination = .output(output)
         self.maximumVoices = max(1, maximumVoices)
+        session.register(self, kind: .systemSounds)
     }
 
     /// Voices on the device named `device` (its shared output, as queues naming it share).
     public init(device: String, maximumVoices: Int = 8) {
         destination = .device(device)
         self.maximumVoices = max(1, maximumVoices)
+        session.register(self, kind: .systemSounds)
     }
 
     deinit {
@@ -62,6 +66,12 @@ public final class SystemSoundPlayer: @unchecked Sendable {
     /// Plays `sound` now; `completion` runs (on a voice's thread, never the I/O thread) when it
     /// has played, or was stopped to free its voice.
     public func play(_ sound: SystemSound, completion: (@Sendable () -> Void)? = nil) throws(AudioError) {
+        // Silent while the session is interrupted (Table 7-2): not heard, but it completes
+        // (off the caller's thread, as a voice's completion runs).
+        if session.isInterrupted {
+            if let completion { DispatchQueue.global().async(execute: completion) }
+            return
+        }
         let bytes = sound.samples.count * 4
         // Choose under the lock, act outside it: stopping a voice waits for its thread, whose
         // IsRunning listener takes the lock.
@@ -119,8 +129,16 @@ public final class SystemSoundPlayer: @unchecked Sendable {
         }
     }
 
+    /// An interruption began: every sound playing stops now (its completion runs).
+    func silenceForInterruption() {
+        let playing = lock.withLock { voices.filter(\.playing).map(\.queue) }
+        for queue in playing { try? queue.stop(immediate: true) }
+    }
+
     private func makeVoice(for sound: SystemSound, bytes: Int) throws(AudioError) -> Voice {
-        let queue = try AudioQueue(format: sound.format) { _, _ in }
+        let queue = try session.governing { () throws(AudioError) in try AudioQueue(format: sound.format) { _, _ in } }
+        // The player is the session's participant; its voices are not paused on their own.
+        session.unregister(queue)
         do throws(AudioError) {
             switch destination {
             case .output(let output): try queue.setOutput(output)
