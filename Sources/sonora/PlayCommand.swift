@@ -28,8 +28,15 @@ struct PlayCommand: ParsableCommand {
             with --progress) a line on stderr shows the time played, the total and the peak
             level, four times a second.
 
+            When `sonora run` serves sessions (its config has a `session` section) and no
+            --device is given, the files play through it (`sonora`, at SONORA_SERVER or the
+            default socket) with the session active in --category (and --role) for the
+            command's length: the appliance's policy may refuse it (exit 1, naming who holds
+            the device), interrupt it (the queue pauses, and plays on when the interruption
+            ends) or duck it. --direct plays on the device itself.
+
             --json prints one object: device, interrupted, passes, frames, seconds,
-            underruns, peak (linear) and peakDBFS — the highest the queue's level meter read
+            underruns, sessionInterruptions, sessionDucks, peak (linear) and peakDBFS — the highest the queue's level meter read
             at its refreshes, every 20 ms — and files: each file's frames and seconds
             played. Exits non-zero, naming the file or device and the reason, when one
             cannot be played.
@@ -40,14 +47,26 @@ struct PlayCommand: ParsableCommand {
               sonora play --device null --loop intro.caf loop.caf
               sonora play --rate 1.5 lecture.m4a
               sonora play --device null --json a.caf b.flac
+              sonora play --role media radio.flac          # through the appliance, as its media
             """
     )
 
     @Argument(help: "The audio files, played in order.")
     var files: [String]
 
-    @Option(help: "The device: null, an ALSA PCM (default, hw:0, sonoraloop …), inprocess:FRAMES.")
-    var device = "null"
+    @Option(name: .customLong("device"), help: "The device: sonora[:SOCKET] (the appliance), null, an ALSA PCM (default, hw:0, sonoraloop …), inprocess:FRAMES. Default: the appliance when one runs, else null.")
+    var givenDevice: String?
+
+    @Flag(help: "Play on the device directly, not through a running appliance; the session is this program's own.")
+    var direct = false
+
+    @Option(help: "The session category through the appliance: playback, ambient, soloAmbient, playAndRecord.")
+    var category = "playback"
+
+    @Option(help: "The appliance policy's role (default: the policy's role for the category).")
+    var role: String?
+
+    var device: String { SessionUse.device(given: givenDevice, direct: direct, otherwise: "null") }
 
     // Unconditional: the value is negative, and `--volume -6` must not read -6 as an option.
     @Option(parsing: .unconditional, help: "Volume in dB, -120 … 0.")
@@ -73,6 +92,12 @@ struct PlayCommand: ParsableCommand {
         guard volume >= -120 && volume <= 0 else { throw ValidationError("--volume \(volume) dB is outside -120 … 0") }
         guard rate >= 0.5 && rate <= 2 else { throw ValidationError("--rate \(rate) is outside 0.5 … 2") }
         guard startAt.isFinite && startAt >= 0 else { throw ValidationError("--start-at \(startAt) must be 0 or more seconds") }
+        guard let category = AudioSessionCategory(rawValue: category), category.usesOutput else {
+            throw ValidationError("--category \(category): play takes playback, ambient, soloAmbient or playAndRecord")
+        }
+        if direct, let givenDevice, givenDevice.hasPrefix("sonora") {
+            throw ValidationError("--direct plays on a device itself; \(givenDevice) is the appliance")
+        }
     }
 
     func run() throws {
@@ -90,12 +115,17 @@ struct PlayCommand: ParsableCommand {
         if startFrame > 0 && startFrame >= first.frameCount {
             throw CLIError("\(first.path): --start-at \(startAt) s is at or beyond its end (\(String(format: "%.3f", first.duration)) s)")
         }
+        let device = device
+        let session = try SessionUse(device: device, category: AudioSessionCategory(rawValue: category)!, role: role, direct: direct)
+        defer { session.end() }
         let interruption = Interruption()
         let player = FilePlayback(
             device: device, volume: Float(Decibels.toLinear(volume)), rate: Float(rate), interruption: interruption,
             progress: progress || isatty(STDERR_FILENO) == 1 ? PlayProgress(files: opened, startFrame: startFrame, loops: loop) : nil)
         let segments = Self.segments(of: opened)
-        let result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
+        var result = try Self.play(segments, of: opened, with: player, startFrame: startFrame, loop: loop, device: device)
+        result.sessionInterruptions = session.log.interruptions
+        result.sessionDucks = session.log.ducks
         player.progress?.finish()
         if json {
             try printJSON(result)
@@ -163,10 +193,13 @@ struct PlayResult: Encodable {
     /// Seconds the device played them in: `seconds` ÷ the rate (and trailing silence none).
     var deviceSeconds: Double = 0
     var underruns = 0
+    /// Interruptions and ducks the appliance's policy gave the session.
+    var sessionInterruptions = 0
+    var sessionDucks = 0
     var peak: Float = 0
     var peakDBFS: Double { Double(Decibels.fromLinear(peak)) }
 
-    enum CodingKeys: String, CodingKey { case device, files, interrupted, passes, frames, seconds, deviceSeconds, underruns, peak, peakDBFS }
+    enum CodingKeys: String, CodingKey { case device, files, interrupted, passes, frames, seconds, deviceSeconds, underruns, sessionInterruptions, sessionDucks, peak, peakDBFS }
 
     init(device: String, files: [File]) {
         self.device = device
@@ -183,6 +216,8 @@ struct PlayResult: Encodable {
         try container.encode(seconds, forKey: .seconds)
         try container.encode(deviceSeconds, forKey: .deviceSeconds)
         try container.encode(underruns, forKey: .underruns)
+        try container.encode(sessionInterruptions, forKey: .sessionInterruptions)
+        try container.encode(sessionDucks, forKey: .sessionDucks)
         try container.encode(peak, forKey: .peak)
         try container.encode(peakDBFS, forKey: .peakDBFS)
     }

@@ -52,8 +52,16 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .customShort("d"), help: "Data format, afconvert style (LEI16@48000x2, ima4@16000, alac@44100x2); default LEI16@48000x1.")
     var dataFormat = "LEI16@48000"
 
-    @Option(help: "The device: null, an ALSA PCM (default, hw:0, sonoraloop …).")
-    var device = "null"
+    @Option(name: .customLong("device"), help: "The device: sonora[:SOCKET] (the appliance), null, an ALSA PCM (default, hw:0, sonoraloop …). Default: the appliance when one runs, else null.")
+    var givenDevice: String?
+
+    @Flag(help: "Record from the device directly, not through a running appliance.")
+    var direct = false
+
+    @Option(help: "The appliance policy's role (default: the policy's role for category record).")
+    var role: String?
+
+    var device: String { SessionUse.device(given: givenDevice, direct: direct, otherwise: "null") }
 
     @Flag(help: "Replace OUTPUT if it exists.")
     var overwrite = false
@@ -99,9 +107,13 @@ struct RecordCommand: ParsableCommand {
             return
         }
         try OutputFile.check(output, inputs: [], overwrite: overwrite)
+        // Through the appliance: the session is active (category record) while recording.
+        let device = device
+        let session = try SessionUse(device: device, category: .record, role: role, direct: direct)
+        defer { session.end() }
         let report: Report
         do {
-            report = try record()
+            report = try record(on: device)
         } catch let error as AudioError {
             throw CLIError("\(output): \(error)")
         }
@@ -135,7 +147,7 @@ struct RecordCommand: ParsableCommand {
         return type
     }
 
-    private func record() throws -> Report {
+    private func record(on device: String) throws -> Report {
         let format = try format()
         let type = try type()
         let wanted = seconds.map { Int(($0 * format.sampleRate).rounded()) }

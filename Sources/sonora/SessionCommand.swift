@@ -147,6 +147,8 @@ struct SessionActivateCommand: ParsableCommand {
         defer { connection.close() }
         let json = json
         let closing = Mutex(false)
+        // Whatever ends the command (a refusal too), the close that follows is no news.
+        defer { closing.withLock { $0 = true } }
         connection.onEvent { event in
             if event == .disconnected && closing.withLock({ $0 }) { return }
             let line: [String: ApplianceValue]

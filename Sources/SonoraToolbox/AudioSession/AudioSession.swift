@@ -30,7 +30,9 @@ import SonoraUnits
 /// (`setBackend`, e.g. the appliance's adapter when `sonora run` serves the card).
 public final class AudioSession: @unchecked Sendable {
     /// The process's session.
-    public static let shared = AudioSession(backend: LocalAudioSessionBackend())
+    /// When `sonora run` serves sessions (at `SONORA_SERVER`, else the default path) the
+    /// process's session is the appliance's to decide; otherwise its own (local).
+    public static let shared = AudioSession(backend: ApplianceAudioSessionBackend.ifRunning() ?? LocalAudioSessionBackend())
 
     /// Tests (and tools hosting several independent "programs" in one process) make the
     /// participants created inside `AudioSession.$scoped.withValue(session) { … }` belong to
