@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import SonoraCore
 import SonoraHAL
@@ -18,7 +19,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
 
     /// Binds the policy's socket for a device of `format`.
     public init(policy: SessionPolicy, socketPath: String, group: gid_t?, maximumStreams: Int, format: ApplianceServerFormat, logger: Logger) throws(AudioError) {
-        let bridge = Bridge()
+        let bridge = Bridge(fadeMilliseconds: policy.fadeMilliseconds)
         let coordinator = SessionCoordinator(policy: policy, sampleRate: format.sampleRate, target: bridge)
         bridge.coordinator = coordinator
         server = try ApplianceServer(
@@ -61,13 +62,26 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         weak var coordinator: SessionCoordinator?
         /// Programs seen, so a session op from a program attaches it first.
         private let known = Mutex<Set<Int32>>([])
+        /// Notices go out in order from here. An interruption's is sent once its fade-out
+        /// is over: told at once, the program would pause its audio (silence at once, a
+        /// click) before the appliance had faded it.
+        private let notices = DispatchQueue(label: "sonora.session-notices")
+        private let fadeMicroseconds: UInt32
+
+        init(fadeMilliseconds: Int) {
+            fadeMicroseconds = UInt32(max(0, fadeMilliseconds)) * 1000
+        }
 
         func setGain(pid: Int32, gain: Float, rampFrames: Int) {
             server?.streams.setGain(pid: pid, gain: gain, rampFrames: rampFrames)
         }
 
         func deliver(_ notice: SessionNotice, toClient pid: Int32) {
-            server?.send(notice.applianceEvent, toClient: pid)
+            let wait = notice == .interruptionBegan ? fadeMicroseconds : 0
+            notices.async { [weak self] in
+                if wait > 0 { usleep(wait) }
+                self?.server?.send(notice.applianceEvent, toClient: pid)
+            }
         }
 
         private func attach(_ client: ApplianceClientInfo) {
