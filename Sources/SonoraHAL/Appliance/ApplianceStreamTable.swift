@@ -19,6 +19,9 @@ public final class ApplianceStreamTable: @unchecked Sendable {
         var streams: [Int: ApplianceServerStream] = [:]
         var slotOf: [Int: Int] = [:]
         var retired: [(stream: ApplianceServerStream, cycle: Int)] = []
+        /// The gain last set for a program, for its streams opened later (a program that opens
+        /// a stream while interrupted or ducked starts at that gain); 1 is not kept.
+        var gainOfPid: [Int32: Float] = [:]
     }
     private let control = Mutex(ControlState())
 
@@ -78,6 +81,7 @@ public final class ApplianceStreamTable: @unchecked Sendable {
             guard let free = (0..<capacity).first(where: { slots[$0].load(ordering: .relaxed) == 0 }) else { return false }
             state.streams[stream.id] = stream
             state.slotOf[stream.id] = free
+            if let gain = state.gainOfPid[stream.pid] { stream.setGain(gain, rampFrames: 0) }
             slots[free].store(UInt(bitPattern: Unmanaged.passUnretained(stream).toOpaque()), ordering: .sequentiallyConsistent)
             return true
         }
@@ -121,10 +125,20 @@ public final class ApplianceStreamTable: @unchecked Sendable {
 
     var count: Int { control.withLock { $0.streams.count } }
 
+    /// Drops what is kept for program `pid` (it has gone; its pid may come back as another
+    /// program's).
+    public func forget(pid: Int32) {
+        control.withLock { _ = $0.gainOfPid.removeValue(forKey: pid) }
+    }
+
+    /// Whether program `pid`'s next stream would start below full level (tests, status).
+    public func keptGain(pid: Int32) -> Float? { control.withLock { $0.gainOfPid[pid] } }
+
     /// Ramps every stream of `pid` to `gain` (linear) over `rampFrames` frames (fade-out,
-    /// duck, restore).
+    /// duck, restore). Streams the program opens later start at this gain.
     public func setGain(pid: Int32, gain: Float, rampFrames: Int) {
         control.withLock { state in
+            state.gainOfPid[pid] = gain == 1 ? nil : gain
             for stream in state.streams.values where stream.pid == pid { stream.setGain(gain, rampFrames: rampFrames) }
         }
     }

@@ -123,6 +123,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             guard !remaining else { return }
             known.withLock { _ = $0.remove(client.pid) }
             coordinator?.detach(pid: client.pid)
+            server?.streams.forget(pid: client.pid)
         }
 
         func mayOpenStream(direction: ApplianceStreamDirection, client: ApplianceClientInfo) -> String? {
