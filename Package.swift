@@ -223,7 +223,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SonoraToolboxTests",
-            dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport"]
+            dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),
