@@ -207,7 +207,9 @@ public final class AudioSession: @unchecked Sendable {
             for entry in liveParticipants() { entry.interruptionEnded(shouldResume: shouldResume) }
             notify(.interruption(.ended(shouldResume: shouldResume)))
         case .duck(let duck):
-            guard lock.withLock({ active }) else { return }
+            // Not gated on `active`: a backend may report the duck an activation starts
+            // under while `setActive` is still returning (the appliance ducks only active
+            // sessions, so nothing else arrives inactive).
             notify(.duck(duck))
         case .routeChange(let reason, let route):
             changeRoute(reason, route: route)
