@@ -10,7 +10,9 @@ struct DevicesCommand: ParsableCommand {
         discussion: """
             Sonora's devices need no sound card: `null` (timer-paced), `offline`
             (unpaced), `inprocess:FRAMES` (in-process loopback) and `sonoraloop:NAME`
-            (Sonora's ALSA loopback plugin, a real ALSA PCM). Then every PCM that ALSA's
+            (Sonora's ALSA loopback plugin, a real ALSA PCM); and `sonora[:SOCKET]`, a
+            running appliance (`sonora run` with a `session` section) that plays and
+            records for other programs. Then every PCM that ALSA's
             `snd_device_name_hint` lists, with capture/playback capability, each under the
             name a config or `--device` takes (an ALSA PCM whose bare name means one of
             Sonora's devices is listed as `alsa:NAME`, e.g. `alsa:null`). With --probe

@@ -34,7 +34,7 @@ struct LatencyCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Device for both directions (`sonoraloop[:NAME]`, `inprocess[:FRAMES]`, `jackloop`, `null`, an ALSA PCM …).")
+    @Option(help: "Device for both directions (`sonoraloop[:NAME]`, `inprocess[:FRAMES]`, `jackloop`, `sonora[:SOCKET]`, `null`, an ALSA PCM …).")
     var device: String?
     @Option(help: "Capture PCM.")
     var capture: String?

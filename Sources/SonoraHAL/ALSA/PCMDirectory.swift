@@ -39,6 +39,10 @@ public enum PCMDirectory {
         if ALSAConfiguration.loopPluginPath != nil {
             devices.append(PCMHint(name: "sonoraloop:NAME", description: "Sonora's timer-paced ALSA loopback plugin: capture hears playback on loop NAME one buffer later", canCapture: true, canPlay: true, source: "sonora"))
         }
+        // The appliance, when one serves (at SONORA_SERVER or the default path).
+        if isApplianceRunning() {
+            devices.append(PCMHint(name: "sonora", description: "the Sonora appliance at \(ApplianceSocket.clientPath()): plays and records through it, under its session policy", canCapture: true, canPlay: true, source: "sonora"))
+        }
         return devices
     }
 
