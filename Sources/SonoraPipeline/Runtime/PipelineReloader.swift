@@ -24,6 +24,10 @@ struct PipelineReloader {
         if old.socketPath != new.socketPath {
             throw ConfigurationErrors([Diagnostic(new.control.socketLocation ?? new.control.location ?? top, "control.socket changed; it takes effect on restart, not on reload (nothing was changed)")])
         }
+        // The session server (its socket, its policy) is made when the appliance starts.
+        if PipelineWriter.sessionLines(old.session) != PipelineWriter.sessionLines(new.session) {
+            throw ConfigurationErrors([Diagnostic(new.session?.location ?? top, "session changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
         let oldNodes = Dictionary(old.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let newNodes = Dictionary(new.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         // A node whose file changed on disk is rebuilt, so its new audio is heard (and said).
