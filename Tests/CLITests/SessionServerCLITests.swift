@@ -277,8 +277,9 @@ struct SessionServerCLITests {
     func stoppedAndKilledClient() throws {
         let appliance = try Appliance(folder: folder, name: "kill")
         try #require(appliance.isServing)
-        let steady = try play(appliance, try tone("steady", seconds: 3, frequency: 1000))
-        let victim = try play(appliance, try tone("victim", seconds: 6, frequency: 3000))
+        // Both loop until told to stop: however slow the machine, both play throughout.
+        let steady = try play(appliance, try tone("steady", seconds: 1, frequency: 1000), extra: ["--loop"])
+        let victim = try play(appliance, try tone("victim", seconds: 1, frequency: 3000), extra: ["--loop"])
         try waitForStreams(appliance, count: 2)
         usleep(300_000)
         victim.signal(SIGSTOP)
@@ -295,14 +296,22 @@ struct SessionServerCLITests {
         }
         #expect(remaining.count == 1, "the dead client's stream is still there: \(remaining)")
         #expect(remaining.first?["underruns"] as? Int == 0, "the steady stream underran: \(remaining)")
+        usleep(500_000)
+        steady.signal(SIGINT)
         let steadyOutcome = steady.wait(timeout: 30)
         #expect(steadyOutcome.status == 0, "\(steadyOutcome.stderr)")
         let samples = try appliance.played(in: folder)
         #expect(appliance.outcome?.status == 0)
-        // The steady 1 kHz tone is whole: about 3 s of it at full level, the 3 kHz one gone.
+        // The last 0.3 s the steady program played: its 1 kHz whole, nothing left of the dead one's 3 kHz.
         let levels = Self.periodLevels(samples)
-        let tail = Array(samples.suffix(Self.rate / 2))
-        #expect(SignalMeasurement.rmsDBFS(tail) < -90 || levels.filter { $0 > -12 }.count * Self.period >= Self.rate * 29 / 10)
+        guard let lastLoud = levels.lastIndex(where: { $0 > -12 }), lastLoud * Self.period > Self.rate / 2 else {
+            Issue.record("the steady tone is not in the output: \(levels.map { Int($0) })")
+            return
+        }
+        let end = lastLoud * Self.period
+        let tail = Array(samples[(end - Self.rate * 3 / 10)..<end])
+        #expect(SignalMeasurement.amplitude(of: tail, frequency: 1000, sampleRate: Double(Self.rate)) > 0.45)
+        #expect(SignalMeasurement.amplitude(of: tail, frequency: 3000, sampleRate: Double(Self.rate)) < 0.001)
     }
 
     @Test("malformed and forged messages are refused with a reason; the appliance keeps serving")
@@ -333,6 +342,19 @@ struct SessionServerCLITests {
         #expect(exchange(hello + "{\"id\":2,\"op\":\"close_stream\",\"stream\":-7}\n").contains("\"ok\":false"))
         _ = exchange(String(repeating: "x", count: 70_000) + "\n")
         #expect(appliance.isServing)
+        // Another program's stream is not this connection's to close (nor to map: its
+        // memory went to its owner only).
+        let media = try play(appliance, try tone("owned", seconds: 1), extra: ["--loop"])
+        try waitForStreams(appliance, count: 1)
+        guard let owned = try appliance.streams().first?["stream"] as? Int else {
+            Issue.record("the player's stream never appeared: \(media.wait(timeout: 30))")
+            return
+        }
+        #expect(exchange(hello + "{\"id\":2,\"op\":\"close_stream\",\"stream\":\(owned)}\n").contains("has no stream"))
+        let after = try appliance.streams()
+        #expect(after.count == 1 && after.first?["stream"] as? Int == owned, "\(after)")
+        media.signal(SIGINT)
+        #expect(media.wait(timeout: 30).status == 0)
         let status = try appliance.session(["status"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(appliance.stop().status == 0)
