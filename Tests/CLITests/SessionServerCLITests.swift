@@ -425,6 +425,29 @@ struct SessionServerCLITests {
         #expect(appliance.stop().status == 0)
     }
 
+    @Test("sonora play and record use the appliance when one runs (SONORA_SERVER), --direct bypasses it")
+    func defaultThroughAppliance() throws {
+        let appliance = try Appliance(folder: folder, name: "default")
+        try #require(appliance.isServing)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SONORA_SERVER"] = appliance.sessionSocket
+        let sonora = CLIRunner(executable: sonoraBinary!)
+        let file = try tone("short", seconds: 0.2)
+        let through = try sonora.run(["play", "--json", file], environment: environment)
+        #expect(through.status == 0 && through.stdout.contains("\"device\" : \"sonora\""), "\(through)")
+        let direct = try sonora.run(["play", "--direct", "--json", file], environment: environment)
+        #expect(direct.status == 0 && direct.stdout.contains("\"device\" : \"null\""), "\(direct)")
+        let take = folder + "/default-take.wav"
+        let recorded = try sonora.run(["record", "--seconds", "0.2", "--json", take], environment: environment)
+        #expect(recorded.status == 0 && recorded.stdout.contains("\"device\" : \"sonora\""), "\(recorded)")
+        let refused = try sonora.run(["play", "--direct", "--device", "sonora", file], environment: environment)
+        #expect(refused.status != 0 && refused.stderr.contains("--direct"), "\(refused)")
+        var gone = environment
+        gone["SONORA_SERVER"] = folder + "/none.sock"
+        let fallback = try sonora.run(["play", "--json", file], environment: gone)
+        #expect(fallback.status == 0 && fallback.stdout.contains("\"device\" : \"null\""), "\(fallback)")
+    }
+
     @Test("sonora session --help has an example; status without an appliance fails with the reason")
     func help() throws {
         for arguments in [["session", "--help"], ["session", "status", "--help"], ["session", "activate", "--help"]] {
