@@ -158,6 +158,11 @@ let package = Package(
             ]
         ),
 
+        // Records with AudioRecorder until killed (the recorder-survives-SIGKILL test).
+        .executableTarget(
+            name: "sonora-test-recorder", dependencies: ["SonoraCore", "SonoraToolbox"], path: "Tests/Support/RecorderProcess"
+        ),
+
         // The benchmarks, each beside its anchor (`sonora-bench ring|graph|files|io|lv2|voice|queue|sounds|server`).
         .executableTarget(
             name: "sonora-bench",
