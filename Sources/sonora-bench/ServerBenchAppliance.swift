@@ -73,6 +73,20 @@ final class ServerBenchAppliance {
         unlink(controlSocket)
     }
 
+    /// CPU seconds each of its threads ran so far, by thread name (`/proc/PID/task/*/schedstat`,
+    /// nanoseconds): where the appliance's CPU goes.
+    func threadCPUSeconds() -> [String: Double] {
+        var seconds: [String: Double] = [:]
+        let tasks = "/proc/\(pid)/task"
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+            guard let name = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
+                  let stat = try? String(contentsOfFile: "\(tasks)/\(task)/schedstat", encoding: .utf8),
+                  let nanoseconds = stat.split(separator: " ").first.flatMap({ Double($0) }) else { continue }
+            seconds[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += nanoseconds / 1e9
+        }
+        return seconds
+    }
+
     /// The appliance's device cycles and xruns (`sonora ctl status`).
     func status() throws -> (cycles: Int, xruns: Int) {
         let object = try control(["status"])

@@ -38,12 +38,15 @@ struct ServerBenchmark {
         var xruns = 0
         /// Of `cpuSeconds`, the appliance process's own (the rest: its client programs').
         var applianceCPUSeconds = 0.0
+        /// The appliance's CPU by thread name (its I/O thread, its session server's loop …).
+        var applianceThreads: [String: Double] = [:]
 
         mutating func add(_ other: CPUSample) {
             cpuSeconds += other.cpuSeconds
             cycles += other.cycles
             xruns += other.xruns
             applianceCPUSeconds += other.applianceCPUSeconds
+            applianceThreads.merge(other.applianceThreads, uniquingKeysWith: +)
         }
 
         /// Microseconds of CPU per cycle per source.
@@ -153,6 +156,9 @@ struct ServerBenchmark {
         let applianceAll = appliance.cpuSeconds * 1e6 / Double(max(appliance.cycles, 1))
         notes.append(String(format: "appliance: %d client programs, %d cycles: sonora run %.2f µs per cycle + client programs %.2f µs per cycle (%.2f µs per program) = %.2f µs per cycle; xruns %d",
                             clients, appliance.cycles, applianceOwn, applianceAll - applianceOwn, (applianceAll - applianceOwn) / Double(clients), applianceAll, appliance.xruns))
+        let threads = appliance.applianceThreads.sorted { $0.value > $1.value }
+            .map { String(format: "%@ %.2f µs", $0.key, $0.value * 1e6 / Double(max(appliance.cycles, 1))) }
+        if !threads.isEmpty { notes.append("sonora run's threads, CPU per cycle: " + threads.joined(separator: ", ")) }
 
         notes.append(String(format: "in-process: %d sources, %.3f ms CPU over %d cycles (%.2f µs per cycle, %.2f %% of one core); device xruns %d",
                             clients, inProcess.cpuSeconds * 1000, inProcess.cycles, inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)),
@@ -278,16 +284,17 @@ struct ServerBenchmark {
             throw error
         }
         usleep(500_000)  // past the clients' start, as their own warm-up
-        let before = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid))
+        let before = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid), threads: appliance.threadCPUSeconds())
         usleep(useconds_t(seconds * 1_000_000))
-        let after = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid))
+        let after = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid), threads: appliance.threadCPUSeconds())
         let programs = try collectStreamClients(running)
         guard before.cpu >= 0, after.cpu >= 0 else { throw AudioError(.unspecified, "the appliance's CPU time could not be read") }
         let cycles = after.status.cycles - before.status.cycles
         let clientsPerCycle = programs.reduce(0) { $0 + $1.cpuPerCycle }
         return CPUSample(cpuSeconds: after.cpu - before.cpu + clientsPerCycle * Double(cycles), cycles: cycles,
                          xruns: after.status.xruns - before.status.xruns + programs.reduce(0) { $0 + $1.xruns },
-                         applianceCPUSeconds: after.cpu - before.cpu)
+                         applianceCPUSeconds: after.cpu - before.cpu,
+                         applianceThreads: after.threads.merging(before.threads.mapValues { -$0 }, uniquingKeysWith: +))
     }
 
     /// Spawns `processes` client programs (this program's hidden `stream-clients`), each
