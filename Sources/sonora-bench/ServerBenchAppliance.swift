@@ -50,15 +50,20 @@ final class ServerBenchAppliance {
             stop()
             throw AudioError(.unspecified, "the appliance (sonora run) did not start: \(reason)")
         }
+        // Its socket listens before its device runs: wait for the first cycles too.
+        for _ in 0..<200 where process.isRunning && ((try? status())?.cycles ?? 0) == 0 { usleep(25_000) }
     }
 
     deinit { stop() }
 
     var pid: pid_t { process.processIdentifier }
 
-    private var lastLogLine: String? {
-        (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").last.map(String.init)
+    /// The last line it logged that is not a status line (why it stopped, when it did).
+    var lastLogLine: String? {
+        (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").last { !$0.hasPrefix("status:") }.map(String.init)
     }
+
+    var isRunning: Bool { process.isRunning }
 
     /// Stops it (SIGTERM, then SIGKILL after 10 s) and removes its folder.
     func stop() {
