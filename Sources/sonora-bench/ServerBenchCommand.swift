@@ -14,8 +14,12 @@ struct ServerBenchCommand: ParsableCommand {
             private /dev/shm); and as client streams on the appliance. Rows: CPU per source per
             cycle in-process beside JACK's per client (jackd + clients); the round trip of a
             duplex sonoraloop device in-process; the appliance's added round trip (goal ≤ one
-            period) and its CPU ÷ in-process (goal ≤ 1.15). Rows that need the appliance server
-            print as "not measured yet" (with --json: on stderr, with the notes) until it is built in.
+            period) and its CPU ÷ in-process (goal ≤ 1.15). The appliance is `sonora run` (the
+            binary beside sonora-bench) with a session section on a private socket; its clients
+            are --clients programs, one `sonora:` device each. CPU counts every process: the
+            appliance's and each client program's. A row that could not be measured (an xrun in
+            the round trip, no JACK2, no sonoraloop plugin) prints as "not measured" with the
+            reason (with --json: on stderr, with the notes).
 
             Examples:
               sonora-bench server
@@ -52,7 +56,7 @@ struct ServerBenchCommand: ParsableCommand {
         let (rows, pending, notes) = try benchmark.run { message in
             FileHandle.standardError.write(Data((message + "\n").utf8))
         }
-        let pendingLines = pending.map { "not measured yet: \($0.metric) [\($0.unit); goal: \($0.goal)] — \($0.reason)" }
+        let pendingLines = pending.map { "not measured: \($0.metric) [\($0.unit); goal: \($0.goal)] — \($0.reason)" }
         if json {
             // stdout stays the rows alone; what was not measured, and why, goes to stderr.
             for line in pendingLines + notes { FileHandle.standardError.write(Data((line + "\n").utf8)) }

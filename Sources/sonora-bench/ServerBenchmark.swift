@@ -18,8 +18,10 @@ import Glibc
 ///   jack_client_t) on jackd's dummy backend at the same rate and period, SCHED_FIFO at the same
 ///   priority: jackd's CPU plus the clients' per client per cycle; the frames an impulse takes
 ///   through a chain of them (the latency JACK adds per hop).
-/// - Appliance: `clients` client streams on `sonora run` — not on this branch yet; see
-///   `measureApplianceCPU` and `measureApplianceRoundTrip`.
+/// - Appliance: `sonora run` (beside sonora-bench) with a session section and a `clients`
+///   node on the null device, `clients` client programs each playing the sine through a
+///   `sonora:` device: the appliance's CPU plus the programs' per cycle; and a client's
+///   duplex `sonora:` round trip through the appliance on the same sonoraloop device.
 /// In-process, JACK (and the appliance) alternate in slices, so all see the same background.
 struct ServerBenchmark {
     var clients: Int
@@ -34,18 +36,24 @@ struct ServerBenchmark {
         var cpuSeconds = 0.0
         var cycles = 0
         var xruns = 0
+        /// Of `cpuSeconds`, the appliance process's own (the rest: its client programs').
+        var applianceCPUSeconds = 0.0
+        /// The appliance's CPU by thread name (its I/O thread, its session server's loop …).
+        var applianceThreads: [String: Double] = [:]
 
         mutating func add(_ other: CPUSample) {
             cpuSeconds += other.cpuSeconds
             cycles += other.cycles
             xruns += other.xruns
+            applianceCPUSeconds += other.applianceCPUSeconds
+            applianceThreads.merge(other.applianceThreads, uniquingKeysWith: +)
         }
 
         /// Microseconds of CPU per cycle per source.
         func perSourcePerCycle(_ sources: Int) -> Double { cpuSeconds * 1e6 / Double(max(cycles, 1)) / Double(sources) }
     }
 
-    /// A row that needs the appliance server, printed as not measured until it is.
+    /// A row that could not be measured in this run, and why (printed instead of the row).
     struct PendingRow {
         var metric: String
         var unit: String
@@ -61,9 +69,9 @@ struct ServerBenchmark {
         var jack = CPUSample()
         var jackRuns: [JackAnchorReport] = []
         var jackProblem: String?
-        var appliance: CPUSample? = CPUSample()
+        var appliance = CPUSample()
         for round in 0..<rounds {
-            progress("round \(round + 1)/\(rounds): \(clients) sources mixed in-process, then \(clients) JACK2 clients, \(seconds) s each …")
+            progress("round \(round + 1)/\(rounds): \(clients) sources mixed in-process, then \(clients) JACK2 clients, then \(clients) client streams on the appliance, \(seconds) s each …")
             inProcess.add(try measureInProcess())
             switch measureJack() {
             case .success(let report) where report.jackdCPUSeconds < 0:
@@ -75,7 +83,7 @@ struct ServerBenchmark {
             case .failure(let problem):
                 jackProblem = problem.message
             }
-            if let sample = try measureApplianceCPU(progress: progress) { appliance?.add(sample) } else { appliance = nil }
+            appliance.add(try measureApplianceCPU(progress: progress))
         }
         // A reference for the appliance's client side: as many programs, each playing the sine
         // on a null device of its own (an I/O thread woken each period, as a client's is).
@@ -98,7 +106,9 @@ struct ServerBenchmark {
         var inProcessRoundTrip: Double?
         if ALSAConfiguration.loopPluginPath != nil {
             progress("round trip in-process on sonoraloop (\(period) × 2) …")
-            let result = try measureInProcessRoundTrip()
+            // A loaded machine may xrun; up to three tries for a clean run.
+            var result = try measureInProcessRoundTrip()
+            for _ in 1..<3 where result.xruns > 0 { result = try measureInProcessRoundTrip() }
             inProcessRoundTrip = result.xruns == 0 ? result.measuredFrames : nil
             if result.xruns > 0 {
                 notes.append("round trip in-process: left out, the run had \(result.xruns) xruns")
@@ -117,26 +127,47 @@ struct ServerBenchmark {
         let hop = jackRuns.first.flatMap { $0.chainLatencyFrames >= 0 ? Double($0.chainLatencyFrames) / Double($0.chainHops) : nil }
         let latencyMetric = "round trip through the appliance − in-process, same device (\(period) × 2)"
         let latencyGoal = "one period, \(period) frames (goal)" + (hop.map { String(format: "; JACK2 adds %.0f frames per client hop", $0) } ?? "")
-        if let through = try measureApplianceRoundTrip(), let inProcessRoundTrip {
-            rows.append(BenchmarkRow(metric: latencyMetric, unit: "frames", sonora: through - inProcessRoundTrip,
-                                     anchor: latencyGoal, anchorValue: Double(period), better: .lower))
+        if let inProcessRoundTrip {
+            progress("round trip through the appliance on sonoraloop (\(period) × 2), a client's duplex sonora: device …")
+            // Up to three tries for a clean run (xruns on a loaded machine); a failure is
+            // reported, with the appliance's last words, if the last try fails too.
+            var through: (frames: Double?, note: String?) = (nil, nil)
+            for attempt in 1...3 where through.frames == nil {
+                do {
+                    through = try measureApplianceRoundTrip()
+                } catch {
+                    guard attempt < 3 else { throw error }
+                    notes.append("round trip through the appliance, try \(attempt): \(error)")
+                }
+            }
+            if let frames = through.frames {
+                rows.append(BenchmarkRow(metric: latencyMetric, unit: "frames", sonora: frames - inProcessRoundTrip,
+                                         anchor: latencyGoal, anchorValue: Double(period), better: .lower))
+                notes.append(String(format: "round trip through the appliance: %.3f frames (in-process %.3f)", frames, inProcessRoundTrip))
+            } else {
+                pending.append(PendingRow(metric: latencyMetric, unit: "frames", goal: latencyGoal, reason: through.note ?? "no result"))
+            }
         } else {
-            pending.append(PendingRow(metric: latencyMetric, unit: "frames", goal: latencyGoal, reason: Self.notYet))
+            pending.append(PendingRow(metric: latencyMetric, unit: "frames", goal: latencyGoal, reason: "no in-process round trip to compare with (see the notes)"))
         }
         let ratioMetric = "\(clients) client streams on the appliance: CPU ÷ \(clients) in-process sources"
         let ratioGoal = "\(clients) sources mixed in one graph in-process, same run (goal ≤ 1.15)"
         let perClientMetric = "\(clients) client streams on the appliance: CPU per client per cycle"
-        if let appliance {
-            rows.append(BenchmarkRow(metric: ratioMetric, unit: "ratio", sonora: appliance.perSourcePerCycle(clients) / inProcessPerSource,
-                                     anchor: ratioGoal, anchorValue: 1.15, better: .lower))
-            if let jackPerClient {
-                rows.append(BenchmarkRow(metric: perClientMetric, unit: "µs", sonora: appliance.perSourcePerCycle(clients),
-                                         anchor: jackAnchor, anchorValue: jackPerClient, better: .lower))
-            }
+        rows.append(BenchmarkRow(metric: ratioMetric, unit: "ratio", sonora: appliance.perSourcePerCycle(clients) / inProcessPerSource,
+                                 anchor: ratioGoal, anchorValue: 1.15, better: .lower))
+        if let jackPerClient {
+            rows.append(BenchmarkRow(metric: perClientMetric, unit: "µs", sonora: appliance.perSourcePerCycle(clients),
+                                     anchor: jackAnchor, anchorValue: jackPerClient, better: .lower))
         } else {
-            pending.append(PendingRow(metric: ratioMetric, unit: "ratio", goal: ratioGoal, reason: Self.notYet))
-            pending.append(PendingRow(metric: perClientMetric, unit: "µs", goal: jackAnchor, reason: Self.notYet))
+            pending.append(PendingRow(metric: perClientMetric, unit: "µs", goal: jackAnchor, reason: "JACK2 not measured (see the notes)"))
         }
+        let applianceOwn = appliance.applianceCPUSeconds * 1e6 / Double(max(appliance.cycles, 1))
+        let applianceAll = appliance.cpuSeconds * 1e6 / Double(max(appliance.cycles, 1))
+        notes.append(String(format: "appliance: %d client programs, %d cycles: sonora run %.2f µs per cycle + client programs %.2f µs per cycle (%.2f µs per program) = %.2f µs per cycle; xruns %d",
+                            clients, appliance.cycles, applianceOwn, applianceAll - applianceOwn, (applianceAll - applianceOwn) / Double(clients), applianceAll, appliance.xruns))
+        let threads = appliance.applianceThreads.sorted { $0.value > $1.value }
+            .map { String(format: "%@ %.2f µs", $0.key, $0.value * 1e6 / Double(max(appliance.cycles, 1))) }
+        if !threads.isEmpty { notes.append("sonora run's threads, CPU per cycle: " + threads.joined(separator: ", ")) }
 
         notes.append(String(format: "in-process: %d sources, %.3f ms CPU over %d cycles (%.2f µs per cycle, %.2f %% of one core); device xruns %d",
                             clients, inProcess.cpuSeconds * 1000, inProcess.cycles, inProcess.cpuSeconds * 1e6 / Double(max(inProcess.cycles, 1)),
@@ -159,8 +190,6 @@ struct ServerBenchmark {
         }
         return (rows, pending, notes)
     }
-
-    static let notYet = "needs the appliance server (ApplianceServer / ApplianceDevice, issue 19), not on this branch"
 
     // MARK: In-process
 
@@ -232,37 +261,67 @@ struct ServerBenchmark {
         return .success(report)
     }
 
-    // MARK: The appliance (integrator)
+    // MARK: The appliance
 
-    /// CPU of `clients` client streams through the appliance over one slice of `seconds`, or nil
-    /// while the appliance server is not part of the build.
-    func measureApplianceCPU(progress: (String) -> Void) throws -> CPUSample? {
-        // integrator: measure `clients` client streams through the appliance here and return
-        // their CPUSample; the rows (ratio ≤ 1.15 and the per-client CPU beside JACK's) appear
-        // as soon as this returns non-nil. Expected measurement, same shape as measureInProcess():
-        //   1. the appliance on the timer-paced null device, `Self.rate`, `period` × 2, stereo,
-        //      SCHED_FIFO `priority`, its session section on (a `clients` node feeding the
-        //      output), on a temporary socket: `sonora run CONFIG` spawned (its CPU: its pid's
-        //      CPU-time clock, `sonora_process_cpu_seconds(pid)`), or an in-process
-        //      `ApplianceServer` whose `ApplianceStreamTable.mixPlayback` renders a source feeding
-        //      an IOUnit (its CPU: this process's, `sonora_process_cpu_seconds(0)`);
-        //   2. the client programs, one process each (what the goal is about):
-        //        let programs = try runStreamClients(device: "sonora:\(socket)", processes: clients, devicesPerProcess: 1)
-        //      each plays the in-process sources' sine through an ApplianceDevice and reports its
-        //      CPU per cycle, measured over `seconds` after 0.5 s of warm-up;
-        //   3. meanwhile the appliance's CPU and cycles over `seconds` (from 0.5 s after the
-        //      clients were spawned), then
-        //        CPUSample(cpuSeconds: applianceCPU + programs.reduce(0) { $0 + $1.cpuPerCycle } * Double(applianceCycles),
-        //                  cycles: applianceCycles, xruns: applianceXruns)
-        nil
+    /// CPU of `clients` client streams through the appliance over one slice of `seconds`:
+    /// `sonora run` on the timer-paced null device (same rate, period × 2, stereo, SCHED_FIFO
+    /// `priority` as the in-process graph), a `clients` node straight to its output, and
+    /// `clients` client programs (one process each, each one `sonora:` device playing the
+    /// sine). Counted: the appliance process's CPU (all its threads: I/O, session server,
+    /// control) over its cycles, plus each client program's CPU per cycle (all its threads)
+    /// times those cycles — everything serving the clients costs.
+    func measureApplianceCPU(progress: (String) -> Void) throws -> CPUSample {
+        let appliance = try ServerBenchAppliance(name: "cpu", config: """
+            engine: {sample_rate: \(Self.rate), period: \(period), periods: 2, channels: 2}
+            device: {playback: "null", priority: \(priority)}
+            nodes:
+              - {id: clients, kind: clients}
+            connections:
+              - {from: clients, to: output}
+
+            """)
+        defer { appliance.stop() }
+        progress("\(clients) client programs on the appliance (sonora run, pid \(appliance.pid)), \(seconds) s …")
+        // The clients run a second longer than the appliance's span, so all of them play
+        // through it whatever the spread of their start.
+        let running = try launchStreamClients(device: "sonora:\(appliance.sessionSocket)", processes: clients, devicesPerProcess: 1, seconds: seconds + 1)
+        do {
+            try appliance.waitForPlaybackStreams(clients, timeout: 20)
+        } catch {
+            running.forEach { $0.process.terminate() }
+            _ = try? collectStreamClients(running)
+            throw error
+        }
+        usleep(500_000)  // past the clients' start, as their own warm-up
+        let before = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid), threads: appliance.threadCPUSeconds())
+        usleep(useconds_t(seconds * 1_000_000))
+        let after = try (status: appliance.status(), cpu: sonora_process_cpu_seconds(appliance.pid), threads: appliance.threadCPUSeconds())
+        let programs = try collectStreamClients(running)
+        guard before.cpu >= 0, after.cpu >= 0 else { throw AudioError(.unspecified, "the appliance's CPU time could not be read") }
+        let cycles = after.status.cycles - before.status.cycles
+        let clientsPerCycle = programs.reduce(0) { $0 + $1.cpuPerCycle }
+        return CPUSample(cpuSeconds: after.cpu - before.cpu + clientsPerCycle * Double(cycles), cycles: cycles,
+                         xruns: after.status.xruns - before.status.xruns + programs.reduce(0) { $0 + $1.xruns },
+                         applianceCPUSeconds: after.cpu - before.cpu,
+                         applianceThreads: after.threads.merging(before.threads.mapValues { -$0 }, uniquingKeysWith: +))
     }
 
     /// Spawns `processes` client programs (this program's hidden `stream-clients`), each
-    /// opening `devicesPerProcess` devices named `device` and playing the sine for `seconds`;
-    /// waits for all and returns their reports.
-    func runStreamClients(device: String, processes: Int, devicesPerProcess: Int) throws -> [StreamClientsReport] {
+    /// opening `devicesPerProcess` devices named `device` and playing the sine for `seconds`
+    /// (default: the slice); waits for all and returns their reports.
+    func runStreamClients(device: String, processes: Int, devicesPerProcess: Int, seconds: Double? = nil) throws -> [StreamClientsReport] {
+        try collectStreamClients(try launchStreamClients(device: device, processes: processes, devicesPerProcess: devicesPerProcess, seconds: seconds ?? self.seconds))
+    }
+
+    struct RunningClients {
+        var process: Process
+        var output: Pipe
+        var errors: Pipe
+    }
+
+    func launchStreamClients(device: String, processes: Int, devicesPerProcess: Int, seconds: Double) throws -> [RunningClients] {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var running: [(Process, Pipe, Pipe)] = []
+        var running: [RunningClients] = []
         for _ in 0..<processes {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
@@ -270,36 +329,81 @@ struct ServerBenchmark {
             let output = Pipe(), errors = Pipe()
             process.standardOutput = output
             process.standardError = errors
-            try process.run()
-            running.append((process, output, errors))
+            do {
+                try process.run()
+            } catch {
+                running.forEach { $0.process.terminate() }
+                _ = try? collectStreamClients(running)
+                throw error
+            }
+            running.append(RunningClients(process: process, output: output, errors: errors))
         }
+        return running
+    }
+
+    /// Waits for every client program; their reports, or the first failure.
+    func collectStreamClients(_ running: [RunningClients]) throws -> [StreamClientsReport] {
         var reports: [StreamClientsReport] = []
         var failure: String?
-        for (process, output, errors) in running {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            if process.terminationStatus == 0, let report = try? JSONDecoder().decode(StreamClientsReport.self, from: data) {
+        for client in running {
+            let data = client.output.fileHandleForReading.readDataToEndOfFile()
+            let message = String(decoding: client.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            client.process.waitUntilExit()
+            if client.process.terminationStatus == 0, let report = try? JSONDecoder().decode(StreamClientsReport.self, from: data) {
                 reports.append(report)
             } else {
-                failure = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+                failure = message.split(separator: "\n").last.map(String.init) ?? "exit status \(client.process.terminationStatus)"
             }
         }
         if let failure { throw AudioError(.unspecified, "a client program failed: \(failure)") }
         return reports
     }
 
-    /// The round trip, frames, of a client's duplex `sonora:` device through the appliance,
-    /// or nil while the appliance server is not part of the build.
-    func measureApplianceRoundTrip() throws -> Double? {
-        // integrator: run the appliance on the duplex sonoraloop device of
-        // `measureInProcessRoundTrip()` (same loop name scheme, `period` × 2, Float32, mono),
-        // its capture delivered to the client streams and their playback mixed to its output;
-        // open `sonora:SOCKET` with one input and one output channel and return
-        // `RoundTripMeasurement(sampleRate: Self.rate, seconds: 2, maximumLatency: Self.rate / 10)
-        //  .run(on: device).measuredFrames`. The row subtracts the in-process round trip from it
-        // (goal: at most one period added).
-        nil
+    /// The round trip, frames, of a client's duplex `sonora:` device (one channel each way)
+    /// through the appliance on the duplex sonoraloop device of `measureInProcessRoundTrip()`
+    /// (`period` × 2, mono): the loop's capture goes to the `clients` node's input (every
+    /// capture stream) and the clients' playback to the loop's output. Nil (with a note)
+    /// when the appliance had xruns or nothing was heard.
+    func measureApplianceRoundTrip() throws -> (frames: Double?, note: String?) {
+        let loop = "sonoraloop:bench-appliance-\(getpid())"
+        let appliance = try ServerBenchAppliance(name: "loop", config: """
+            engine: {sample_rate: \(Self.rate), period: \(period), periods: 2, channels: 1}
+            device: {playback: "\(loop)", capture: "\(loop)", priority: \(priority)}
+            nodes:
+              - {id: clients, kind: clients}
+            connections:
+              - {from: input, to: clients}
+              - {from: clients, to: output}
+
+            """)
+        defer { appliance.stop() }
+        do {
+            return try measureRoundTrip(through: appliance)
+        } catch {
+            let state = appliance.isRunning ? "running" : "exited"
+            let audio = error as? AudioError
+            throw AudioError(audio?.code ?? .unspecified, "\(audio?.message ?? "\(error)") (the appliance: \(state); its last words: \(appliance.lastLogLine ?? "none"))")
+        }
+    }
+
+    private func measureRoundTrip(through appliance: ServerBenchAppliance) throws -> (frames: Double?, note: String?) {
+        // A program that records through the appliance activates a session that may
+        // (as AudioSession's playAndRecord would); the appliance groups this connection's
+        // session and the device's streams by pid.
+        let session = try ApplianceConnection.connect(path: appliance.sessionSocket, name: "sonora-bench")
+        defer { session.close() }
+        _ = try session.request("session_activate", ["category": .string("playAndRecord"), "options": .array([])])
+        let before = try appliance.status()
+        let device = try AudioDevices.open(named: "sonora:\(appliance.sessionSocket)", configuration: AudioDeviceConfiguration(
+            sampleRate: Self.rate, periodFrames: period, periods: 2, inputChannels: 1, outputChannels: 1, realtimePriority: priority))
+        let result = try RoundTripMeasurement(sampleRate: Self.rate, seconds: 2, maximumLatency: Self.rate / 10).run(on: device)
+        let after = try appliance.status()
+        let xruns = after.xruns - before.xruns
+        if xruns > 0 || result.xruns > 0 {
+            return (nil, "round trip through the appliance: left out, the run had \(xruns) xruns in the appliance and \(result.xruns) in the client")
+        }
+        guard let frames = result.measuredFrames else { return (nil, "round trip through the appliance: no signal heard") }
+        return (frames, nil)
     }
 }
 
