@@ -62,6 +62,9 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         weak var coordinator: SessionCoordinator?
         /// Programs seen, so a session op from a program attaches it first.
         private let known = Mutex<Set<Int32>>([])
+        /// Programs whose session the appliance activated for them (they opened a stream
+        /// without activating it), so a second direction can widen the category.
+        private let implicitlyActive = Mutex<Set<Int32>>([])
         /// Notices go out in order from here. An interruption's is sent once its fade-out
         /// is over: told at once, the program would pause its audio (silence at once, a
         /// click) before the appliance had faded it.
@@ -95,6 +98,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             attach(client)
             switch op {
             case "session_activate":
+                implicitlyActive.withLock { _ = $0.remove(client.pid) }
                 guard let category = fields["category"]?.stringValue else {
                     throw AudioError(.parameterError, "session_activate needs \"category\" (ambient, soloAmbient, playback, record, playAndRecord, audioProcessing)")
                 }
@@ -122,6 +126,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             let remaining = server?.clients.contains { $0.pid == client.pid && $0.connection != client.connection } ?? false
             guard !remaining else { return }
             known.withLock { _ = $0.remove(client.pid) }
+            implicitlyActive.withLock { _ = $0.remove(client.pid) }
             coordinator?.detach(pid: client.pid)
             server?.streams.forget(pid: client.pid)
         }
@@ -131,11 +136,23 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             attach(client)
             // A program that plays or records without activating its session has it
             // activated for it, as starting an audio queue does on iPhone OS: the default
-            // category (soloAmbient) to play, record to record. Refused there, refused here.
+            // category (soloAmbient) to play, record to record — and playAndRecord once it
+            // does both (a duplex device opens its playback stream first). Refused there,
+            // refused here. A session the program activated itself is left as it is.
             let status = coordinator.status().first { $0.pid == client.pid }
+            let implicit = implicitlyActive.withLock { $0.contains(client.pid) }
+            var category: String?
             if status?.active != true {
+                category = direction == .capture ? "record" : "soloAmbient"
+            } else if implicit, direction == .capture, status?.category == .soloAmbient {
+                category = "playAndRecord"
+            } else if implicit, direction == .playback, status?.category == .record {
+                category = "playAndRecord"
+            }
+            if let category {
                 do {
-                    _ = try coordinator.activate(pid: client.pid, category: direction == .capture ? "record" : "soloAmbient", options: [], role: nil)
+                    _ = try coordinator.activate(pid: client.pid, category: category, options: [], role: nil)
+                    implicitlyActive.withLock { _ = $0.insert(client.pid) }
                 } catch {
                     return "the session policy refused \(client.name)'s session: \(error.message)"
                 }
