@@ -164,6 +164,7 @@ public final class ApplianceServer: @unchecked Sendable {
 
     private func loop() {
         var descriptors: [pollfd] = []
+        var lastPublished: UInt64 = 0
         while !stopping.load(ordering: .acquiring) {
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
@@ -199,9 +200,16 @@ public final class ApplianceServer: @unchecked Sendable {
                 if connection.closesAfterFlush && connection.output.isEmpty { gone.append(connection) }
             }
             for connection in gone { drop(connection, reason: "connection closed") }
-            removeFaultedStreams()
+            let faulted = removeFaultedStreams()
             streams.collectRetired()
-            publish()
+            // The client list changes only when something happened on a socket or a stream
+            // faulted; its stream figures are refreshed twice a second. (Rebuilt every turn,
+            // it cost the appliance about 28 µs per 256-frame cycle with 16 clients.)
+            let now = HostTime.now.nanoseconds
+            if ready > 0 || faulted || now &- lastPublished >= 500_000_000 {
+                publish()
+                lastPublished = now
+            }
         }
     }
 
@@ -353,14 +361,18 @@ public final class ApplianceServer: @unchecked Sendable {
     }
 
     /// A stream whose client forged its ring position: removed, and the client told.
-    private func removeFaultedStreams() {
-        for stream in streams.faultedStreams() {
+    /// Returns whether it removed any.
+    @discardableResult
+    private func removeFaultedStreams() -> Bool {
+        let faulted = streams.faultedStreams()
+        for stream in faulted {
             logger.warning("appliance server: stream \(stream.id) of pid \(stream.pid) faulted (its ring position was out of range); removed")
             streams.detach(stream.id)
             guard let connection = connections.first(where: { $0.number == stream.connection }) else { continue }
             connection.streams.removeAll { $0 == stream.id }
             connection.enqueue(ApplianceJSON.serialize(ApplianceEvent.streamRemoved(stream: stream.id, reason: "faulted").fields!))
         }
+        return !faulted.isEmpty
     }
 
     private func drop(_ connection: ApplianceServerConnection, reason: String) {
