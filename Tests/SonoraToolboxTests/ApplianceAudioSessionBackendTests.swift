@@ -64,6 +64,8 @@ struct ApplianceAudioSessionBackendTests {
         #expect(activate.fields["category"] == "playback" && activate.fields["role"] == "media")
         #expect(activate.fields["options"] == .array(["mixWithOthers", "duckOthers"]) || activate.fields["options"] == .array(["duckOthers"]))
         #expect(server.clients.contains { $0.name == "radio" && $0.pid == getpid() })
+        // The route the appliance reported at attach reaches the session on its delivery queue.
+        for _ in 0..<400 where session.currentRoute.outputs.isEmpty { usleep(5000) }
         #expect(session.currentRoute.outputs.map(\.name) == ["hw:Speaker"])
         server.send(.duck(gainDB: -12, active: true), toClient: getpid())
         server.send(.interruptionBegan, toClient: getpid())
