@@ -17,7 +17,7 @@ extension AudioInputQueue {
         guard let unit = try? withLock({ () -> IOUnit? in unitWatcher == nil ? inputUnit : nil }) else { return }
         // The unit started: a device the session had from this watcher as vanished is back.
         session.deviceStartedAgain(unit.deviceName)
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let timer = DispatchSource.makeTimerSource(queue: DeviceWatchQueue.queue)
         // 100 ms: the stop only has to come (the device is gone; nothing more is captured).
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, weak unit] in

@@ -22,7 +22,7 @@ extension AudioQueue {
         }) else { return }
         // The unit started: a device the session had from this watcher as vanished is back.
         session.deviceStartedAgain(unit.deviceName)
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let timer = DispatchSource.makeTimerSource(queue: DeviceWatchQueue.queue)
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self, weak unit, weak target] in
             guard let self, let unit, let target else { return }
