@@ -15,7 +15,7 @@ TEST_PACKAGES := sox libsox-fmt-mp3 jackd2 libasound2-plugins ffmpeg
 TEST_PACKAGES += lilv-utils lv2-examples mda-lv2 swh-lv2 x42-plugins lsp-plugins-lv2 calf-plugins zam-plugins fomp \
 	invada-studio-plugins-lv2 dragonfly-reverb-lv2
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
-TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests|WorkerPrimitiveTests|RecorderDataSafetyTests|ControlServerTests|DeviceRecoveryTests|SonoraToolboxTests|Appliance|SessionCoordinatorTests
+TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests|WorkerPrimitiveTests|RecorderDataSafetyTests|ControlServerTests|DeviceRecoveryTests|SonoraToolboxTests|ApplianceTransportTests|ApplianceProtocolTests|ApplianceRecoveryTests|ApplianceKeptGainTests|ApplianceSessionServerTests|SessionCoordinatorTests
 
 .PHONY: run test deps release build tsan bench clean plugins check-imports check-package
 

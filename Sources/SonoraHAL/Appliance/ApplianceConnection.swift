@@ -16,11 +16,11 @@ public final class ApplianceConnection: @unchecked Sendable {
     public let path: String
     private let descriptor: Int32
     private var reader: RealtimeThread?
-    private let state = Mutex(State())
+    private let state = ControlLock(State())
     private let replyArrived: UnsafeMutablePointer<sem_t>
     private let closed = Atomic<Bool>(false)
     /// One request in flight at a time: its reply is the one the semaphore announces.
-    private let requestLock = Mutex(())
+    private let requestLock = ControlLock(())
     /// How long a request waits for its reply.
     static let replyTimeoutSeconds = 5
 
