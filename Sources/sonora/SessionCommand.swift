@@ -33,7 +33,8 @@ struct SessionSocketOptions: ParsableArguments {
 
     func connect(name: String = "sonora-session") throws -> ApplianceConnection {
         do { return try ApplianceConnection.connect(path: socket, name: name) } catch {
-            throw CLIError("no appliance at \(socket ?? ApplianceSocket.clientPath()): \(error.message)")
+            // (The message names the path and why.)
+            throw CLIError(error.message)
         }
     }
 }
@@ -129,7 +130,8 @@ struct SessionActivateCommand: ParsableCommand {
     @Option(name: .customLong("option"), help: "mixWithOthers, duckOthers or defaultToSpeaker (repeatable).")
     var options: [String] = []
 
-    @Option(help: "How long to hold the session active.")
+    // Unconditional: a negative value must reach validate(), not read as an option.
+    @Option(parsing: .unconditional, help: "How long to hold the session active.")
     var seconds: Double = 5
 
     @Option(help: "The program name the appliance lists.")

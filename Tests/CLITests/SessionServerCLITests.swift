@@ -472,5 +472,10 @@ struct SessionServerCLITests {
         }
         let none = try CLIRunner(executable: sonoraBinary!).run(["session", "status", "--socket", folder + "/nothing.sock"])
         #expect(none.status != 0 && none.stderr.contains("nothing.sock"), "\(none.stderr)")
+        // Hostile values: a negative duration reaches validation; a path too long for a socket is named.
+        let negative = try CLIRunner(executable: sonoraBinary!).run(["session", "activate", "--category", "playback", "--seconds", "-1"])
+        #expect(negative.status != 0 && negative.stderr.contains("--seconds -1"), "\(negative.stderr)")
+        let long = try CLIRunner(executable: sonoraBinary!).run(["session", "status", "--socket", String(repeating: "x", count: 300)])
+        #expect(long.status != 0 && long.stderr.contains("longer than 107 bytes"), "\(long.stderr)")
     }
 }

@@ -62,7 +62,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         try configuration.validate()
         self.socketPath = socketPath
         self.configuration = configuration
-        self.clientName = clientName ?? Self.programName
+        self.clientName = clientName ?? ApplianceSocket.programName
         let connection = try ApplianceConnection.connect(path: socketPath, name: self.clientName)
         let server = connection.serverFormat
         period = server.periodFrames
@@ -121,11 +121,6 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     public func stop() {
         guard runner.stop() else { return }
         closeStreams()
-    }
-
-    private static var programName: String {
-        let path = CommandLine.arguments.first ?? "sonora-client"
-        return path.split(separator: "/").last.map(String.init) ?? path
     }
 
     /// Marks the device lost when the appliance goes away or removes one of its streams.

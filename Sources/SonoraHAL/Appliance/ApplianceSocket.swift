@@ -8,6 +8,12 @@ import Glibc
 public enum ApplianceSocket {
     /// The longest line either side sends or accepts (a longer one is refused and the
     /// connection closed).
+    /// This program's name as the appliance lists it: the executable's file name.
+    public static var programName: String {
+        let path = CommandLine.arguments.first ?? "sonora-client"
+        return path.split(separator: "/").last.map(String.init) ?? path
+    }
+
     public static let maximumLineBytes = 64 * 1024
 
     /// `$XDG_RUNTIME_DIR/sonora/server.sock` when XDG_RUNTIME_DIR is set, else

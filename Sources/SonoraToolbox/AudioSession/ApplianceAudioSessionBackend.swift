@@ -18,7 +18,7 @@ public final class ApplianceAudioSessionBackend: AudioSessionBackend, @unchecked
     private var route = AudioSessionRoute()
 
     /// Attaches to the appliance at `path` (nil: `SONORA_SERVER`, else the default path).
-    public init(path: String? = nil, programName: String = ApplianceAudioSessionBackend.programName) throws(AudioError) {
+    public init(path: String? = nil, programName: String = ApplianceSocket.programName) throws(AudioError) {
         connection = try ApplianceConnection.connect(path: path, name: programName)
         let format = connection.serverFormat
         route = AudioSessionRoute(
@@ -28,11 +28,6 @@ public final class ApplianceAudioSessionBackend: AudioSessionBackend, @unchecked
     }
 
     deinit { connection.close() }
-
-    /// This program's name as the appliance lists it (the executable's file name).
-    public static var programName: String {
-        CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "program"
-    }
 
     /// The session of a program when an appliance runs (at `SONORA_SERVER` or the default
     /// path), else nil: the program's session is then its own.
