@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "SonoraPipelineTests",
             dependencies: [
-                "SonoraPipeline", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
+                "SonoraPipeline", "SonoraToolbox", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

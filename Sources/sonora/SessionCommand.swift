@@ -160,6 +160,7 @@ struct SessionActivateCommand: ParsableCommand {
             case .duck(let gain, let active): line = ["event": "duck", "gain_db": .double(gain), "active": .bool(active)]
             case .routeChange(let reason, let outputs, _): line = ["event": "route_change", "reason": .string(reason), "outputs": .array(outputs.map { .string($0) })]
             case .streamRemoved(let stream, let reason): line = ["event": "stream_removed", "stream": .int(stream), "reason": .string(reason)]
+            case .sessionActivated(let category): line = ["event": "session_activated", "category": .string(category)]
             case .disconnected: line = ["event": "disconnected"]
             }
             Self.emit(line, json: json)

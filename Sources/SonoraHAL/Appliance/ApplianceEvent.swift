@@ -7,6 +7,9 @@ public enum ApplianceEvent: Sendable, Equatable {
     case duck(gainDB: Double, active: Bool)
     case routeChange(reason: String, outputs: [String], inputs: [String])
     case streamRemoved(stream: Int, reason: String)
+    /// The appliance activated the program's session for it (the program opened a stream
+    /// without activating it, as starting a queue does on iPhone OS), in `category`.
+    case sessionActivated(category: String)
     case disconnected
 
     /// The event's wire fields (nil for `disconnected`, which never travels).
@@ -18,6 +21,7 @@ public enum ApplianceEvent: Sendable, Equatable {
         case .routeChange(let reason, let outputs, let inputs):
             ["event": "route_change", "reason": .string(reason), "outputs": .array(outputs.map { .string($0) }), "inputs": .array(inputs.map { .string($0) })]
         case .streamRemoved(let stream, let reason): ["event": "stream_removed", "stream": .int(stream), "reason": .string(reason)]
+        case .sessionActivated(let category): ["event": "session_activated", "category": .string(category)]
         case .disconnected: nil
         }
     }
@@ -43,6 +47,9 @@ public enum ApplianceEvent: Sendable, Equatable {
         case "stream_removed":
             guard let stream = fields["stream"]?.intValue else { return nil }
             self = .streamRemoved(stream: stream, reason: fields["reason"]?.stringValue ?? "")
+        case "session_activated":
+            guard let category = fields["category"]?.stringValue else { return nil }
+            self = .sessionActivated(category: category)
         default:
             return nil
         }

@@ -153,6 +153,10 @@ public final class ApplianceSessionServer: @unchecked Sendable {
                 do {
                     _ = try coordinator.activate(pid: client.pid, category: category, options: [], role: nil)
                     implicitlyActive.withLock { _ = $0.insert(client.pid) }
+                    // The program's own session learns it is active (so interruptions pause its
+                    // queues, not only fade them), in order with the notices.
+                    let pid = client.pid
+                    notices.async { [weak self] in self?.server?.send(.sessionActivated(category: category), toClient: pid) }
                 } catch {
                     return "the session policy refused \(client.name)'s session: \(error.message)"
                 }

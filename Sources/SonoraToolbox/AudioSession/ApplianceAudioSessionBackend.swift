@@ -88,6 +88,8 @@ public final class ApplianceAudioSessionBackend: AudioSessionBackend, @unchecked
             emit(.routeChange(reason: AudioSessionRouteChangeReason(wireName: reason), route: new))
         case .streamRemoved:
             break
+        case .sessionActivated(let category):
+            if let category = AudioSessionCategory(rawValue: category) { emit(.activatedByOwner(category: category)) }
         case .disconnected:
             // The appliance went away: the session's audio has nowhere to go until it is back.
             emit(.interruptionBegan)

@@ -218,6 +218,14 @@ public final class AudioSession: @unchecked Sendable {
         case .outputVolume(let volume):
             lock.withLock { reportedVolume = volume }
             refreshProperties()
+        case .activatedByOwner(let category):
+            // The category in effect is the one the owner activated; a session the program
+            // activated itself is never changed by it.
+            lock.withLock {
+                guard !active else { return }
+                active = true
+                categoryValue = category
+            }
         }
     }
 

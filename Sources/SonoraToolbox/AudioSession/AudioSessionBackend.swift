@@ -29,6 +29,10 @@ public enum AudioSessionBackendEvent: Sendable, Hashable {
     case otherAudioPlaying(Bool)
     /// The hardware output volume changed (0…1).
     case outputVolume(Float)
+    /// Whoever owns the device activated the session for the program, in `category` (the
+    /// appliance does when a program plays or records without activating its session, as
+    /// starting a queue does on iPhone OS): from now on it is active and interruptible.
+    case activatedByOwner(category: AudioSessionCategory)
 }
 
 /// Who holds the device when an activation is refused (the policy's holder).
