@@ -24,6 +24,7 @@ struct CtlCommand: ParsableCommand {
               sonora ctl property eq bypass on
               sonora ctl params eq --json
               sonora ctl save --overwrite /etc/sonora/current.yaml
+              sonora ctl device hw:Headphones
             """
     )
 
@@ -83,6 +84,9 @@ struct CtlCommand: ParsableCommand {
         case .meters: try need(0...0); return .meters
         case .status: try need(0...0); return .status
         case .reload: try need(0...0); return .reload
+        case .device:
+            try need(1...2)
+            return .device(playback: args[0], capture: args.count == 2 ? args[1] : nil)
         case .version: try need(0...0); return .version
         case .params: try need(1...1); return .parameters(node: args[0])
         case .get:
@@ -200,7 +204,7 @@ struct CtlCommand: ParsableCommand {
         case .meters(let meters):
             for m in meters { print(String(format: "%@.%@[%d] %.1f %@", m.node, m.meter, m.element, m.value, m.unit)) }
         case .status(let s):
-            print("device: \(s.device)")
+            print("device: \(s.device)\(s.deviceName.map { $0 == s.device ? "" : " (\($0))" } ?? "")")
             print("running: \(s.running)")
             print("cycles: \(s.cycles)")
             print("xruns: \(s.xruns)")
@@ -224,7 +228,7 @@ struct CtlCommand: ParsableCommand {
 /// `sonora ctl`'s words for the protocol's commands (`property` is both get- and
 /// set-property), derived from `ControlCommand` so a new command needs a usage here.
 enum ControlVerb: String, CaseIterable {
-    case nodes, params, get, set, property, meters, status, reload, save, version
+    case nodes, params, get, set, property, meters, status, reload, save, device, version
 
     init(_ command: ControlCommand) {
         switch command {
@@ -237,6 +241,7 @@ enum ControlVerb: String, CaseIterable {
         case .status: self = .status
         case .reload: self = .reload
         case .save: self = .save
+        case .device: self = .device
         case .version: self = .version
         }
     }
@@ -249,6 +254,7 @@ enum ControlVerb: String, CaseIterable {
         case .set: "set NODE PARAM VALUE"
         case .property: "property NODE NAME [VALUE]"
         case .save: "save PATH"
+        case .device: "device PLAYBACK [CAPTURE]"
         }
     }
 

@@ -412,6 +412,40 @@ struct SessionServerCLITests {
         #expect(reasons.starts(with: ["old", "new"]), "route changes: \(events)")
     }
 
+    @Test("the appliance moved to another device (ctl device, then a reload): attached programs hear route changes for the override; a device that cannot open is refused and nothing changes")
+    func deviceSwitch() throws {
+        let appliance = try Appliance(folder: folder, name: "switch")
+        try #require(appliance.isServing, "\(appliance.stop().stderr)")
+        let program = try CLIRunner(executable: sonoraBinary!).launch(
+            ["session", "activate", "--socket", appliance.sessionSocket, "--category", "playback", "--seconds", "60", "--name", "radio", "--json"])
+        for _ in 0..<200 {
+            if try appliance.session(["status"]).stdout.contains("radio") { break }
+            usleep(25_000)
+        }
+        let ctl = CLIRunner(executable: sonoraBinary!)
+        let loop = "sonoraloop:switch\(getpid())"
+        let switched = try ctl.run(["ctl", "--socket", appliance.controlSocket, "device", loop])
+        #expect(switched.status == 0 && switched.stdout.contains("device: alsa") && switched.stdout.contains("running: true"), "\(switched.stdout) \(switched.stderr)")
+        // A PCM that does not exist: refused with the reason, still on the loop device.
+        let refused = try ctl.run(["ctl", "--socket", appliance.controlSocket, "device", "hw:97"])
+        #expect(refused.status == 1 && refused.stderr.contains("hw:97") && refused.stderr.contains("still on"), "\(refused.stderr)")
+        let status = try ctl.run(["ctl", "--socket", appliance.controlSocket, "status", "--json"])
+        let report = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["status"] as? [String: Any]
+        #expect(report?["device"] as? String == "alsa" && report?["running"] as? Bool == true, "\(status.stdout)")
+        // The config file still names the null device: a reload goes back to it, live.
+        let reloaded = try ctl.run(["ctl", "--socket", appliance.controlSocket, "reload"])
+        #expect(reloaded.status == 0, "\(reloaded.stderr)")
+        let back = try ctl.run(["ctl", "--socket", appliance.controlSocket, "status"])
+        #expect(back.stdout.contains("device: null") && back.stdout.contains("running: true"), "\(back.stdout)")
+        usleep(200_000)
+        program.signal(SIGTERM)
+        let events = program.wait(timeout: 30).stdout.split(separator: "\n").map(String.init)
+        let overrides = events.filter { $0.contains("route_change") && $0.contains("override") }
+        #expect(overrides.count == 2, "route changes: \(events)")
+        #expect(overrides.first?.contains("sonoraloop") == true && overrides.last?.contains("null") == true, "\(overrides)")
+        #expect(appliance.stop().status == 0)
+    }
+
     @Test("32 programs play through the appliance at once: all attached together, all stopped cleanly, all reclaimed")
     func thirtyTwoClients() throws {
         // 1,024-frame periods: 32 debug-built clients each wake once a period on two cores.

@@ -19,7 +19,10 @@ import Glibc
 public final class ApplianceServer: @unchecked Sendable {
     public let path: String
     public let limits: ApplianceServerLimits
-    public let format: ApplianceServerFormat
+    /// What clients are told at hello; only the device's name changes (the appliance
+    /// switching devices), read on the server's loop, written by the control side.
+    public var format: ApplianceServerFormat { formatState.withLock { $0 } }
+    private let formatState: ControlLock<ApplianceServerFormat>
     /// What the I/O thread services (`mixPlayback`, `deliverCapture`).
     public let streams: ApplianceStreamTable
 
@@ -48,7 +51,7 @@ public final class ApplianceServer: @unchecked Sendable {
     ) throws(AudioError) {
         self.path = path
         self.limits = limits
-        self.format = format
+        formatState = ControlLock(format)
         self.handler = handler
         self.logger = logger
         streams = ApplianceStreamTable(capacity: limits.maximumStreams)
@@ -150,6 +153,12 @@ public final class ApplianceServer: @unchecked Sendable {
         guard event.fields != nil else { return }
         pendingEvents.withLock { $0.append((pid, event)) }
         signalWake()
+    }
+
+    /// The appliance now plays on (and captures from) `device`: clients attaching from now
+    /// on are told so at hello. Telling the attached ones is the session server's business.
+    public func setDeviceName(_ device: String) {
+        formatState.withLock { $0.device = device }
     }
 
     /// The connected clients (after `hello`) and their streams, as of the loop's last turn.

@@ -5,7 +5,8 @@ import SonoraUnits
 /// A pipeline built from its config: the graph, the nodes by id, the head (the I/O unit
 /// live, a generic output offline) and the input source.
 public final class BuiltPipeline: @unchecked Sendable {
-    public let configuration: PipelineConfiguration
+    /// As built; the device section follows the device the pipeline runs on (`ctl device`).
+    public internal(set) var configuration: PipelineConfiguration
     public let graph: AudioGraph
     public private(set) var nodes: [PipelineNode]
     public let head: AudioUnit

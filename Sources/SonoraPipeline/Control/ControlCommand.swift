@@ -11,6 +11,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     case status
     case reload
     case save
+    case device
     case version
 
     /// The name on the wire (`"cmd"`).
@@ -26,6 +27,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .getProperty: ["node", "property"]
         case .setProperty: ["node", "property", "value"]
         case .save: ["path"]
+        case .device: []
         }
     }
 
@@ -35,6 +37,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .get: ["scope", "element"]
         case .set: ["scope", "element", "ramp"]
         case .save: ["overwrite"]
+        case .device: ["playback", "capture"]
         default: []
         }
     }
@@ -55,6 +58,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .status: "device, cycles, xruns, load, latency"
         case .reload: "re-reads the config file (refused if invalid)"
         case .save: "writes the running pipeline as a config (an existing file only with overwrite)"
+        case .device: "moves the running pipeline to another device (same rate and period); attached programs get a route change"
         case .version: "the protocol's and Sonora's versions"
         }
     }
@@ -72,6 +76,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .status: #"{"cmd":"status"}"#
         case .reload: #"{"cmd":"reload"}"#
         case .save: #"{"cmd":"save","path":"/etc/sonora/now.yaml"}"#
+        case .device: #"{"cmd":"device","playback":"hw:Headphones"}"#
         case .version: #"{"cmd":"version"}"#
         }
     }

@@ -16,6 +16,8 @@ public enum ControlRequest: Equatable, Sendable {
     case reload
     /// `overwrite`: replace an existing file (the running config, typically); without it an existing path is refused.
     case save(path: String, overwrite: Bool)
+    /// Another device for the running pipeline: nil keeps that side as it is.
+    case device(playback: String?, capture: String?)
     case version
 
     /// A parameter by node, name or ID, and (optionally) scope and element.
@@ -59,6 +61,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .status: .status
         case .reload: .reload
         case .save: .save
+        case .device: .device
         case .version: .version
         }
     }
@@ -188,6 +191,15 @@ extension ControlRequest: Decodable {
             let path = try fields.requiredString("path")
             guard !path.isEmpty else { throw ControlFailure(.badField, field: "path", "\"path\" is empty") }
             self = .save(path: path, overwrite: try fields.boolean("overwrite") ?? false)
+        case .device:
+            let playback = try fields.string("playback"), capture = try fields.string("capture")
+            guard playback != nil || capture != nil else {
+                throw ControlFailure(.missingField, field: "playback", "device needs \"playback\" or \"capture\" (a device name)")
+            }
+            for (field, name) in [("playback", playback), ("capture", capture)] where name?.isEmpty == true {
+                throw ControlFailure(.badField, field: field, "\"\(field)\" is empty")
+            }
+            self = .device(playback: playback, capture: capture)
         }
     }
 }
@@ -235,6 +247,9 @@ extension ControlRequest: Encodable {
         case .save(let path, let overwrite):
             try container.encode(path, forKey: FieldKey("path"))
             if overwrite { try container.encode(true, forKey: FieldKey("overwrite")) }
+        case .device(let playback, let capture):
+            try container.encodeIfPresent(playback, forKey: FieldKey("playback"))
+            try container.encodeIfPresent(capture, forKey: FieldKey("capture"))
         }
     }
 

@@ -189,9 +189,12 @@ public enum ControlResponse: Equatable, Sendable {
         public var running: Bool
         /// Recorders stopped by a write error (a full disk); empty when all is well.
         public var recorderFailures: [RecorderFailure] = []
+        /// The device's name (its PCM, or the driver), as programs see it in their route.
+        public var deviceName: String?
 
         enum CodingKeys: String, CodingKey {
             case device, cycles, xruns, interruptions, running
+            case deviceName = "device_name"
             case loadMean = "load_mean", loadMax = "load_max", latencyFrames = "latency_frames"
             case latencyMilliseconds = "latency_ms", rateScalar = "rate_scalar"
             case recorderFailures = "recorder_failures"
@@ -260,7 +263,7 @@ extension ControlResponse {
         case .get, .set: return .parameter(try decoder.decode(ParameterReading.self, from: data))
         case .getProperty, .setProperty: return .property(try decoder.decode(PropertyReading.self, from: data))
         case .meters: return .meters(try decoder.decode(MetersBody.self, from: data).meters)
-        case .status: return .status(try decoder.decode(StatusBody.self, from: data).status)
+        case .status, .device: return .status(try decoder.decode(StatusBody.self, from: data).status)
         case .reload: return .reloaded
         case .save: return .saved(path: try decoder.decode(SavedBody.self, from: data).path)
         case .version: return .version(try decoder.decode(VersionInfo.self, from: data))

@@ -10,7 +10,9 @@ import Synchronization
 /// at a time (a lock, never held by the I/O thread).
 public final class PipelineController: @unchecked Sendable {
     public private(set) var pipeline: BuiltPipeline
-    public let device: any AudioDevice
+    /// The device the pipeline runs on now (another after `switchDevice`).
+    public var device: any AudioDevice { deviceState.withLock { $0 } }
+    private let deviceState: ControlLock<any AudioDevice>
     public let configPath: String
     private let lock = Mutex<Void>(())
     let logger: Logger
@@ -20,7 +22,7 @@ public final class PipelineController: @unchecked Sendable {
 
     public init(pipeline: BuiltPipeline, device: any AudioDevice, configPath: String, logger: Logger) {
         self.pipeline = pipeline
-        self.device = device
+        deviceState = ControlLock(device)
         self.configPath = configPath
         self.logger = logger
     }
@@ -112,7 +114,55 @@ public final class PipelineController: @unchecked Sendable {
             return .saved(path: path)
         case .version:
             return .version(.current)
+        case .device(let playback, let capture):
+            try switchDevice(playback: playback, capture: capture)
+            return .status(status())
         }
+    }
+
+    /// The name programs see for `device` in their route: its PCM, else its driver.
+    static func routeName(of device: any AudioDevice) -> String {
+        device.format.playback?.pcmName ?? device.format.capture?.pcmName ?? device.driver
+    }
+
+    /// Moves the running pipeline onto another device (one operation at a time: call it
+    /// serialized): opened with the engine's rate and period, the I/O unit moved onto it
+    /// without rebuilding the graph, the old device closed. `playback` alone also moves the
+    /// capture side when the config captures from the same device. Anything that fails
+    /// leaves the pipeline on the device it had. Attached programs get a route change.
+    func switchDevice(playback: String?, capture: String?) throws(ControlFailure) {
+        guard let io = pipeline.io else { throw ControlFailure(.failed, "the pipeline runs offline; it has no device to switch") }
+        let old = device
+        let oldName = Self.routeName(of: old)
+        var configuration = pipeline.configuration
+        let current = configuration.device
+        if let playback { configuration.device.playback = playback }
+        if let capture {
+            configuration.device.capture = capture
+        } else if let playback, current.capture != nil, current.capture == current.playback {
+            configuration.device.capture = playback
+        }
+        if (configuration.device.capture != nil) != (current.capture != nil) || (configuration.device.playback != nil) != (current.playback != nil) {
+            throw ControlFailure(.badField, field: capture != nil ? "capture" : "playback", "the pipeline was built \(current.capture == nil ? "without" : "with") capture and \(current.playback == nil ? "without" : "with") playback; a device switch keeps that")
+        }
+        // An explicit choice is honoured or refused, never replaced by the null device.
+        configuration.device.fallbackToNull = false
+        let field = playback != nil ? "playback" : "capture"
+        let new: any AudioDevice
+        do { new = try DeviceOpener.open(configuration, logger: logger) } catch {
+            throw ControlFailure(.failed, field: field, "cannot open \(configuration.device.playback ?? configuration.device.capture ?? "the device"): \(error.message); still on \(oldName)")
+        }
+        do { try io.switchDevice(to: new) } catch {
+            new.stop()
+            throw ControlFailure(.failed, field: field, "\(error.message); still on \(oldName)")
+        }
+        deviceState.withLock { $0 = new }
+        old.stop()
+        pipeline.configuration.device.playback = configuration.device.playback
+        pipeline.configuration.device.capture = configuration.device.capture
+        let newName = Self.routeName(of: new)
+        logger.notice("switched from \(oldName) to \(newName)")
+        sessionServer?.deviceSwitched(to: newName)
     }
 
     func node(_ id: String) throws(ControlFailure) -> PipelineNode {
@@ -267,7 +317,7 @@ public final class PipelineController: @unchecked Sendable {
             latencyFrames: latency, latencyMilliseconds: Double(latency) * 1000 / Double(format.sampleRate),
             rateScalar: statistics.rateScalar, interruptions: statistics.interruptions, running: device.isRunning,
             // Recorders stopped by a write error (a full disk), empty when all is well.
-            recorderFailures: pipeline.recorderFailures)
+            recorderFailures: pipeline.recorderFailures, deviceName: Self.routeName(of: device))
     }
 
     // MARK: Reload and save

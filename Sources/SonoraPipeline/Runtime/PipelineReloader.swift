@@ -4,8 +4,10 @@ import SonoraUnits
 
 /// Applies a changed config to a running pipeline without stopping the device: changed
 /// parameters as ramps, changed presets, and added, removed or rewired nodes through one
-/// `AudioGraph.update()` (applied at a cycle boundary, with crossfades). Engine and device
-/// changes need a restart and are refused, leaving the pipeline as it was.
+/// `AudioGraph.update()` (applied at a cycle boundary, with crossfades); another device (same
+/// directions) is switched to live, first, so a device that cannot open refuses the reload
+/// with nothing changed. Engine changes, and a device gaining or losing a direction, need a
+/// restart and are refused, leaving the pipeline as it was.
 struct PipelineReloader {
     let controller: PipelineController
 
@@ -18,8 +20,9 @@ struct PipelineReloader {
         {
             throw ConfigurationErrors([Diagnostic(new.engine.location ?? top, "engine settings changed; they take effect on restart, not on reload (nothing was changed)")])
         }
-        if old.device.playback != new.device.playback || old.device.capture != new.device.capture {
-            throw ConfigurationErrors([Diagnostic(new.device.location ?? top, "device changed; it takes effect on restart, not on reload (nothing was changed)")])
+        let deviceChanged = old.device.playback != new.device.playback || old.device.capture != new.device.capture
+        if deviceChanged && ((old.device.playback == nil) != (new.device.playback == nil) || (old.device.capture == nil) != (new.device.capture == nil)) {
+            throw ConfigurationErrors([Diagnostic(new.device.location ?? top, "device gained or lost playback or capture; that takes effect on restart, not on reload (nothing was changed)")])
         }
         if old.socketPath != new.socketPath {
             throw ConfigurationErrors([Diagnostic(new.control.socketLocation ?? new.control.location ?? top, "control.socket changed; it takes effect on restart, not on reload (nothing was changed)")])
@@ -27,6 +30,11 @@ struct PipelineReloader {
         // The session server (its socket, its policy) is made when the appliance starts.
         if PipelineWriter.sessionLines(old.session) != PipelineWriter.sessionLines(new.session) {
             throw ConfigurationErrors([Diagnostic(new.session?.location ?? top, "session changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
+        if deviceChanged {
+            do { try controller.switchDevice(playback: new.device.playback, capture: new.device.capture) } catch {
+                throw ConfigurationErrors([Diagnostic(new.device.playbackLocation ?? new.device.location ?? top, "\(error.message) (nothing was changed)")])
+            }
         }
         let oldNodes = Dictionary(old.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let newNodes = Dictionary(new.nodes.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })

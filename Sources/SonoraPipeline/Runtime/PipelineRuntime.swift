@@ -101,7 +101,7 @@ public final class PipelineRuntime {
             let format = ApplianceServerFormat(
                 sampleRate: device.format.sampleRate, periodFrames: device.format.periodFrames, periods: device.format.periods,
                 outputChannels: configuration.engine.channels, inputChannels: configuration.engine.channels,
-                device: device.format.playback?.pcmName ?? device.format.capture?.pcmName ?? device.driver)
+                device: PipelineController.routeName(of: device))
             do {
                 sessionServer = try ApplianceSessionServer(
                     policy: SessionPolicy(session, sampleRate: device.format.sampleRate),
@@ -150,6 +150,8 @@ public final class PipelineRuntime {
         if let io = controller.pipeline.io {
             io.fadeOut(frames: Int(options.fadeMilliseconds / 1000 * Double(device.format.sampleRate)))
             let deadline = HostTime.now.seconds + 0.5
+            // The device it runs on now (`ctl device` may have switched it).
+            let device = controller.device
             while !io.isFadedOut && device.isRunning && HostTime.now.seconds < deadline {
                 if let signal = pendingStopSignal() {
                     logger.info("\(Self.signalName(signal)) again: skipping the fade-out; finishing the files")
@@ -166,8 +168,8 @@ public final class PipelineRuntime {
             if !reported.contains((error as? AudioError)?.message ?? "\(error)") { logger.error("recorder: \(error)") }
         }
         let failures = controller.serialized { controller.pipeline.recorderFailures }
-        for event in device.takeEvents() { logger.notice("\(event)") }
-        let statistics = device.statistics
+        for event in controller.device.takeEvents() { logger.notice("\(event)") }
+        let statistics = controller.device.statistics
         logger.info("stopped after \(statistics.cycles) cycles, \(statistics.xruns) xruns")
         controller.serialized { controller.pipeline.graph.uninitialize() }
         if !failures.isEmpty { throw .recording(failures.map(\.description)) }

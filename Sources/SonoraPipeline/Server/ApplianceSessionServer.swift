@@ -56,6 +56,18 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         }
     }
 
+    /// The appliance moved to another device (`sonora ctl device`, or a reload whose device
+    /// section changed): programs attaching from now on are told at hello, and every attached
+    /// program hears a route change with reason "override" (the route was chosen for it).
+    public func deviceSwitched(to name: String) {
+        server.setDeviceName(name)
+        let outputs = [name]
+        let inputs = server.format.inputChannels > 0 ? outputs : []
+        for pid in Set(server.clients.map(\.pid)) {
+            server.send(.routeChange(reason: "override", outputs: outputs, inputs: inputs), toClient: pid)
+        }
+    }
+
     /// Connects the coordinator's effects to the server and the server's ops to the coordinator.
     final class Bridge: ApplianceSessionHandler, SessionEffectTarget, @unchecked Sendable {
         weak var server: ApplianceServer?

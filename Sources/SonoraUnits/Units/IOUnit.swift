@@ -99,6 +99,47 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         deviceName = device.driver
     }
 
+    /// Moves an initialized unit onto `newDevice` (already open; the unit does not close it)
+    /// without re-initializing: the I/O thread stops on the old device and, if it was running,
+    /// starts on the new one. The new device must run at the rate and period the unit was
+    /// initialized for, with at least the channels it uses, so nothing downstream changes.
+    /// If the new device cannot start, the unit goes back to the old one and says why.
+    /// Returns the device it left.
+    @discardableResult
+    public func switchDevice(to newDevice: any AudioDevice) throws(AudioError) -> (any AudioDevice)? {
+        guard isInitialized, let old = device else {
+            try setDevice(newDevice)
+            return nil
+        }
+        let was = old.format, new = newDevice.format
+        guard new.sampleRate == was.sampleRate, new.periodFrames == was.periodFrames else {
+            throw AudioError(.formatNotSupported, "\(name): '\(newDevice.driver)' runs at \(new.sampleRate) Hz, period \(new.periodFrames); this unit runs at \(was.sampleRate) Hz, period \(was.periodFrames)")
+        }
+        guard (!outputEnabled || new.outputChannels == was.outputChannels), (!inputEnabled || new.inputChannels == was.inputChannels) else {
+            throw AudioError(.formatNotSupported, "\(name): '\(newDevice.driver)' has \(new.outputChannels) playback and \(new.inputChannels) capture channels; this unit uses \(was.outputChannels) and \(was.inputChannels)")
+        }
+        let running = old.isRunning
+        let graph = driver
+        stop()
+        let oldOwned = deviceIsOwned, oldName = deviceName
+        device = newDevice
+        deviceIsOwned = false
+        deviceName = newDevice.driver
+        do {
+            try makeConversions()
+            if running { try start(driving: graph?.takeUnretainedValue()) }
+        } catch {
+            stop()
+            device = old
+            deviceIsOwned = oldOwned
+            deviceName = oldName
+            try? makeConversions()
+            if running { try? start(driving: graph?.takeUnretainedValue()) }
+            throw error
+        }
+        return old
+    }
+
     /// Opens the device called `name` at `initialize()` (a name `DeviceSpecifier`
     /// parses; a bad one is refused here, before anything is opened).
     public func setDevice(named name: String) throws(AudioError) {
