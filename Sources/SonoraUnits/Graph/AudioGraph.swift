@@ -53,9 +53,10 @@ public final class AudioGraph: @unchecked Sendable {
     @exclusivity(unchecked) private var head: Unmanaged<AudioUnit>?
     private let framesRendered = Atomic<Int>(0)
     private let appliedBatch = Atomic<Int>(0)
-    private let appliedAtFrame = Atomic<Int>(0)
     private var batch = 0
-    private var retired: [(batch: Int, object: AnyObject)] = []
+    /// Removed units and replaced callback targets, kept until the render side is done with
+    /// them: `appliedBy` is the frame count when this side first saw their batch applied.
+    private var retired: [(batch: Int, object: AnyObject, appliedBy: Int?)] = []
 
     public init() {
         commands = try! MessageQueue(capacity: Self.stagedCapacity)
@@ -334,9 +335,9 @@ public final class AudioGraph: @unchecked Sendable {
         push(.commit(batch: batch))
         // Units removed from the graph live until the realtime side has let go of them.
         for node in appliedNodes.subtracting(nodes) {
-            if let unit = removedUnits[node] { retired.append((batch, unit)) }
+            if let unit = removedUnits[node] { retired.append((batch, unit, nil)) }
         }
-        for target in replacedTargets { retired.append((batch, target)) }
+        for target in replacedTargets { retired.append((batch, target, nil)) }
         replacedTargets.removeAll()
         removedUnits = removedUnits.filter { units[$0.key] != nil }
         appliedConnections = connections
@@ -357,8 +358,16 @@ public final class AudioGraph: @unchecked Sendable {
 
     private func purgeRetired() {
         let appliedBatch = appliedBatch.load(ordering: .acquiring)
-        let settled = framesRendered.load(ordering: .acquiring) >= appliedAtFrame.load(ordering: .acquiring) + 2 * 4096
-        retired.removeAll { $0.batch < appliedBatch || ($0.batch == appliedBatch && settled) }
+        let rendered = framesRendered.load(ordering: .acquiring)
+        // A removed unit is still pulled after its batch is applied — as the source a
+        // crossfade fades out, for crossfadeFrames — however many later batches were applied
+        // in the same cycle. So each is kept until well past the cycle its batch landed in
+        // (two 4096-frame slices, far beyond any crossfade), counted from when this side
+        // first saw it applied.
+        for index in retired.indices where retired[index].appliedBy == nil && retired[index].batch <= appliedBatch {
+            retired[index].appliedBy = rendered
+        }
+        retired.removeAll { entry in entry.appliedBy.map { rendered >= $0 + 2 * 4096 } ?? false }
     }
 
     // MARK: Rendering (realtime)
@@ -382,7 +391,6 @@ public final class AudioGraph: @unchecked Sendable {
             if case .commit(let number) = command {
                 for index in 0..<stagedCount { apply(staged[index]) }
                 stagedCount = 0
-                appliedAtFrame.store(framesRendered.load(ordering: .relaxed), ordering: .relaxed)
                 appliedBatch.store(number, ordering: .releasing)
             } else if stagedCount < Self.stagedCapacity {
                 staged[stagedCount] = command
