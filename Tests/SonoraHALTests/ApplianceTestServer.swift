@@ -35,6 +35,8 @@ final class ApplianceTestDriver: IOCycleTarget, @unchecked Sendable {
     let mixed: [UnsafeMutableBufferPointer<Float>]
     let capture: OwnedAudioBufferList
     let cycles = Atomic<Int>(0)
+    /// The routing groups this driver mixes (as one `clients` node for those roles would).
+    let playbackGroups = Atomic<UInt64>(.max)
     private(set) var framesMixed = 0
     /// Count heap calls on the I/O thread from cycle `countFrom` to `countUntil`.
     var countFrom = -1
@@ -68,7 +70,8 @@ final class ApplianceTestDriver: IOCycleTarget, @unchecked Sendable {
         for frame in 0..<frames { samples[frame] = Self.captureValue(framesMixed + frame) }
         table.deliverCapture(input, frameCount: frames)
         let output = cycle.pointee.output
-        table.mixPlayback(into: output, frameCount: frames)
+        table.mixPlayback(into: output, frameCount: frames, groups: playbackGroups.load(ordering: .relaxed))
+        table.finishCycle(frameCount: frames)
         if framesMixed + frames <= capacity {
             for channel in 0..<min(2, output.channelCount) {
                 (mixed[channel].baseAddress! + framesMixed).update(from: output.samples(channel), count: frames)

@@ -35,6 +35,12 @@ final class ApplianceServerStream: @unchecked Sendable {
     private let gainRequest = Atomic<Int>(0)
 
     // Realtime → control.
+    /// The routing group of the program's session (its role's), set by the control side:
+    /// `clients` nodes take the streams of the groups they name.
+    let group = Atomic<Int>(0)
+    /// The table's cycle this stream was last serviced in (realtime side only).
+    var servicedCycle = -1
+
     let underruns = Atomic<Int>(0)
     let overruns = Atomic<Int>(0)
     let faults = Atomic<Int>(0)
@@ -95,9 +101,10 @@ final class ApplianceServerStream: @unchecked Sendable {
         }
     }
 
-    /// Adds this playback stream's next `frames` frames (gain applied) to `output`.
+    /// Adds this playback stream's next `frames` frames (gain applied) to `output`; nil
+    /// consumes them unheard (a stream no node takes still keeps time).
     @inline(__always)
-    func mix(into output: AudioBufferList, frames: Int) {
+    func mix(into output: AudioBufferList?, frames: Int) {
         guard !faulted.load(ordering: .relaxed) else { return }
         // The one value read from the client; checked before anything uses it.
         let written = ring.writePosition.pointee.load(ordering: .acquiring)
@@ -110,7 +117,7 @@ final class ApplianceServerStream: @unchecked Sendable {
         takeGainRequest()
         let take = min(written - own, frames)
         if take < frames && written > 0 { underruns.wrappingAdd(1, ordering: .relaxed) }
-        if take > 0 {
+        if take > 0, let output {
             let slot = own & (ring.capacity - 1)
             let first = min(take, ring.capacity - slot)
             var peak: Float = 0
@@ -138,7 +145,7 @@ final class ApplianceServerStream: @unchecked Sendable {
             }
             peakBits.store(peak.bitPattern, ordering: .relaxed)
         }
-        if take == 0 { peakBits.store(0, ordering: .relaxed) }
+        if take == 0 || output == nil { peakBits.store(0, ordering: .relaxed) }
         advanceRamp(frames: frames)
         ownPosition = own + take
         ring.readPosition.pointee.store(ownPosition, ordering: .releasing)
@@ -172,6 +179,10 @@ final class ApplianceServerStream: @unchecked Sendable {
         }
         gainBits.store(gain.bitPattern, ordering: .relaxed)
     }
+
+    /// Wakes the client without data (a capture stream no node feeds this cycle).
+    @inline(__always)
+    func wake() { sonora_eventfd_signal(wakeDescriptor) }
 
     /// Writes `frames` frames of `input` into this capture stream's ring.
     @inline(__always)

@@ -15,6 +15,8 @@ public final class ApplianceStreamTable: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Atomic<UInt>>
     /// Odd while a realtime call runs: bumped on entry and on exit.
     private let cycle = Atomic<Int>(0)
+    /// I/O cycles ended by `finishCycle` (realtime side only).
+    @exclusivity(unchecked) private var ioCycle = 0
     private struct ControlState {
         var streams: [Int: ApplianceServerStream] = [:]
         var slotOf: [Int: Int] = [:]
@@ -22,6 +24,8 @@ public final class ApplianceStreamTable: @unchecked Sendable {
         /// The gain last set for a program, for its streams opened later (a program that opens
         /// a stream while interrupted or ducked starts at that gain); 1 is not kept.
         var gainOfPid: [Int32: Float] = [:]
+        /// The routing group of each program's session, for its streams opened later.
+        var groupOfPid: [Int32: Int] = [:]
     }
     private let control = Mutex(ControlState())
 
@@ -44,30 +48,65 @@ public final class ApplianceStreamTable: @unchecked Sendable {
     /// then wakes each client. The streams are added to what `output` holds (clear it
     /// first for the clients' mix alone). A stream whose client forged its position is
     /// faulted (silenced, counted) instead of read.
-    public func mixPlayback(into output: AudioBufferList, frameCount: Int) {
+    ///
+    /// `groups`: only streams whose routing group's bit (`1 << group`, groups above 63 as
+    /// 63) is set — one `clients` node per role takes its role's streams. Callers keep the
+    /// masks of one cycle disjoint, so a stream is read once.
+    public func mixPlayback(into output: AudioBufferList, frameCount: Int, groups: UInt64 = .max) {
         let frames = min(frameCount, output.frameCount)
+        let now = ioCycle
         cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
         for index in 0..<capacity {
             let address = slots[index].load(ordering: .sequentiallyConsistent)
             guard address != 0 else { continue }
             Unmanaged<ApplianceServerStream>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { stream in
-                if stream.direction == .playback { stream.mix(into: output, frames: frames) }
+                guard stream.direction == .playback, Self.takes(groups, stream) else { return }
+                stream.mix(into: output, frames: frames)
+                stream.servicedCycle = now
             }
         }
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    @inline(__always)
+    private static func takes(_ groups: UInt64, _ stream: ApplianceServerStream) -> Bool {
+        groups == .max || groups & (1 << UInt64(min(max(stream.group.load(ordering: .relaxed), 0), 63))) != 0
+    }
+
+    /// Ends an I/O cycle (called once per cycle, after the graph rendered): streams no node
+    /// took this cycle still keep time — a playback stream's frames are consumed unheard, a
+    /// capture client is woken (it gets nothing) — so a program whose role has no route
+    /// plays into nothing instead of stalling. Realtime-safe.
+    public func finishCycle(frameCount: Int) {
+        let now = ioCycle
+        cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        for index in 0..<capacity {
+            let address = slots[index].load(ordering: .sequentiallyConsistent)
+            guard address != 0 else { continue }
+            Unmanaged<ApplianceServerStream>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { stream in
+                guard stream.servicedCycle != now else { return }
+                if stream.direction == .playback { stream.mix(into: nil, frames: frameCount) } else { stream.wake() }
+                stream.servicedCycle = now
+            }
+        }
+        ioCycle = now &+ 1
         cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 
     /// Writes `input`'s `frameCount` frames into every capture stream (stream channel c ←
     /// input channel c, or channel 0 of a mono input; silence where the input has none);
     /// counts overruns; then wakes each client.
-    public func deliverCapture(_ input: AudioBufferList, frameCount: Int) {
+    public func deliverCapture(_ input: AudioBufferList, frameCount: Int, groups: UInt64 = .max) {
         let frames = min(frameCount, input.frameCount)
+        let now = ioCycle
         cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
         for index in 0..<capacity {
             let address = slots[index].load(ordering: .sequentiallyConsistent)
             guard address != 0 else { continue }
             Unmanaged<ApplianceServerStream>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { stream in
-                if stream.direction == .capture { stream.capture(input, frames: frames) }
+                guard stream.direction == .capture, Self.takes(groups, stream) else { return }
+                stream.capture(input, frames: frames)
+                stream.servicedCycle = now
             }
         }
         cycle.wrappingAdd(1, ordering: .sequentiallyConsistent)
@@ -82,6 +121,7 @@ public final class ApplianceStreamTable: @unchecked Sendable {
             state.streams[stream.id] = stream
             state.slotOf[stream.id] = free
             if let gain = state.gainOfPid[stream.pid] { stream.setGain(gain, rampFrames: 0) }
+            stream.group.store(state.groupOfPid[stream.pid] ?? 0, ordering: .relaxed)
             slots[free].store(UInt(bitPattern: Unmanaged.passUnretained(stream).toOpaque()), ordering: .sequentiallyConsistent)
             return true
         }
@@ -128,8 +168,24 @@ public final class ApplianceStreamTable: @unchecked Sendable {
     /// Drops what is kept for program `pid` (it has gone; its pid may come back as another
     /// program's).
     public func forget(pid: Int32) {
-        control.withLock { _ = $0.gainOfPid.removeValue(forKey: pid) }
+        control.withLock { state in
+            state.gainOfPid.removeValue(forKey: pid)
+            state.groupOfPid.removeValue(forKey: pid)
+        }
     }
+
+    /// Puts every stream of `pid`, and those it opens later, in routing group `group`
+    /// (0…63; 0: none) — its session's role, so the `clients` node for that role takes it.
+    public func setGroup(pid: Int32, group: Int) {
+        let group = min(max(group, 0), 63)
+        control.withLock { state in
+            state.groupOfPid[pid] = group
+            for stream in state.streams.values where stream.pid == pid { stream.group.store(group, ordering: .relaxed) }
+        }
+    }
+
+    /// The routing group program `pid`'s streams are in (tests, status).
+    public func group(pid: Int32) -> Int { control.withLock { $0.groupOfPid[pid] ?? 0 } }
 
     /// Whether program `pid`'s next stream would start below full level (tests, status).
     public func keptGain(pid: Int32) -> Float? { control.withLock { $0.gainOfPid[pid] } }

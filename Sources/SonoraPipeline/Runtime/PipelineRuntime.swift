@@ -120,6 +120,10 @@ public final class PipelineRuntime {
         let pipeline: BuiltPipeline
         do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
         for stale in pipeline.staleRecordings { logger.warning("\(stale)") }
+        if let table = sessionServer?.streams, let io = pipeline.io {
+            let cycleEnd = ClientStreamsCycleEnd(table: table)
+            do { try io.addRenderNotify(RenderCallback(cycleEnd), keeping: cycleEnd) } catch { throw .control("session server: \(error.message)") }
+        }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
         controller.sessionServer = sessionServer
         var server: ControlServer?

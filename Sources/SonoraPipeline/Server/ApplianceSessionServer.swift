@@ -68,6 +68,13 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         }
     }
 
+    /// A role's routing group in the stream table: its place in the policy's roles, from 1
+    /// (groups above 63 share 63); 0 for no role.
+    public static func routingGroup(of role: String?, in policy: SessionPolicy?) -> Int {
+        guard let role, let index = policy?.roles.firstIndex(where: { $0.name == role }) else { return 0 }
+        return min(index + 1, 63)
+    }
+
     /// Connects the coordinator's effects to the server and the server's ops to the coordinator.
     final class Bridge: ApplianceSessionHandler, SessionEffectTarget, @unchecked Sendable {
         weak var server: ApplianceServer?
@@ -116,6 +123,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
                 }
                 let options = fields["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 let activation = try coordinator.activate(pid: client.pid, category: category, options: options, role: fields["role"]?.stringValue)
+                route(client.pid, role: activation.role)
                 return activation.applianceFields
             case "session_deactivate":
                 coordinator.deactivate(pid: client.pid, notifyOthers: fields["notify_others"]?.boolValue ?? true)
@@ -130,6 +138,12 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             default:
                 throw AudioError(.parameterError, "unknown op '\(op)'")
             }
+        }
+
+        /// Puts the program's streams in its role's routing group (the role's place in the
+        /// policy, from 1; 0 for none), so the `clients` node for that role takes them.
+        private func route(_ pid: Int32, role: String?) {
+            server?.streams.setGroup(pid: pid, group: ApplianceSessionServer.routingGroup(of: role, in: coordinator?.policy))
         }
 
         func clientDetached(_ client: ApplianceClientInfo) {
@@ -163,7 +177,8 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             }
             if let category {
                 do {
-                    _ = try coordinator.activate(pid: client.pid, category: category, options: [], role: nil)
+                    let activation = try coordinator.activate(pid: client.pid, category: category, options: [], role: nil)
+                    route(client.pid, role: activation.role)
                     implicitlyActive.withLock { _ = $0.insert(client.pid) }
                     // The program's own session learns it is active (so interruptions pause its
                     // queues, not only fade them), in order with the notices.
