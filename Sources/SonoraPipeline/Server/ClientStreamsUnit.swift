@@ -17,9 +17,12 @@ public final class ClientStreamsUnit: AudioUnit, @unchecked Sendable {
     /// Held unretained on the realtime side (no reference counting there); `table` keeps it alive.
     @exclusivity(unchecked) private var streams: Unmanaged<ApplianceStreamTable>?
     public let table: ApplianceStreamTable?
+    /// The routing groups (session roles) whose streams this node takes: `.max` for all.
+    public let groups: UInt64
 
-    public init(table: ApplianceStreamTable?) {
+    public init(table: ApplianceStreamTable?, groups: UInt64 = .max) {
         self.table = table
+        self.groups = groups
         streams = table.map { Unmanaged.passUnretained($0) }
         super.init(description: Self.componentDescription, name: "Clients", inputs: 1, outputs: 1, parameters: [])
     }
@@ -31,8 +34,8 @@ public final class ClientStreamsUnit: AudioUnit, @unchecked Sendable {
         context.output.clear()
         guard let streams else { return .noError }
         streams._withUnsafeGuaranteedRef { table in
-            table.deliverCapture(context.input(0), frameCount: context.frameCount)
-            table.mixPlayback(into: context.output, frameCount: context.frameCount)
+            table.deliverCapture(context.input(0), frameCount: context.frameCount, groups: groups)
+            table.mixPlayback(into: context.output, frameCount: context.frameCount, groups: groups)
         }
         return .noError
     }
