@@ -70,8 +70,8 @@ public final class ApplianceSessionServer: @unchecked Sendable {
 
     /// A role's routing group in the stream table: its place in the policy's roles, from 1
     /// (groups above 63 share 63); 0 for no role.
-    public static func routingGroup(of role: String?, in policy: SessionPolicy?) -> Int {
-        guard let role, let index = policy?.roles.firstIndex(where: { $0.name == role }) else { return 0 }
+    public static func routingGroup(of role: String?, in roles: [SessionRole]) -> Int {
+        guard let role, let index = roles.firstIndex(where: { $0.name == role }) else { return 0 }
         return min(index + 1, 63)
     }
 
@@ -143,7 +143,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         /// Puts the program's streams in its role's routing group (the role's place in the
         /// policy, from 1; 0 for none), so the `clients` node for that role takes them.
         private func route(_ pid: Int32, role: String?) {
-            server?.streams.setGroup(pid: pid, group: ApplianceSessionServer.routingGroup(of: role, in: coordinator?.policy))
+            server?.streams.setGroup(pid: pid, group: ApplianceSessionServer.routingGroup(of: role, in: coordinator?.policy.roles ?? []))
         }
 
         func clientDetached(_ client: ApplianceClientInfo) {
