@@ -137,6 +137,37 @@ struct BinauralRendererTests {
         #expect(largest <= ownSlope, "a step of \(largest) in the sweep; the signal's own steepest is \(ownSlope)")
     }
 
+    /// A muted source skips the filtering but keeps its input history: once the gain is back
+    /// (after the one ramping call), the output is the direct convolution again.
+    @Test func aMutedSourceComesBackExact() throws {
+        let reference = try MySofaReference()
+        let set = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: reference.sampleRate)
+        let renderer = BinauralRenderer(maximumFrames: 128)
+        renderer.setKernel(HRTFKernel(set: set, blockSize: 128))
+        let measurement = 200
+        let direction = (azimuth: -reference.azimuths[measurement], elevation: reference.elevations[measurement])
+        let input = TestSignal.whiteNoise(count: 128 * 30, seed: 9, amplitude: 0.5)
+        var left = [Float](repeating: 0, count: input.count), right = left
+        for call in 0..<30 {
+            let gain: Float = (10..<20).contains(call) ? 0 : 1
+            input.withUnsafeBufferPointer { x in
+                left.withUnsafeMutableBufferPointer { l in
+                    right.withUnsafeMutableBufferPointer { r in
+                        renderer.render(
+                            x.baseAddress! + call * 128, count: 128, azimuth: direction.azimuth, elevation: direction.elevation,
+                            gain: gain, addingInto: l.baseAddress! + call * 128, r.baseAddress! + call * 128)
+                    }
+                }
+            }
+        }
+        let expected = Self.convolve(input, reference.left[measurement])
+        let peak = expected.map(abs).max()!
+        // Calls 11…19 are silent (call 10 ramps down); from call 21 on (call 20 ramps up) exact.
+        #expect(left[(11 * 128)..<(20 * 128)].allSatisfy { $0 == 0 })
+        let error = (21 * 128..<input.count).map { abs(left[$0] - expected[$0]) }.max()!
+        #expect(error < peak * 1e-5, "off by \(error) after the mute (peak \(peak))")
+    }
+
     @Test func aNewKernelAndResetAreTakenAtTheNextRender() throws {
         let set = try HRTFSet(
             sampleRate: 48000, filterLength: 3,

@@ -95,9 +95,16 @@ final class BinauralConvolution {
             let spectrum = history + head * 2 * bins
             fft.forward(window, real: spectrum, imaginary: spectrum + bins)
             let offset = block + fill
-            filter(measurement: state.pointee.current, left: newLeft, right: newRight)
             let from = state.pointee.fadingFrom
-            if from >= 0 {
+            let silent = gain == 0 && startGain == 0
+            if silent {
+                // A muted or culled source: the history above stays current, so the output is
+                // right again the moment the gain returns; only the filtering is skipped.
+                if from >= 0 {
+                    if state.pointee.fadePosition + n >= block { state.pointee.fadingFrom = -1 } else { state.pointee.fadePosition += n }
+                }
+            } else if from >= 0 {
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
                 filter(measurement: from, left: oldLeft, right: oldRight)
                 let position = state.pointee.fadePosition
                 let length = Float(block)
@@ -115,11 +122,13 @@ final class BinauralConvolution {
                     state.pointee.fadePosition = position + n
                 }
             } else if gainStep == 0 {
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
                 for i in 0..<n {
                     left[done + i] += gain * newLeft[offset + i]
                     right[done + i] += gain * newRight[offset + i]
                 }
             } else {
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
                 for i in 0..<n {
                     let g = startGain + gainStep * Float(done + i + 1)
                     left[done + i] += g * newLeft[offset + i]
@@ -149,14 +158,22 @@ final class BinauralConvolution {
         fft.inverse(real: sum, imaginary: sum + bins, output: right)
     }
 
-    /// sum = Σₚ X[head − p] · H[p].
+    /// sum = Σₚ X[head − p] · H[p]. The first partition sets, the others add.
     @inline(__always)
     private func accumulate(_ filter: UnsafeMutablePointer<Float>) {
         let bins = bins, stride = 2 * bins
         let sumReal = sum, sumImaginary = sum + bins
-        sum.update(repeating: 0, count: stride)
         var slot = state.pointee.head
-        for partition in 0..<partitions {
+        do {
+            let x = history + slot * stride
+            let xr = x, xi = x + bins, hr = filter, hi = filter + bins
+            for k in 0..<bins {
+                sumReal[k] = xr[k] * hr[k] - xi[k] * hi[k]
+                sumImaginary[k] = xr[k] * hi[k] + xi[k] * hr[k]
+            }
+            slot = slot == 0 ? partitions - 1 : slot - 1
+        }
+        for partition in 1..<max(1, partitions) {
             let x = history + slot * stride
             let h = filter + partition * stride
             let xr = x, xi = x + bins, hr = h, hi = h + bins
