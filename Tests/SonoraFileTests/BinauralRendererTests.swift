@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SonoraCore
 import SonoraDSP
 import SonoraFile
@@ -221,5 +222,56 @@ struct BinauralRendererAllocationTests {
             }
         }
         #expect(heapCalls == 0, "\(heapCalls) heap calls in 395 renders")
+    }
+}
+
+/// Kernels handed over while the render side runs on its own thread are all taken: each
+/// pair of quick `setKernel` calls ends with the second kernel sounding, however the render
+/// thread interleaves with them. Large blocks make the state `setKernel` builds slow to
+/// make, widening the window in which the render thread once took the first kernel and
+/// then, its retired slot full, refused the second until a later `setKernel`.
+@Suite("BinauralRenderer kernel handover across threads", .serialized)
+struct BinauralRendererHandoverTests {
+    final class RenderLoop: @unchecked Sendable {
+        let renderer = BinauralRenderer(maximumFrames: 16)
+        let heard = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+
+        func run() {
+            let ones = [Float](repeating: 1, count: 16)
+            var left = [Float](repeating: 0, count: 16), right = left
+            while !stop.load(ordering: .acquiring) {
+                for i in 0..<16 { left[i] = 0 }
+                renderer.render(ones, count: 16, azimuth: 0, elevation: 0, gain: 1, addingInto: &left, &right)
+                heard.store(Int(left[15].rounded()), ordering: .releasing)
+                sched_yield()
+            }
+        }
+    }
+
+    @Test func theLastOfTwoQuickHandoversIsTaken() throws {
+        // Kernel i: one measurement whose left response is the single tap i.
+        let kernels = try (0...160).map { value in
+            HRTFKernel(
+                set: try HRTFSet(sampleRate: 48000, filterLength: 1, measurements: [HRTFMeasurement(azimuth: 0, elevation: 0, left: [Float(value)], right: [0])]),
+                blockSize: 2048)
+        }
+        let loop = RenderLoop()
+        let thread = Thread { loop.run() }
+        thread.start()
+        defer { loop.stop.store(true, ordering: .releasing) }
+        var stuck: [Int] = []
+        for pair in 1...80 {
+            loop.renderer.setKernel(kernels[2 * pair - 1])
+            loop.renderer.setKernel(kernels[2 * pair])
+            // A liveness bound, not a timing assertion: the render loop runs every few µs.
+            var waited = 0
+            while loop.heard.load(ordering: .acquiring) != 2 * pair && waited < 10_000 {
+                usleep(100)
+                waited += 1
+            }
+            if loop.heard.load(ordering: .acquiring) != 2 * pair { stuck.append(pair) }
+        }
+        #expect(stuck.isEmpty, "the second kernel was never taken after pairs \(stuck)")
     }
 }

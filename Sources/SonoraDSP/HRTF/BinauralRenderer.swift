@@ -34,14 +34,19 @@ public final class BinauralRenderer: @unchecked Sendable {
         active.deallocate()
     }
 
-    /// Control side: render with `kernel` (nil: render nothing) from the next `render` on.
-    /// Allocates this source's state for the kernel's block size and partitions.
+    /// Control side (one thread at a time): render with `kernel` (nil: render nothing) from
+    /// the next `render` on. Allocates this source's state for the kernel's block size and
+    /// partitions.
     public func setKernel(_ kernel: HRTFKernel?) {
         collectRetired()
         let bits = kernel.map { UInt(bitPattern: Unmanaged.passRetained(BinauralConvolution(kernel: $0)).toOpaque()) } ?? Self.noKernel
         let unused = pending.exchange(bits, ordering: .acquiringAndReleasing)
         // Never taken by the render side: nobody else holds it.
         if unused > Self.noKernel { Self.release(unused) }
+        // Again after publishing: the render side may have taken the previous state (filling
+        // the retired slot) between the first collection and the exchange; an occupied slot
+        // would keep it from taking this one.
+        collectRetired()
     }
 
     /// Realtime: convolve `count` mono samples for a source at (azimuth, elevation) — degrees,
