@@ -50,10 +50,13 @@ struct BinauralRendererTests {
         return (left, right)
     }
 
-    @Test(arguments: [64, 128, 512])
-    func equalsDirectConvolutionAtMeasuredDirections(blockSize: Int) throws {
-        let reference = try MySofaReference()
+    /// At the file's rate (44.1 kHz) and resampled to 48 kHz (the reference resampled by
+    /// libmysofa in the test itself).
+    @Test(arguments: [(64, nil), (128, 48000), (512, nil)] as [(Int, Float?)])
+    func equalsDirectConvolutionAtMeasuredDirections(blockSize: Int, rate: Float?) throws {
+        let reference = try MySofaReference(resampledTo: rate)
         let set = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: reference.sampleRate)
+        #expect(set.filterLength == reference.taps)
         let kernel = HRTFKernel(set: set, blockSize: blockSize)
         let input = TestSignal.whiteNoise(count: 3000, seed: 7, amplitude: 0.5)
         for measurement in [0, 101, 350, reference.left.count / 2, reference.left.count - 1] {
