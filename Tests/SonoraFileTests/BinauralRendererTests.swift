@@ -100,7 +100,10 @@ struct BinauralRendererTests {
     /// (sample to sample) is larger than the steepest step of the same noise rendered at fixed
     /// directions — the signal's own slope. A filter switched without a cross-fade steps by
     /// the difference of two filters' outputs on top of it.
-    @Test func aSourceSweptRoundTheHeadHasNoClicks() throws {
+    /// Calls of one size (the fade inside a call) and of mixed sizes that split blocks (the
+    /// fade spread over calls and partial blocks).
+    @Test(arguments: [[256], [100, 37, 300, 1, 64]])
+    func aSourceSweptRoundTheHeadHasNoClicks(calls: [Int]) throws {
         let rate = 48000.0, count = 480_000
         let set = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: rate)
         let kernel = HRTFKernel(set: set, blockSize: 128)
@@ -132,12 +135,12 @@ struct BinauralRendererTests {
         }
         let renderer = BinauralRenderer(maximumFrames: 256)
         renderer.setKernel(kernel)
-        let swept = Self.render(renderer, input, calls: [256]) { frame in
+        let swept = Self.render(renderer, input, calls: calls) { frame in
             let t = Float(frame) / Float(count)
             return (azimuth: -180 + 360 * t, elevation: 40 * sin(2 * .pi * 3 * t))
         }
         let largest = largestStep(swept)
-        print("HRTF sweep: largest step \(largest), own slope \(ownSlope)")
+        print("HRTF sweep (calls \(calls)): largest step \(largest), own slope \(ownSlope)")
         #expect(largest <= ownSlope, "a step of \(largest) in the sweep; the signal's own steepest is \(ownSlope)")
     }
 
