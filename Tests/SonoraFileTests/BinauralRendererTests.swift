@@ -204,17 +204,27 @@ struct BinauralRendererTests {
 struct BinauralRendererAllocationTests {
     @Test func renderingAMovingSourceMakesNoHeapCalls() throws {
         let set = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: 48000)
-        let kernel = HRTFKernel(set: set, blockSize: 128)
+        // The partitioned FFT path and the time-domain path (a compact set) in turn.
+        let kernels = [HRTFKernel(set: set, blockSize: 128), HRTFKernel(set: set.minimumPhase(taps: 32), blockSize: 128)]
         let renderer = BinauralRenderer(maximumFrames: 512)
         let input = TestSignal.whiteNoise(count: 512, seed: 5)
         var left = [Float](repeating: 0, count: 512), right = left
         var heapCalls = 0
+        // Warm both paths up first: their first calls may instantiate runtime metadata.
+        for kernel in kernels {
+            let warm = BinauralRenderer(maximumFrames: 512)
+            warm.setKernel(kernel)
+            for count in [512, 77, 1] {
+                warm.render(input, count: count, azimuth: 10, elevation: 0, gain: 1, addingInto: &left, &right)
+                warm.render(input, count: count, azimuth: -100, elevation: 20, gain: 0.5, addingInto: &left, &right)
+            }
+        }
         input.withUnsafeBufferPointer { x in
             left.withUnsafeMutableBufferPointer { l in
                 right.withUnsafeMutableBufferPointer { r in
                     for cycle in 0..<400 {
                         // A new kernel now and then: the handover is taken inside render.
-                        if cycle % 100 == 0 { renderer.setKernel(kernel) }
+                        if cycle % 100 == 0 { renderer.setKernel(kernels[cycle / 100 % 2]) }
                         if cycle % 150 == 75 { renderer.reset() }
                         let count = [512, 128, 77, 1, 300][cycle % 5]
                         let azimuth = Float(cycle) * 7 - 180, elevation = Float(cycle % 60) - 30

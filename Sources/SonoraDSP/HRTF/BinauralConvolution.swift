@@ -26,6 +26,10 @@ final class BinauralConvolution {
     private let newLeft: UnsafeMutablePointer<Float>, newRight: UnsafeMutablePointer<Float>
     private let oldLeft: UnsafeMutablePointer<Float>, oldRight: UnsafeMutablePointer<Float>
     private let state: UnsafeMutablePointer<State>
+    /// Time-domain kernels: the input line, `history` past samples then the segment.
+    private let timeDomain: Bool
+    private let line: UnsafeMutablePointer<Float>
+    private let lineHistory: Int
 
     struct State {
         var fill = 0
@@ -54,6 +58,9 @@ final class BinauralConvolution {
         oldLeft = .allocate(capacity: 2 * block); oldRight = .allocate(capacity: 2 * block)
         state = .allocate(capacity: 1)
         state.initialize(to: State())
+        timeDomain = kernel.isTimeDomain
+        lineHistory = timeDomain ? kernel.longestDelay + kernel.timeTaps - 1 : 0
+        line = .allocate(capacity: lineHistory + block)
         clear()
     }
 
@@ -61,12 +68,14 @@ final class BinauralConvolution {
         window.deallocate(); history.deallocate(); sum.deallocate()
         newLeft.deallocate(); newRight.deallocate(); oldLeft.deallocate(); oldRight.deallocate()
         state.deallocate()
+        line.deallocate()
     }
 
     /// Silence in, nothing pending: as new.
     func clear() {
         window.update(repeating: 0, count: 2 * block)
         history.update(repeating: 0, count: partitions * 2 * bins)
+        line.update(repeating: 0, count: lineHistory + block)
         state.pointee = State()
     }
 
@@ -90,11 +99,17 @@ final class BinauralConvolution {
             }
             let fill = state.pointee.fill
             let n = min(count - done, block - fill)
-            (window + block + fill).update(from: input + done, count: n)
             let head = state.pointee.head
-            let spectrum = history + head * 2 * bins
-            fft.forward(window, real: spectrum, imaginary: spectrum + bins)
-            let offset = block + fill
+            let offset: Int
+            if timeDomain {
+                (line + lineHistory).update(from: input + done, count: n)
+                offset = 0
+            } else {
+                (window + block + fill).update(from: input + done, count: n)
+                let spectrum = history + head * 2 * bins
+                fft.forward(window, real: spectrum, imaginary: spectrum + bins)
+                offset = block + fill
+            }
             let from = state.pointee.fadingFrom
             let silent = gain == 0 && startGain == 0
             if silent {
@@ -104,8 +119,8 @@ final class BinauralConvolution {
                     if state.pointee.fadePosition + n >= block { state.pointee.fadingFrom = -1 } else { state.pointee.fadePosition += n }
                 }
             } else if from >= 0 {
-                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
-                filter(measurement: from, left: oldLeft, right: oldRight)
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight, count: n)
+                filter(measurement: from, left: oldLeft, right: oldRight, count: n)
                 let position = state.pointee.fadePosition
                 let length = Float(block)
                 for i in 0..<n {
@@ -122,20 +137,23 @@ final class BinauralConvolution {
                     state.pointee.fadePosition = position + n
                 }
             } else if gainStep == 0 {
-                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight, count: n)
                 for i in 0..<n {
                     left[done + i] += gain * newLeft[offset + i]
                     right[done + i] += gain * newRight[offset + i]
                 }
             } else {
-                filter(measurement: state.pointee.current, left: newLeft, right: newRight)
+                filter(measurement: state.pointee.current, left: newLeft, right: newRight, count: n)
                 for i in 0..<n {
                     let g = startGain + gainStep * Float(done + i + 1)
                     left[done + i] += g * newLeft[offset + i]
                     right[done + i] += g * newRight[offset + i]
                 }
             }
-            if fill + n == block {
+            if timeDomain {
+                // Keep the last `lineHistory` samples in front (forward copy: the regions overlap).
+                for index in 0..<lineHistory { line[index] = line[index + n] }
+            } else if fill + n == block {
                 // The block is complete: it becomes the previous one, its spectrum stays in the ring.
                 (window).update(from: window + block, count: block)
                 (window + block).update(repeating: 0, count: block)
@@ -151,11 +169,44 @@ final class BinauralConvolution {
     /// Both ears' output for the current window through `measurement`'s filter, into
     /// `left`/`right` (2·block samples; the last block is the valid part).
     @inline(__always)
-    private func filter(measurement: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+    private func filter(measurement: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int) {
+        if timeDomain {
+            convolve(measurement: measurement, ear: 0, into: left, count: count)
+            convolve(measurement: measurement, ear: 1, into: right, count: count)
+            return
+        }
         accumulate(kernel.spectrum(measurement: measurement, ear: 0))
         fft.inverse(real: sum, imaginary: sum + bins, output: left)
         accumulate(kernel.spectrum(measurement: measurement, ear: 1))
         fft.inverse(real: sum, imaginary: sum + bins, output: right)
+    }
+
+    /// Time domain: output[i] = Σₖ h[k] · x[i − delay − k] for the segment at the line's end.
+    /// Eight outputs at a time accumulate every tap in a register (SIMD8: the compiler does
+    /// not vectorize the scalar form, whose pointers may alias), then one store.
+    @inline(__always)
+    private func convolve(measurement: Int, ear: Int, into output: UnsafeMutablePointer<Float>, count: Int) {
+        let slot = measurement * 2 + ear
+        let taps = kernel.timeTaps
+        let reversed = kernel.reversedTaps + slot * taps
+        // x[i − delay − k] for k = taps − 1 − r is oldest[i + r].
+        let oldest = UnsafePointer(line + (lineHistory - Int(kernel.delays[slot]) - (taps - 1)))
+        var i = 0
+        while i + 8 <= count {
+            var sum = SIMD8<Float>(repeating: 0)
+            let window = UnsafeRawPointer(oldest + i)
+            for r in 0..<taps {
+                sum += SIMD8<Float>(repeating: reversed[r]) * window.loadUnaligned(fromByteOffset: r &* 4, as: SIMD8<Float>.self)
+            }
+            UnsafeMutableRawPointer(output + i).storeBytes(of: sum, as: SIMD8<Float>.self)
+            i += 8
+        }
+        while i < count {
+            var sum: Float = 0
+            for r in 0..<taps { sum += reversed[r] * oldest[i + r] }
+            output[i] = sum
+            i += 1
+        }
     }
 
     /// sum = Σₚ X[head − p] · H[p]. The first partition sets, the others add.

@@ -22,6 +22,19 @@ public final class HRTFKernel: @unchecked Sendable {
     let spectra: UnsafeMutablePointer<Float>
     let index: HRTFDirectionIndex
 
+    /// Responses no longer than this past their leading zeros (a compact set, see
+    /// `HRTFSet.minimumPhase`) are convolved directly in the time domain: at that length a
+    /// multiply-add per tap costs less than the FFTs of the partitioned path.
+    public static let timeDomainLimit = 64
+    /// True when this kernel renders in the time domain (then `spectra` is unused).
+    public let isTimeDomain: Bool
+    /// Time domain: taps per response (the longest after its delay), the largest delay, and
+    /// per measurement and ear a delay and `timeTaps` taps, reversed (newest input first).
+    let timeTaps: Int
+    let longestDelay: Int
+    let delays: UnsafeMutablePointer<Int32>
+    let reversedTaps: UnsafeMutablePointer<Float>
+
     /// `blockSize` is rounded up to a power of two between 16 and 8192. Choose it near the
     /// render slice: smaller blocks mean more partitions (more multiply-adds per sample),
     /// larger ones more FFT work per call when calls are short.
@@ -35,6 +48,35 @@ public final class HRTFKernel: @unchecked Sendable {
         measurementCount = set.measurements.count
         binCount = block + 1
         directions = set.measurements.map { ($0.azimuth, $0.elevation) }
+        // Leading zeros become a delay; what follows is the response proper.
+        var leads: [Int] = [], taps = 0
+        for measurement in set.measurements {
+            for response in [measurement.left, measurement.right] {
+                let first = response.firstIndex { $0 != 0 } ?? 0
+                let last = response.lastIndex { $0 != 0 } ?? 0
+                leads.append(first)
+                taps = max(taps, last - first + 1)
+            }
+        }
+        isTimeDomain = taps <= Self.timeDomainLimit
+        timeTaps = isTimeDomain ? taps : 0
+        longestDelay = isTimeDomain ? leads.max() ?? 0 : 0
+        delays = .allocate(capacity: max(1, leads.count))
+        reversedTaps = .allocate(capacity: max(1, leads.count * timeTaps))
+        if isTimeDomain {
+            for (slot, lead) in leads.enumerated() {
+                delays[slot] = Int32(lead)
+                let measurement = set.measurements[slot / 2]
+                let response = slot % 2 == 0 ? measurement.left : measurement.right
+                for tap in 0..<taps {
+                    let index = lead + tap
+                    reversedTaps[slot * taps + (taps - 1 - tap)] = index < response.count ? response[index] : 0
+                }
+            }
+            spectra = .allocate(capacity: 1)
+            index = HRTFDirectionIndex(measurements: set.measurements)
+            return
+        }
         let stride = 2 * binCount
         let total = measurementCount * 2 * partitionCount * stride
         spectra = .allocate(capacity: total)
@@ -58,6 +100,8 @@ public final class HRTFKernel: @unchecked Sendable {
 
     deinit {
         spectra.deallocate()
+        delays.deallocate()
+        reversedTaps.deallocate()
         index.deallocate()
     }
 
