@@ -5,12 +5,15 @@ import Testing
 
 /// Prints what HRTF rendering costs: CPU time per source per second of 48 kHz audio, 8
 /// sources circling at different speeds over the MIT KEMAR set (558 taps at 48 kHz), 1024-frame
-/// calls, 128-sample blocks. Asserts nothing (tests never judge wall-clock or CPU time);
+/// calls, 128-sample blocks; then the same with its 32-tap minimum-phase form (the
+/// time-domain path). Asserts nothing (tests never judge wall-clock or CPU time);
 /// meaningful in a release build (`swift test -c release --filter BinauralRendererCost`).
 @Suite("HRTF rendering cost", .serialized)
 struct BinauralRendererCostTests {
-    @Test func printsTheCostPerSourceSecond() throws {
-        let set = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: 48000)
+    @Test(arguments: [false, true])
+    func printsTheCostPerSourceSecond(compact: Bool) throws {
+        let full = try SOFAFile.load(path: SOFAFile.defaultPath, sampleRate: 48000)
+        let set = compact ? full.minimumPhase(taps: 32) : full
         let kernel = HRTFKernel(set: set, blockSize: 128)
         let sources = 8, slice = 1024, seconds = 1
         let renderers = (0..<sources).map { _ in BinauralRenderer(maximumFrames: slice) }
@@ -38,7 +41,7 @@ struct BinauralRendererCostTests {
         #else
         let build = "release build"
         #endif
-        print("HRTF cost: \(Int(perSourceSecond * 1e6)) µs CPU per source per second of 48 kHz (\(set.filterLength) taps, \(build))")
+        print("HRTF cost: \(Int(perSourceSecond * 1e6)) µs CPU per source per second of 48 kHz (\(compact ? "32-tap minimum phase, time domain" : "\(set.filterLength) taps, partitioned FFT"), \(build))")
         #expect(perSourceSecond > 0)
     }
 }
