@@ -93,16 +93,32 @@ public final class FFT: @unchecked Sendable {
     /// turns the twiddles round for the (unscaled) inverse.
     @inline(__always)
     func butterflies(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>, conjugate: Bool) {
-        // First pass (span 1) needs no twiddles.
-        var start = 0
-        while start < size {
-            let ar = re[start], ai = im[start], br = re[start + 1], bi = im[start + 1]
-            re[start] = ar + br; im[start] = ai + bi
-            re[start + 1] = ar - br; im[start + 1] = ai - bi
-            start += 2
-        }
+        // The first two passes (spans 1 and 2) as one radix-4 pass: their twiddles are 1 and
+        // ∓i, so no multiplications, and one trip through memory instead of two scalar ones.
         var offset = 1
         var span = 2
+        if size >= 4 {
+            var start = 0
+            while start < size {
+                let a0r = re[start], a0i = im[start], a1r = re[start + 1], a1i = im[start + 1]
+                let a2r = re[start + 2], a2i = im[start + 2], a3r = re[start + 3], a3i = im[start + 3]
+                let b0r = a0r + a1r, b0i = a0i + a1i, b1r = a0r - a1r, b1i = a0i - a1i
+                let b2r = a2r + a3r, b2i = a2i + a3i, b3r = a2r - a3r, b3i = a2i - a3i
+                // b3 · (−i) forward, b3 · (+i) inverse.
+                let tr = conjugate ? -b3i : b3i, ti = conjugate ? b3r : -b3r
+                re[start] = b0r + b2r; im[start] = b0i + b2i
+                re[start + 2] = b0r - b2r; im[start + 2] = b0i - b2i
+                re[start + 1] = b1r + tr; im[start + 1] = b1i + ti
+                re[start + 3] = b1r - tr; im[start + 3] = b1i - ti
+                start += 4
+            }
+            offset = 3
+            span = 4
+        } else {
+            let ar = re[0], ai = im[0], br = re[1], bi = im[1]
+            re[0] = ar + br; im[0] = ai + bi
+            re[1] = ar - br; im[1] = ai - bi
+        }
         let sign: Float = conjugate ? -1 : 1
         while span < size {
             let cosines = stageCos + offset, sines = stageSin + offset

@@ -22,6 +22,9 @@ public final class RealFFT: @unchecked Sendable {
     private let splitSin: UnsafeMutablePointer<Float>
     private let workReal: UnsafeMutablePointer<Float>
     private let workImaginary: UnsafeMutablePointer<Float>
+    /// The inverse's split values in natural order, before the bit-reversal scatter.
+    private let splitReal: UnsafeMutablePointer<Float>
+    private let splitImaginary: UnsafeMutablePointer<Float>
 
     /// `size` must be a power of two ≥ 4.
     public init(size: Int) {
@@ -38,11 +41,14 @@ public final class RealFFT: @unchecked Sendable {
         }
         workReal = .allocate(capacity: half + 1)
         workImaginary = .allocate(capacity: half + 1)
+        splitReal = .allocate(capacity: half)
+        splitImaginary = .allocate(capacity: half)
     }
 
     deinit {
         splitCos.deallocate(); splitSin.deallocate()
         workReal.deallocate(); workImaginary.deallocate()
+        splitReal.deallocate(); splitImaginary.deallocate()
     }
 
     /// Spectrum of `input` (N samples) into `real`/`imaginary` (N/2 + 1 values each).
@@ -75,7 +81,10 @@ public final class RealFFT: @unchecked Sendable {
     /// Signal (N samples, scaled by 1/N) of the spectrum `real`/`imaginary` into `output`.
     public func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         let zr = workReal, zi = workImaginary, reversal = complex.reversal
+        let sr = splitReal, si = splitImaginary
         // Z[k] = E[k] + i·O[k]: E = (X[k] + X*[M−k])/2, O = (X[k] − X*[M−k])·w^{-k}/2.
+        // Computed in natural order first (a loop the compiler vectorizes), then scattered
+        // into bit-reversed order (the scatter alone stays scalar).
         for k in 0..<half {
             let ar = real[k], ai = imaginary[k]
             let br = real[half - k], bi = -imaginary[half - k]
@@ -83,9 +92,13 @@ public final class RealFFT: @unchecked Sendable {
             let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
             let wr = splitCos[k], wi = -splitSin[k]
             let oddR = dr * wr - di * wi, oddI = dr * wi + di * wr
+            sr[k] = evenR - oddI
+            si[k] = evenI + oddR
+        }
+        for k in 0..<half {
             let target = Int(reversal[k])
-            zr[target] = evenR - oddI
-            zi[target] = evenI + oddR
+            zr[target] = sr[k]
+            zi[target] = si[k]
         }
         complex.butterflies(zr, zi, conjugate: true)
         // Z was halved in the split above, so the N/2-point inverse's 1/(N/2) makes 1/N overall.
