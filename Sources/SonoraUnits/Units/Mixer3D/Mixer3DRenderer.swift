@@ -166,6 +166,7 @@ struct Mixer3DRenderer {
         let frames = context.frameCount
         let output = context.output
         output.clear()
+        guard frames > 0 else { return .noError }
         send.update(repeating: 0, count: frames)
         let outputGain = Self.gain(decibels: context.parameter(slots.outputGain))
         let reverbGain = Self.gain(decibels: context.parameter(slots.reverbGain))
@@ -242,6 +243,11 @@ struct Mixer3DRenderer {
 
             var algorithm = setting.algorithm
             if outputChannels != 2 && algorithm != .stereoPassThrough { algorithm = .vectorBasedPanning }
+            if algorithm != voice.pointee.algorithm {
+                // The head's delay line was not fed meanwhile: start it from silence, not stale samples.
+                if algorithm == .sphericalHead && voice.pointee.hasState { voice.pointee.restartHead() }
+                voice.pointee.algorithm = algorithm
+            }
             switch algorithm {
             case .hrtf:
                 renderBinaural(voice, azimuth: azimuth, elevation: elevation, gain: directGain, frames: frames, output: output)
@@ -423,8 +429,9 @@ struct Mixer3DRenderer {
         frames: Int, output: AudioBufferList
     ) {
         let channels = voice.pointee.channels
-        let fresh = !voice.pointee.hasState
-        let startGain = fresh ? gain : voice.pointee.scalarGain
+        let fresh = !voice.pointee.hasState || voice.pointee.headRestarted
+        voice.pointee.headRestarted = false
+        let startGain = !voice.pointee.hasState ? gain : voice.pointee.scalarGain
         voice.pointee.scalarGain = gain
         let ringSize = voice.pointee.ringSize
         let mask = ringSize - 1

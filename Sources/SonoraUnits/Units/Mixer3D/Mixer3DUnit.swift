@@ -39,6 +39,9 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         public static let minimumGain: AudioUnitParameterID = 6
         /// …and at or below this.
         public static let maximumGain: AudioUnitParameterID = 7
+        /// The contract's (and Core Audio's) short names for the two above.
+        public static let minGain = minimumGain
+        public static let maxGain = maximumGain
         /// Percent, 0…100: equal-power dry/wet blend into the internal reverb.
         public static let reverbBlend: AudioUnitParameterID = 8
         /// Output scope, dB −40…40: the reverb's level.

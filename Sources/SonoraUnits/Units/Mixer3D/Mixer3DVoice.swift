@@ -23,6 +23,9 @@ struct Mixer3DVoice {
     /// The attenuations the occlusion and obstruction filters are designed for.
     var occlusionDB: Float = 0
     var obstructionDB: Float = 0
+    /// The placement used in the last slice, and whether the head path starts afresh at its next slice.
+    var algorithm: Mixer3DUnit.SpatializationAlgorithm = .equalPowerPanning
+    var headRestarted = false
     /// Doppler: the distance last seen and the smoothed rate it changes at (m/s).
     var lastDistance: Float = 0
     var velocity: Float = 0
@@ -53,6 +56,13 @@ struct Mixer3DVoice {
         delays.deallocate()
         ring.deallocate()
         filters.deallocate()
+    }
+
+    /// The head path resumes after another placement: an empty delay line, delays set, not swept.
+    mutating func restartHead() {
+        ring.update(repeating: 0, count: 2 * ringSize)
+        for index in 4..<8 { filters[index].reset() }
+        headRestarted = true
     }
 
     /// Clears filter memories and delay lines; the next slice starts at its targets.
