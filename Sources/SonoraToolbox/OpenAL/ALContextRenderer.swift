@@ -62,6 +62,7 @@ final class ALContextRenderer: @unchecked Sendable {
                 _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
             }
         } catch {
+            ALDevice.noteOpenFailure("ALContext: the 3D mixer (\(Self.mixerDescription)) for \(inputs) sources: \(error.message)")
             throw .outOfMemory
         }
         mixerReference = Unmanaged.passUnretained(mixer)
