@@ -100,6 +100,26 @@ struct ALRenderTests {
         #expect(ALContext.makeCurrent(nil))
     }
 
+    @Test("a playback device on Sonora's timer-paced null device plays a source through to its end by itself")
+    func playbackDevice() throws {
+        let device = try ALDevice.playback("null")
+        defer { device.close() }
+        let context = try ALContext(device: device)
+        let source = try context.makeSource()
+        let buffer = try context.makeBuffer()
+        try [Float](repeating: 0.25, count: 4800).withUnsafeBytes { try buffer.setData($0, format: .monoFloat32, frequency: 48000) }
+        source.buffer = buffer
+        try source.play()
+        var sawProgress = false
+        for _ in 0..<5000 where source.state == .playing {
+            if source.sampleOffset > 0 { sawProgress = true }
+            usleep(1000)
+        }
+        #expect(sawProgress)
+        #expect(source.state == .stopped)
+        context.destroy()
+    }
+
     @Test("no heap call in the mix with 64 sources moving every block", .enabled(if: AllocationCounter.isAvailable))
     func noAllocation() throws {
         let world = try ALWorld()

@@ -28,6 +28,8 @@ final class ALContextRenderer: @unchecked Sendable {
     let monoCount: Int
     let stereoCount: Int
     private let output: OwnedAudioBufferList
+    /// The output's buffers, held as a value so the render side touches no reference.
+    private let outputList: AudioBufferList
     private let mixerReference: Unmanaged<AudioUnit>
     private let bankReference: Unmanaged<ALVoiceBank>
     /// Suspended contexts are not rendered: their sources stay where they are.
@@ -65,6 +67,7 @@ final class ALContextRenderer: @unchecked Sendable {
             ALDevice.noteOpenFailure("ALContext: the 3D mixer (\(Self.mixerDescription)) for \(inputs) sources: \(error.message)")
             throw .outOfMemory
         }
+        outputList = output.list
         mixerReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
         freeElements = Array((0..<inputs).reversed())
@@ -130,7 +133,7 @@ final class ALContextRenderer: @unchecked Sendable {
     func render(adding destination: AudioBufferList, frameCount: Int) {
         guard !suspended.load(ordering: .acquiring) else { return }
         bankReference._withUnsafeGuaranteedRef { $0.applyCommands() }
-        let list = output.list(frameCount: frameCount)
+        let list = outputList.frames(from: 0, count: frameCount)
         var flags = RenderActionFlags()
         let status = mixerReference._withUnsafeGuaranteedRef {
             $0.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), bus: 0, frameCount: frameCount, into: list)
