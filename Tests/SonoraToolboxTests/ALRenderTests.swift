@@ -122,7 +122,7 @@ struct ALRenderTests {
 
     @Test("no heap call in the mix with 64 sources moving every block", .enabled(if: AllocationCounter.isAvailable))
     func noAllocation() throws {
-        let world = try ALWorld()
+        let world = try ALWorld(attributes: ALContextAttributes(monoSources: 64, stereoSources: 0))
         defer { world.destroy() }
         var sources: [ALSource] = []
         for index in 0..<64 {
