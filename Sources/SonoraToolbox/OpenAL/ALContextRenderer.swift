@@ -1,0 +1,208 @@
+import Foundation
+import SonoraCore
+import SonoraDSP
+import SonoraUnits
+import Synchronization
+
+/// A context's render side: one 3D mixer unit (`aumx/3dem/appl`) whose input elements are
+/// the sources' voices — the first `monoCount` mono, the rest stereo (OpenAL plays stereo
+/// buffers unspatialized). The API feeds each input the final gain (dB), azimuth, elevation,
+/// distance and playback rate it computed; the unit's own distance attenuation is off.
+final class ALContextRenderer: @unchecked Sendable {
+    typealias Parameter = Mixer3DUnit.Parameter
+    /// The unit's playback-rate range; pitch × doppler outside it is done by the voice.
+    static let rateRange: ClosedRange<Float> = 0.5...2
+    /// The highest pitch × doppler a source plays at (OpenAL Soft's limit).
+    static let maximumRate: Float = 255
+
+    let mixer: Mixer3DUnit
+    let bank: ALVoiceBank
+    let monoCount: Int
+    let stereoCount: Int
+    private let output: OwnedAudioBufferList
+    /// The output's buffers, held as a value so the render side touches no reference.
+    private let outputList: AudioBufferList
+    private let mixerReference: Unmanaged<AudioUnit>
+    private let bankReference: Unmanaged<ALVoiceBank>
+    /// Suspended contexts are not rendered: their sources stay where they are.
+    let suspended = Atomic<Bool>(false)
+    @exclusivity(unchecked) private var sampleTime: Double = 0
+
+    // Control side.
+    private var freeElements: [Int]
+
+    /// `channels` 1 mixes stereo and folds it down (the unit's outputs are 2, 4 or 6 channels).
+    init(frequency: Int, channels: Int, monoSources: Int, stereoSources: Int, hrtf: Bool, maximumFrames: Int) throws(ALError) {
+        monoCount = monoSources
+        stereoCount = stereoSources
+        let inputs = monoSources + stereoSources
+        do {
+            let mixed = channels == 1 ? 2 : channels
+            mixer = Mixer3DUnit(inputs: inputs)
+            bank = try ALVoiceBank(count: inputs)
+            output = try OwnedAudioBufferList(channelCount: mixed, frameCapacity: maximumFrames)
+            let rate = Double(frequency)
+            try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: mixed), scope: .output, element: 0)
+            for element in 0..<inputs {
+                try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: element < monoSources ? 1 : 2), scope: .input, element: element)
+                try mixer.setRenderCallback(
+                    RenderCallback(function: ALVoice.callback, context: UnsafeMutableRawPointer(bank.voices + element)), input: element)
+            }
+            try mixer.setMaximumFramesPerSlice(maximumFrames)
+            try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
+            try mixer.initialize()
+            for element in 0..<inputs {
+                _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
+            }
+        } catch {
+            ALDevice.noteOpenFailure("ALContext: the 3D mixer for \(inputs) sources: \(error.message)")
+            throw .outOfMemory
+        }
+        outputList = output.list
+        mixerReference = Unmanaged.passUnretained(mixer)
+        bankReference = Unmanaged.passUnretained(bank)
+        freeElements = Array((0..<inputs).reversed())
+        var initial = SIMD8<Float>(repeating: .nan)
+        initial[5] = 0
+        sent = Array(repeating: initial, count: inputs)
+        wanted = sent
+        isPending = Array(repeating: false, count: inputs)
+    }
+
+    deinit { mixer.uninitialize() }
+
+    /// The unit's distance attenuation and doppler off (the API computes both, by OpenAL's
+    /// rules); mono inputs panned (or HRTF when asked), stereo inputs passed through.
+    private static func configureInputs(_ mixer: Mixer3DUnit, count: Int, stereoFrom: Int, hrtf: Bool) throws(AudioError) {
+        for element in 0..<count {
+            let stereo = element >= stereoFrom
+            try mixer.setProperty(.renderingFlags, scope: .input, element: element, to: .renderingFlags(stereo ? [] : [.interAuralDelay]))
+            let algorithm: Mixer3DUnit.SpatializationAlgorithm = stereo ? .stereoPassThrough : hrtf ? .hrtf : .equalPowerPanning
+            try mixer.setProperty(.spatializationAlgorithm, scope: .input, element: element, to: .spatializationAlgorithm(algorithm))
+        }
+    }
+
+    // MARK: Elements
+
+    /// A free input of the kind (mono/stereo), or nil.
+    func takeElement(stereo: Bool) -> Int? {
+        guard let index = freeElements.lastIndex(where: { ($0 >= monoCount) == stereo }) else { return nil }
+        return freeElements.remove(at: index)
+    }
+
+    func returnElement(_ element: Int) {
+        setEnabled(false, element: element)
+        freeElements.append(element)
+    }
+
+    func isStereo(_ element: Int) -> Bool { element >= monoCount }
+
+    // MARK: Parameters (control side)
+    //
+    // What each input should have is kept here and sent only where it differs from what the
+    // unit has, a bounded number at a time: the unit's command queue holds 1024 commands per
+    // render cycle, and 256 moving sources change 1280 values.
+
+    /// The unit takes at most this many parameter changes between two renders of ours.
+    static let unitCommandBudget = 700
+    private static let slots: [AudioUnitParameterID] = [
+        Parameter.azimuth, Parameter.elevation, Parameter.distance, Parameter.gain, Parameter.playbackRate, Parameter.enable,
+    ]
+    /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable] wanted, and last sent.
+    private var wanted: [SIMD8<Float>]
+    private var sent: [SIMD8<Float>]
+    private var pending: [Int] = []
+    private var isPending: [Bool]
+    /// Changes sent since the unit last took its commands.
+    private var unsent = 0
+    /// Counts renders that began (so the control side can tell the unit took what it sent).
+    private let rendersBegun = Atomic<Int>(0)
+
+    private func markPending(_ element: Int) {
+        guard !isPending[element] else { return }
+        isPending[element] = true
+        pending.append(element)
+    }
+
+    func setEnabled(_ on: Bool, element: Int) {
+        wanted[element][5] = on ? 1 : 0
+        markPending(element)
+    }
+
+    /// Records the source's mix parameters for its input; returns the rate scale the voice
+    /// must apply beyond the unit's range (pitch × doppler outside 0.5…2).
+    func apply(_ spatial: ALSpatialization, element: Int) -> Double {
+        let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
+        let unitRate = min(max(total, Self.rateRange.lowerBound), Self.rateRange.upperBound)
+        let stereo = isStereo(element)
+        wanted[element][0] = stereo ? 0 : spatial.azimuth
+        wanted[element][1] = stereo ? 0 : spatial.elevation
+        wanted[element][2] = min(spatial.distance, 10000)
+        wanted[element][3] = min(spatial.gainDecibels, 20)
+        wanted[element][4] = unitRate
+        markPending(element)
+        return Double(total / unitRate)
+    }
+
+    /// Sends pending changes, at most `budget` less what the unit has not taken yet. True
+    /// when nothing is left to send.
+    func sendPending() -> Bool {
+        while let element = pending.last {
+            var changed = 0
+            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot]) { changed += 1 }
+            if unsent + changed > Self.unitCommandBudget { return false }
+            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot]) {
+                sent[element][slot] = wanted[element][slot]
+                _ = try? mixer.setParameter(id, scope: .input, element: element, to: wanted[element][slot])
+            }
+            unsent += changed
+            pending.removeLast()
+            isPending[element] = false
+        }
+        return true
+    }
+
+    /// Whether a wanted value (NaN: never set) must be sent.
+    private static func differs(_ sent: Float, _ wanted: Float) -> Bool { !wanted.isNaN && sent != wanted }
+
+    /// A render of ours ran since (loopback: on this thread): the unit took everything sent.
+    func unitTookCommands() { unsent = 0 }
+
+    /// Sends everything pending, waiting for the device's renders when the unit's queue would
+    /// overflow (a playback device; the render runs on its own thread). Gives up waiting after
+    /// half a second (a stopped device) and sends on.
+    func sendAllPending() {
+        while !sendPending() {
+            let seen = rendersBegun.load(ordering: .acquiring)
+            for _ in 0..<500 where rendersBegun.load(ordering: .acquiring) == seen && !suspended.load(ordering: .acquiring) {
+                usleep(1000)
+            }
+            unsent = 0
+        }
+    }
+
+    // MARK: Render side
+
+    /// Renders the context's mix and adds it into `output` (realtime).
+    func render(adding destination: AudioBufferList, frameCount: Int) {
+        guard !suspended.load(ordering: .acquiring) else { return }
+        rendersBegun.add(1, ordering: .acquiringAndReleasing)
+        bankReference._withUnsafeGuaranteedRef { $0.applyCommands() }
+        let list = outputList.frames(from: 0, count: frameCount)
+        var flags = RenderActionFlags()
+        let status = mixerReference._withUnsafeGuaranteedRef {
+            $0.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), bus: 0, frameCount: frameCount, into: list)
+        }
+        sampleTime += Double(frameCount)
+        guard status == .noError else { return }
+        if destination.channelCount == 1 {
+            // A mono device: both sides, at the power of one.
+            Mixing.add(UnsafePointer(list.samples(0)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            Mixing.add(UnsafePointer(list.samples(1)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            return
+        }
+        for channel in 0..<min(list.channelCount, destination.channelCount) {
+            Mixing.add(UnsafePointer(list.samples(channel)), into: destination.samples(channel), count: frameCount, gain: 1)
+        }
+    }
+}
