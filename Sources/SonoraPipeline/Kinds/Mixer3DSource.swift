@@ -13,6 +13,17 @@ public struct Mixer3DSource: Hashable, Sendable {
         /// A stereo input played as it is, not placed.
         case passThrough = "pass-through"
 
+        /// The 3D mixer's value for it.
+        var unitValue: Mixer3DUnit.SpatializationAlgorithm {
+            switch self {
+            case .equalPower: .equalPowerPanning
+            case .sphericalHead: .sphericalHead
+            case .hrtf: .hrtf
+            case .vbap: .vectorBasedPanning
+            case .passThrough: .stereoPassThrough
+            }
+        }
+
     }
 
     public var name: String
