@@ -22,10 +22,12 @@ public struct ALCone: Sendable, Hashable {
     public func gain(direction: SIMD3<Float>, toListener: SIMD3<Float>) -> Float {
         let directionLength = (direction * direction).sum().squareRoot()
         let listenerLength = (toListener * toListener).sum().squareRoot()
-        guard directionLength > 0, listenerLength > 0 else { return 1 }
+        // A whole-sphere inner cone is no cone (OpenAL Soft skips it too): without this, a
+        // listener straight behind measures 360.00002° and fell outside a 360° cone.
+        guard innerAngle < 360, directionLength > 0, listenerLength > 0 else { return 1 }
         let cosine = Swift.min(Swift.max((direction * toListener).sum() / (directionLength * listenerLength), -1), 1)
         // The angle between the axis and the listener, doubled: cone angles are whole angles.
-        let angle = acosf(cosine) * 2 * 180 / .pi
+        let angle = Swift.min(acosf(cosine) * 2 * 180 / .pi, 360)
         if angle <= innerAngle { return 1 }
         if angle > outerAngle { return outerGain }
         let span = outerAngle - innerAngle

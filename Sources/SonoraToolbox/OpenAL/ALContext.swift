@@ -57,8 +57,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         }
         renderer = try ALContextRenderer(
             frequency: frequency, channels: device.channels, monoSources: mono, stereoSources: stereo,
-            maximumFrames: ALDevice.maximumFrames)
-        if attributes.hrtf == true, device.channels != 2 { throw .invalidValue }
+            hrtf: attributes.hrtf == true && device.channels == 2, maximumFrames: ALDevice.maximumFrames)
         listener.context = self
         try device.locked { () throws(ALError) in
             try device.attach(self, frequency: attributes.frequency)

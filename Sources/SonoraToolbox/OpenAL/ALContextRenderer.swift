@@ -8,26 +8,19 @@ import Synchronization
 /// buffers unspatialized). The API feeds each input the final gain (dB), azimuth, elevation,
 /// distance and playback rate it computed; the unit's own distance attenuation is off.
 final class ALContextRenderer: @unchecked Sendable {
-    /// Core Audio's k3DMixerParam_… IDs (input scope).
-    enum Parameter {
-        static let azimuth: AudioUnitParameterID = 0
-        static let elevation: AudioUnitParameterID = 1
-        static let distance: AudioUnitParameterID = 2
-        static let gain: AudioUnitParameterID = 3
-        static let playbackRate: AudioUnitParameterID = 4
-        static let enable: AudioUnitParameterID = 5
-    }
-    static let mixerDescription = AudioComponentDescription(type: .mixer, subType: "3dem", manufacturer: .apple)
+    typealias Parameter = Mixer3DUnit.Parameter
     /// The unit's playback-rate range; pitch × doppler outside it is done by the voice.
     static let rateRange: ClosedRange<Float> = 0.5...2
     /// The highest pitch × doppler a source plays at (OpenAL Soft's limit).
     static let maximumRate: Float = 255
 
-    let mixer: AudioUnit
+    let mixer: Mixer3DUnit
     let bank: ALVoiceBank
     let monoCount: Int
     let stereoCount: Int
     private let output: OwnedAudioBufferList
+    /// The output's buffers, held as a value so the render side touches no reference.
+    private let outputList: AudioBufferList
     private let mixerReference: Unmanaged<AudioUnit>
     private let bankReference: Unmanaged<ALVoiceBank>
     /// Suspended contexts are not rendered: their sources stay where they are.
@@ -39,31 +32,34 @@ final class ALContextRenderer: @unchecked Sendable {
     /// What each input was last given (parameters are sent only when they change).
     private var sent: [SIMD8<Float>]
 
-    init(frequency: Int, channels: Int, monoSources: Int, stereoSources: Int, maximumFrames: Int) throws(ALError) {
+    /// `channels` 1 mixes stereo and folds it down (the unit's outputs are 2, 4 or 6 channels).
+    init(frequency: Int, channels: Int, monoSources: Int, stereoSources: Int, hrtf: Bool, maximumFrames: Int) throws(ALError) {
         monoCount = monoSources
         stereoCount = stereoSources
         let inputs = monoSources + stereoSources
         do {
-            mixer = try AudioComponentRegistry.shared.instantiate(Self.mixerDescription)
+            let mixed = channels == 1 ? 2 : channels
+            mixer = Mixer3DUnit(inputs: inputs)
             bank = try ALVoiceBank(count: inputs)
-            output = try OwnedAudioBufferList(channelCount: channels, frameCapacity: maximumFrames)
-            try mixer.setElementCount(inputs, scope: .input)
+            output = try OwnedAudioBufferList(channelCount: mixed, frameCapacity: maximumFrames)
             let rate = Double(frequency)
-            try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: channels), scope: .output, element: 0)
+            try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: mixed), scope: .output, element: 0)
             for element in 0..<inputs {
                 try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: element < monoSources ? 1 : 2), scope: .input, element: element)
                 try mixer.setRenderCallback(
                     RenderCallback(function: ALVoice.callback, context: UnsafeMutableRawPointer(bank.voices + element)), input: element)
             }
             try mixer.setMaximumFramesPerSlice(maximumFrames)
-            try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources)
+            try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
             try mixer.initialize()
             for element in 0..<inputs {
                 _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
             }
         } catch {
+            ALDevice.noteOpenFailure("ALContext: the 3D mixer for \(inputs) sources: \(error.message)")
             throw .outOfMemory
         }
+        outputList = output.list
         mixerReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
         freeElements = Array((0..<inputs).reversed())
@@ -72,10 +68,15 @@ final class ALContextRenderer: @unchecked Sendable {
 
     deinit { mixer.uninitialize() }
 
-    /// The unit's distance attenuation and doppler off (the API computes both); stereo
-    /// inputs pass through.
-    private static func configureInputs(_ mixer: AudioUnit, count: Int, stereoFrom: Int) throws(AudioError) {
-        // Filled in against the mixer unit's property values (renderingFlags 3003, spatializationAlgorithm 3000).
+    /// The unit's distance attenuation and doppler off (the API computes both, by OpenAL's
+    /// rules); mono inputs panned (or HRTF when asked), stereo inputs passed through.
+    private static func configureInputs(_ mixer: Mixer3DUnit, count: Int, stereoFrom: Int, hrtf: Bool) throws(AudioError) {
+        for element in 0..<count {
+            let stereo = element >= stereoFrom
+            try mixer.setProperty(.renderingFlags, scope: .input, element: element, to: .renderingFlags(stereo ? [] : [.interAuralDelay]))
+            let algorithm: Mixer3DUnit.SpatializationAlgorithm = stereo ? .stereoPassThrough : hrtf ? .hrtf : .equalPowerPanning
+            try mixer.setProperty(.spatializationAlgorithm, scope: .input, element: element, to: .spatializationAlgorithm(algorithm))
+        }
     }
 
     // MARK: Elements
@@ -129,13 +130,19 @@ final class ALContextRenderer: @unchecked Sendable {
     func render(adding destination: AudioBufferList, frameCount: Int) {
         guard !suspended.load(ordering: .acquiring) else { return }
         bankReference._withUnsafeGuaranteedRef { $0.applyCommands() }
-        let list = output.list(frameCount: frameCount)
+        let list = outputList.frames(from: 0, count: frameCount)
         var flags = RenderActionFlags()
         let status = mixerReference._withUnsafeGuaranteedRef {
             $0.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), bus: 0, frameCount: frameCount, into: list)
         }
         sampleTime += Double(frameCount)
         guard status == .noError else { return }
+        if destination.channelCount == 1 {
+            // A mono device: both sides, at the power of one.
+            Mixing.add(UnsafePointer(list.samples(0)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            Mixing.add(UnsafePointer(list.samples(1)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            return
+        }
         for channel in 0..<min(list.channelCount, destination.channelCount) {
             Mixing.add(UnsafePointer(list.samples(channel)), into: destination.samples(channel), count: frameCount, gain: 1)
         }

@@ -92,10 +92,11 @@ public final class ALDevice: @unchecked Sendable {
         return try ALDevice(kind: .loopback, frequency: frequency, channels: channels)
     }
 
-    /// Why the last `playback`/`loopback` call failed (alcGetError has no context to keep it in).
+    /// Why the last `playback`/`loopback` call or context creation failed (alcGetError has no
+    /// context to keep it in).
     public static var lastError: String? { openFailure.withLock { $0 } }
     private static let openFailure = Mutex<String?>(nil)
-    private static func noteOpenFailure(_ text: String) { openFailure.withLock { $0 = text } }
+    static func noteOpenFailure(_ text: String) { openFailure.withLock { $0 = text } }
 
     public var isLoopback: Bool { kind == .loopback }
 

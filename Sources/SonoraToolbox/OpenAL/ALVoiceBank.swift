@@ -14,6 +14,8 @@ final class ALVoiceBank: @unchecked Sendable {
     private let cursorGenerations: UnsafeMutablePointer<Atomic<Int>>
     private let endedGenerations: UnsafeMutablePointer<Atomic<Int>>
     private let commands: MessageQueue<ALVoiceCommand>
+    /// The same queue, reached without reference counting on the render side.
+    private let commandsReference: Unmanaged<MessageQueue<ALVoiceCommand>>
     /// Commands released to the render side, and taken by it.
     private let committed = Atomic<Int>(0)
     private let applied = Atomic<Int>(0)
@@ -26,6 +28,7 @@ final class ALVoiceBank: @unchecked Sendable {
     init(count: Int) throws(AudioError) {
         self.count = count
         commands = try MessageQueue(capacity: 8192)
+        commandsReference = Unmanaged.passUnretained(commands)
         cursors = .allocate(capacity: max(1, count))
         cursorGenerations = .allocate(capacity: max(1, count))
         endedGenerations = .allocate(capacity: max(1, count))
@@ -99,7 +102,7 @@ final class ALVoiceBank: @unchecked Sendable {
     /// Applies the committed commands (realtime: no allocation, locks or reference counting).
     func applyCommands() {
         let target = committed.load(ordering: .acquiring)
-        while popped < target, let command = commands.pop() {
+        while popped < target, let command = commandsReference._withUnsafeGuaranteedRef({ $0.pop() }) {
             popped &+= 1
             let voice: Int
             switch command {
