@@ -88,6 +88,8 @@ struct Mixer3DConfigurationTests {
         ("sources:\n      - {position: [20000, 0, 0]}", "8:20", "20000 m away; the 3D mixer places sources up to 10000 m"),
         ("sources:\n      - {name: bell, position: [0, 0, -1]}\n      - {name: bell, position: [1, 0, 0]}", "9:16", "source name 'bell' is used twice (sources 0 and 1)"),
         ("sources:\n      - {name: source1, position: [0, 0, -1]}\n      - {position: [1, 0, 0]}", "8:16", "'source1' is the name of source 1"),
+        ("hrtf: nowhere.sofa\n    sources:\n      - {position: [0, 0, -1]}", "7:11", "node 'scene': file 'nowhere.sofa' does not exist or is not readable"),
+        ("reference_distance: 5\n    maximum_distance: 2\n    sources:\n      - {position: [0, 0, -1]}", "8:23", "maximum_distance 2 m is below reference_distance 5 m"),
         ("output: quad\n    sources:\n      - {position: [0, 0, -1]}", "7:13", "output quad has 4 channels; the engine runs 2"),
     ])
     func mistakes(node: String, at: String, message: String) {
@@ -191,6 +193,14 @@ struct Mixer3DConfigurationTests {
             return
         }
         #expect(unknown.code == .unknownNode && unknown.message.contains("sources: bell (source0), source1"), "\(unknown.message)")
+
+        // `params NODE.SOURCE`: the unit's input parameters of that element.
+        guard case .parameters(let node, let list) = controller.handle(.parameters(node: "scene.source1")) else {
+            Issue.record("params of a source was refused")
+            return
+        }
+        #expect(node == "scene.source1" && !list.isEmpty && list.allSatisfy { $0.scope == "input" && $0.element == 1 })
+        #expect(list.contains { $0.name == "Distance" && abs(($0.value ?? 0) - Mixer3DPosition(x: -1.5, y: 0.5, z: 0).distance) < 1e-4 })
 
         // The same file with a comment on top: every line moved, nothing changed.
         FileManager.default.createFile(atPath: config, contents: Data(("# moved\n" + Self.good).utf8))
