@@ -71,6 +71,12 @@ enum Mixer3DNode {
             }
         }
         guard valid else { return nil }
+        // Every node of a config runs at the engine's channel count, and the 3D mixer takes
+        // mono or stereo inputs: a 4- or 6-channel engine gives it sources it cannot take.
+        guard channels <= 2 else {
+            build.error(at: "output", "output \(layout.rawValue) needs engine.channels: \(channels), which makes every source node \(channels)-channel too; the 3D mixer takes mono or stereo sources, so a config cannot render \(layout.rawValue) yet (use output: stereo or binaural here; from Swift, Mixer3DUnit or the OpenAL-style API render 4.0 and 5.1)")
+            return nil
+        }
         let unit = Mixer3DUnit(inputs: sources.count)
         // The engine's format out; in, the engine's (stereo) on every source: a stereo
         // source is placed as a pair ±30° about its azimuth, as OpenAL Soft places one.
