@@ -23,7 +23,15 @@ struct Mixer3DVoice {
     /// The attenuations the occlusion and obstruction filters are designed for.
     var occlusionDB: Float = 0
     var obstructionDB: Float = 0
+    /// Doppler: the distance last seen and the smoothed rate it changes at (m/s).
+    var lastDistance: Float = 0
+    var velocity: Float = 0
+    /// One HRTF renderer per channel (owned by the unit on the control side).
+    var binaural: (Unmanaged<BinauralRenderer>?, Unmanaged<BinauralRenderer>?) = (nil, nil)
     static let maximumOutputs = 6
+
+    @inline(__always)
+    func binauralRenderer(_ channel: Int) -> Unmanaged<BinauralRenderer>? { channel == 0 ? binaural.0 : binaural.1 }
 
     init(rate: Mixer3DRateStage, channels: Int, ringSize: Int) {
         self.rate = rate
@@ -53,5 +61,7 @@ struct Mixer3DVoice {
         ring.update(repeating: 0, count: 2 * ringSize)
         for index in 0..<8 { filters[index].reset() }
         rate.reset()
+        binaural.0?._withUnsafeGuaranteedRef { $0.reset() }
+        binaural.1?._withUnsafeGuaranteedRef { $0.reset() }
     }
 }
