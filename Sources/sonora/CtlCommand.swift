@@ -15,12 +15,13 @@ struct CtlCommand: ParsableCommand {
             Commands:
             \(ControlVerb.helpLines)
 
-            PARAM is a name or an ID; VALUE may carry a unit (-6dB, 1.2 kHz, 250 ms, on) and may start with '-' (no `--` needed). Options go anywhere. The socket is --socket, else $SONORA_SOCKET, else /tmp/sonora.sock. Human output by default, the daemon's JSON answer with --json. Exits 1 with the reason on stderr when the request fails or no answer comes within --timeout seconds.
+            PARAM is a name or an ID; NODE may be a mixer3d's source, NODE.SOURCE, whose PARAM is `position` (x,y,z) or one of its input parameters (gain, azimuth …); VALUE may carry a unit (-6dB, 1.2 kHz, 250 ms, on) and may start with '-' (no `--` needed). Options go anywhere. The socket is --socket, else $SONORA_SOCKET, else /tmp/sonora.sock. Human output by default, the daemon's JSON answer with --json. Exits 1 with the reason on stderr when the request fails or no answer comes within --timeout seconds.
 
             Examples:
               sonora ctl --socket /tmp/sonora.sock status
               sonora ctl set trim gain -6dB
               sonora ctl set mixer volume -6dB --scope input --element 1 --ramp 0.2
+              sonora ctl set scene.bell position 1,0,-2     # a mixer3d source: x,y,z metres
               sonora ctl property eq bypass on
               sonora ctl params eq --json
               sonora ctl save --overwrite /etc/sonora/current.yaml
@@ -196,7 +197,9 @@ struct CtlCommand: ParsableCommand {
             }
         case .parameter(let reading):
             let address = reading.scope == "global" ? "" : " [\(reading.scope) \(reading.element)]"
-            print("\(reading.param)\(address) = \(String(format: "%g", reading.value))\(reading.unit.isEmpty ? "" : " \(reading.unit)")")
+            // A vector (a mixer3d source's position) as it is written: x,y,z.
+            let shown = reading.values.map { $0.map { String(format: "%g", $0) }.joined(separator: ",") } ?? String(format: "%g", reading.value)
+            print("\(reading.param)\(address) = \(shown)\(reading.unit.isEmpty ? "" : " \(reading.unit)")")
         case .property(let reading):
             var line = "\(reading.property.rawValue) = \(reading.value)"
             if let presets = reading.presets, !presets.isEmpty { line += " (presets: \(presets.joined(separator: ", ")))" }

@@ -193,7 +193,7 @@ struct BuildContext {
         diagnostics += build.diagnostics
         guard let unit else { return }
         configure(unit, kind: kind, spec)
-        nodes.append(PipelineNode(id: spec.id, kind: kind.name, node: graph.addNode(unit, name: spec.id), unit: unit, inputFiles: build.inputFiles))
+        nodes.append(PipelineNode(id: spec.id, kind: kind.name, node: graph.addNode(unit, name: spec.id), unit: unit, inputFiles: build.inputFiles, sources: build.sources))
     }
 
     /// What every node takes: formats, bypass, preset and parameters.

@@ -9,6 +9,9 @@ public struct PipelineNode: @unchecked Sendable {
     public var node: AudioGraph.Node
     public var unit: AudioUnit
     public var inputFiles: [FileStamp] = []
+    /// Names of the node's sources, input element by element (a mixer3d's), addressed on
+    /// the control socket as `ID.NAME`; empty for other kinds.
+    public var sources: [String] = []
 }
 
 /// A parameter address resolved against a unit.

@@ -322,7 +322,10 @@ public enum ConfigurationParser {
 
         /// An option's value, read as its type says.
         mutating func optionValue(_ node: Node, _ option: NodeOption, node id: String) -> OptionValue? {
-            let what = "\(option.key) of node '\(id)'"
+            optionValue(node, option, what: "\(option.key) of node '\(id)'")
+        }
+
+        mutating func optionValue(_ node: Node, _ option: NodeOption, what: String) -> OptionValue? {
             switch option.type {
             case .boolean:
                 return boolean(node, what).map(OptionValue.boolean)
@@ -336,7 +339,78 @@ public enum ConfigurationParser {
                 guard let text = string(node, what) else { return nil }
                 guard !text.isEmpty else { error(node, "\(what) is empty; give a file name"); return nil }
                 return .text(text)
+            case .number(let range, let unit):
+                return number(node, what, in: range, unit: unit).map(OptionValue.number)
+            case .name:
+                guard let text = string(node, what) else { return nil }
+                guard text.count <= ConfigurationParser.maximumIDLength, text.range(of: "^[A-Za-z_][A-Za-z0-9_-]*$", options: .regularExpression) != nil else {
+                    error(node, "\(what) '\(Diagnostic.excerpt(text))' must start with a letter and hold only letters, digits, '_' and '-' (at most \(ConfigurationParser.maximumIDLength))")
+                    return nil
+                }
+                return .text(text)
+            case .choice(let words):
+                guard let text = string(node, what) else { return nil }
+                guard let word = words.first(where: { $0.lowercased() == text.lowercased() }) else {
+                    error(node, "\(what) must be one of \(words.joined(separator: ", ")), not '\(Diagnostic.excerpt(text))'\(suggestion(for: text, in: words))")
+                    return nil
+                }
+                return .text(word)
+            case .point:
+                guard let items = node.sequence, items.count == 3 else {
+                    let count = node.sequence.map { " (it has \($0.count) number\($0.count == 1 ? "" : "s"))" } ?? ""
+                    error(node, "\(what) must be [x, y, z]: three numbers in metres\(count)")
+                    return nil
+                }
+                var coordinates: [Double] = []
+                for (item, axis) in zip(items, ["x", "y", "z"]) {
+                    guard let value = number(item, "\(axis) of \(what)", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude, unit: nil) else { return nil }
+                    coordinates.append(value)
+                }
+                return .point(SIMD3(coordinates[0], coordinates[1], coordinates[2]))
+            case .list(let fields):
+                guard let sequence = node.sequence else { error(node, "\(what) must be a list (lines starting with '- ')"); return nil }
+                guard !sequence.isEmpty else { error(node, "\(what) is empty; give at least one"); return nil }
+                let key = what.split(separator: " ").first.map(String.init) ?? what
+                let owner = what.dropFirst(key.count)
+                var items: [[String: LocatedOption]] = []
+                var valid = true
+                for (index, item) in sequence.enumerated() {
+                    let itemWhat = "\(key)[\(index)]\(owner)"
+                    let allowed = fields.map(\.key)
+                    let given = pairs(item, what: itemWhat, allowed: allowed)
+                    if item.mapping == nil { valid = false; continue }
+                    var entry: [String: LocatedOption] = [:]
+                    for (name, _, value) in given {
+                        guard let field = fields.first(where: { $0.key == name }) else { continue }
+                        guard let typed = optionValue(value, field, what: "\(name) of \(itemWhat)") else { valid = false; continue }
+                        entry[name] = LocatedOption(value: typed, location: location(value))
+                    }
+                    for field in fields where field.isRequired && !given.contains(where: { $0.key == field.key }) {
+                        error(item, "\(itemWhat) needs `\(field.key)`: \(field.documentation)")
+                        valid = false
+                    }
+                    items.append(entry)
+                }
+                return valid ? .list(items) : nil
             }
+        }
+
+        /// A finite number in `range`, optionally followed by `unit` (`-6 dB`).
+        mutating func number(_ node: Node, _ what: String, in range: ClosedRange<Double>, unit: String?) -> Double? {
+            guard let text = string(node, what) else { return nil }
+            var trimmed = text.trimmingCharacters(in: .whitespaces)
+            if let unit, trimmed.lowercased().hasSuffix(unit.lowercased()) {
+                trimmed = String(trimmed.dropLast(unit.count)).trimmingCharacters(in: .whitespaces)
+            }
+            guard let value = Double(trimmed), value.isFinite else {
+                error(node, "\(what) must be a number\(unit.map { " (in \($0))" } ?? ""), not '\(Diagnostic.excerpt(text))'")
+                return nil
+            }
+            guard range.contains(value) else {
+                error(node, "\(what) \(OptionValue.format(value)) is out of range \(OptionValue.format(range.lowerBound))…\(OptionValue.format(range.upperBound))\(unit.map { " \($0)" } ?? "")")
+                return nil
+            }
+            return value
         }
 
         mutating func parameters(_ node: Node, node id: String) -> [ParameterSetting] {

@@ -111,6 +111,20 @@ public enum ConfigurationSchema {
         case .integer(let range): schema.merge(["type": "integer", "minimum": range.lowerBound, "maximum": range.upperBound]) { a, _ in a }
         case .uri: schema.merge(["type": "string", "format": "uri"]) { a, _ in a }
         case .inputFile, .outputFile: schema.merge(["type": "string", "minLength": 1]) { a, _ in a }
+        case .number(let range, let unit):
+            let number: [String: Any] = ["type": "number", "minimum": range.lowerBound, "maximum": range.upperBound]
+            // With a unit, `-6 dB` is a string as YAML reads it.
+            if let unit { schema["oneOf"] = [number, ["type": "string", "pattern": "^\\s*[-+0-9.eE]+\\s*(\(unit))?\\s*$"]] } else { schema.merge(number) { a, _ in a } }
+        case .choice(let words): schema["enum"] = words
+        case .name: schema.merge(["type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]*$", "maxLength": ConfigurationParser.maximumIDLength]) { a, _ in a }
+        case .point: schema.merge(["type": "array", "items": ["type": "number"], "minItems": 3, "maxItems": 3]) { a, _ in a }
+        case .list(let fields):
+            var properties: [String: Any] = [:]
+            for field in fields { properties[field.key] = optionSchema(field) }
+            schema.merge([
+                "type": "array", "minItems": 1,
+                "items": ["type": "object", "additionalProperties": false, "properties": properties, "required": fields.filter(\.isRequired).map(\.key)],
+            ]) { a, _ in a }
         }
         return schema
     }

@@ -99,14 +99,18 @@ public enum ControlResponse: Equatable, Sendable {
         public var element: Int
         public var value: Double
         public var unit: String
+        /// A value of several numbers (a mixer3d source's `position`: x, y, z); `value` is
+        /// then their size (the distance). nil for every plain parameter.
+        public var values: [Double]?
 
-        public init(node: String, param: String, scope: String, element: Int, value: Double, unit: String) {
+        public init(node: String, param: String, scope: String, element: Int, value: Double, unit: String, values: [Double]? = nil) {
             self.node = node
             self.param = param
             self.scope = scope
             self.element = element
             self.value = value
             self.unit = unit
+            self.values = values
         }
     }
 

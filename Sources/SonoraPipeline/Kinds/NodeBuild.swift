@@ -14,6 +14,9 @@ public struct NodeBuild {
     var diagnostics: [Diagnostic] = []
     /// Files the node reads, stamped when built, so a reload can tell they changed.
     var inputFiles: [FileStamp] = []
+    /// Names of the node's sources, input element by element, when its kind has them
+    /// (a mixer3d's); `NODE.NAME` on the control socket.
+    public var sources: [String] = []
 
     init(spec: NodeSpec, kind: NodeKind, configuration: PipelineConfiguration, target: PipelineBuilder.Target, format: StreamFormat) {
         self.spec = spec

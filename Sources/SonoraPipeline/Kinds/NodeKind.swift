@@ -18,12 +18,24 @@ public struct NodeKind: Sendable {
     public let options: [NodeOption]
     /// Whether every element runs at the engine's format (LV2 plugins keep their buses' own).
     public let usesEngineFormat: Bool
+    /// Values of a node's sources (its input elements, addressed as `NODE.SOURCE` on the
+    /// control socket) that map onto several of the unit's parameters: a mixer3d source's
+    /// `position`.
+    public let sourceParameters: [SourceParameter]
+    /// The kind's options as the running unit now stands (`save` writes these, so a source
+    /// moved over the control socket is saved where it is); nil: the options as written.
+    let currentOptions: (@Sendable (NodeSpec, AudioUnit) -> [String: OptionValue])?
+    /// Parameters the kind's options already carry, left out of `save`'s `parameters`.
+    let isSavedByOptions: (@Sendable (AudioUnitParameterDefinition) -> Bool)?
     /// Makes the node's unit and applies the kind's options; reports problems to `build`
     /// and returns nil when the unit cannot be made.
     let make: @Sendable (inout NodeBuild) -> AudioUnit?
 
     public init(
         name: String, aliases: [String] = [], summary: String, options: [NodeOption] = [], usesEngineFormat: Bool = true,
+        sourceParameters: [SourceParameter] = [],
+        currentOptions: (@Sendable (NodeSpec, AudioUnit) -> [String: OptionValue])? = nil,
+        isSavedByOptions: (@Sendable (AudioUnitParameterDefinition) -> Bool)? = nil,
         make: @escaping @Sendable (inout NodeBuild) -> AudioUnit?
     ) {
         self.name = name
@@ -31,6 +43,9 @@ public struct NodeKind: Sendable {
         self.summary = summary
         self.options = options
         self.usesEngineFormat = usesEngineFormat
+        self.sourceParameters = sourceParameters
+        self.currentOptions = currentOptions
+        self.isSavedByOptions = isSavedByOptions
         self.make = make
     }
 
@@ -44,7 +59,7 @@ public struct NodeKind: Sendable {
 }
 
 /// A kind-specific option of a node: its key, the type of its value, and what it means.
-public struct NodeOption: Sendable {
+public struct NodeOption: Sendable, Hashable {
     public enum ValueType: Sendable, Hashable {
         case boolean
         case integer(ClosedRange<Int>)
@@ -54,6 +69,16 @@ public struct NodeOption: Sendable {
         case inputFile
         /// A file to write (relative to the config's folder); its folder must exist.
         case outputFile
+        /// A finite number in a range; `unit` (such as `dB`), when given, may follow it.
+        case number(ClosedRange<Double>, unit: String? = nil)
+        /// One of a few words (case-insensitive; read as the word listed).
+        case choice([String])
+        /// A point `[x, y, z]` of finite numbers.
+        case point
+        /// A name: a letter or `_`, then letters, digits, `_` and `-` (at most 64 characters).
+        case name
+        /// A list of mappings, each taking these fields (a required field must be in every item).
+        case list([NodeOption])
     }
 
     public let key: String
@@ -74,22 +99,44 @@ public enum OptionValue: Sendable, Hashable, CustomStringConvertible {
     case boolean(Bool)
     case integer(Int)
     case text(String)
+    case number(Double)
+    case point(SIMD3<Double>)
+    /// A list option's items, each field with where it was written.
+    case list([[String: LocatedOption]])
 
     public var description: String {
         switch self {
         case .boolean(let flag): flag ? "true" : "false"
         case .integer(let number): String(number)
         case .text(let text): text
+        case .number(let number): Self.format(number)
+        case .point(let point): "[\(Self.format(point.x)), \(Self.format(point.y)), \(Self.format(point.z))]"
+        case .list(let items): "[" + items.map { item in
+            "{" + item.keys.sorted().map { "\($0): \(item[$0]!.value)" }.joined(separator: ", ") + "}"
+        }.joined(separator: ", ") + "]"
         }
+    }
+
+    /// A number as configs write it: whole numbers without a fraction, others shortest.
+    static func format(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
     }
 
     public var text: String? { if case .text(let text) = self { text } else { nil } }
     public var boolean: Bool? { if case .boolean(let flag) = self { flag } else { nil } }
     public var integer: Int? { if case .integer(let number) = self { number } else { nil } }
+    public var number: Double? { if case .number(let number) = self { number } else { nil } }
+    public var point: SIMD3<Double>? { if case .point(let point) = self { point } else { nil } }
+    public var list: [[String: LocatedOption]]? { if case .list(let items) = self { items } else { nil } }
 }
 
 /// An option value and where it was written.
 public struct LocatedOption: Sendable, Hashable {
     public var value: OptionValue
     public var location: SourceLocation
+
+    public init(value: OptionValue, location: SourceLocation) {
+        self.value = value
+        self.location = location
+    }
 }

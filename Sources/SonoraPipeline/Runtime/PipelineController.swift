@@ -52,6 +52,7 @@ public final class PipelineController: @unchecked Sendable {
                       streams: node.unit is ClientStreamsUnit ? clientStreams() : nil)
             })
         case .parameters(let id):
+            if let source = try source(id) { return .parameters(node: id, summaries(of: source)) }
             let node = try node(id)
             var list: [ControlResponse.ParameterSummary] = []
             for definition in node.unit.parameterDefinitions {
@@ -59,10 +60,19 @@ public final class PipelineController: @unchecked Sendable {
             }
             return .parameters(node: node.id, list)
         case .get(let selector):
-            let (node, definition, element) = try resolve(selector)
+            let routed = try route(selector)
+            if let source = routed.source, let parameter = routed.parameter {
+                return .parameter(try reading(source, parameter, as: selector.node))
+            }
+            let (node, definition, element) = try resolve(routed.selector)
             return .parameter(try reading(node, definition, element))
         case .set(let selector, let given, let ramp):
-            let (node, definition, element) = try resolve(selector)
+            let routed = try route(selector)
+            if let source = routed.source, let parameter = routed.parameter {
+                try set(source, parameter, to: given, ramp: ramp)
+                return .parameter(try reading(source, parameter, as: selector.node))
+            }
+            let (node, definition, element) = try resolve(routed.selector)
             guard definition.info.flags.contains(.isWritable) else {
                 throw ControlFailure(.readOnly, field: "param", "\(node.id): '\(definition.info.name)' is read-only")
             }
@@ -172,7 +182,7 @@ public final class PipelineController: @unchecked Sendable {
         return node
     }
 
-    private func elementCount(_ definition: AudioUnitParameterDefinition, _ unit: AudioUnit) -> Int {
+    func elementCount(_ definition: AudioUnitParameterDefinition, _ unit: AudioUnit) -> Int {
         definition.scope == .global ? 1 : unit.elementCount(definition.scope)
     }
 
@@ -219,7 +229,7 @@ public final class PipelineController: @unchecked Sendable {
     }
 
     /// A `set` value in the parameter's unit, range-checked; NaN and infinities refused.
-    private func value(_ given: ControlValue, for definition: AudioUnitParameterDefinition) throws(ControlFailure) -> Float {
+    func value(_ given: ControlValue, for definition: AudioUnitParameterDefinition) throws(ControlFailure) -> Float {
         let text: String
         switch given {
         case .number(let number):
@@ -264,7 +274,7 @@ public final class PipelineController: @unchecked Sendable {
         }
     }
 
-    private func summary(_ definition: AudioUnitParameterDefinition, unit: AudioUnit, element: Int) -> ControlResponse.ParameterSummary {
+    func summary(_ definition: AudioUnitParameterDefinition, unit: AudioUnit, element: Int) -> ControlResponse.ParameterSummary {
         let info = definition.info
         let value = try? unit.parameter(definition.id, scope: definition.scope, element: element)
         return .init(id: definition.id, name: info.name, scope: definition.scope.description, element: element, unit: info.unit.symbol,

@@ -41,7 +41,9 @@ struct PipelineReloader {
         // A node whose file changed on disk is rebuilt, so its new audio is heard (and said).
         let changedFiles = Dictionary(pipeline.nodes.map { node in (node.id, node.inputFiles.filter { !$0.isCurrent }) }, uniquingKeysWith: { a, _ in a })
         func sameShape(_ a: NodeSpec, _ b: NodeSpec) -> Bool {
-            a.nodeKind?.name == b.nodeKind?.name && a.options.mapValues(\.value) == b.options.mapValues(\.value)
+            // Values only: a list option's items carry where they were written, and a line
+            // moved in the file is no change.
+            a.nodeKind?.name == b.nodeKind?.name && a.options.mapValues(\.value.description) == b.options.mapValues(\.value.description)
                 && changedFiles[a.id]?.isEmpty != false
         }
         let kept = new.nodes.filter { spec in oldNodes[spec.id].map { sameShape($0, spec) } ?? false }.map(\.id)

@@ -22,19 +22,31 @@ enum PipelineWriter {
         for spec in configuration.nodes {
             lines.append("  - id: \(quote(spec.id))")
             lines.append("    kind: \(quote(spec.kind))")
-            // Options in the kind's order, each as its type writes it.
-            for option in spec.nodeKind?.options ?? [] {
-                guard let value = spec.options[option.key]?.value else { continue }
-                switch value {
-                case .boolean, .integer: lines.append("    \(option.key): \(value)")
-                case .text(let text): lines.append("    \(option.key): \(quote(text))")
+            let node = pipeline.node(spec.id)
+            // Options in the kind's order, each as its type writes it — as the unit now
+            // stands where the kind says how (a source moved over the control socket).
+            let kind = spec.nodeKind
+            let current = node.flatMap { node in kind?.currentOptions?(spec, node.unit) } ?? spec.options.mapValues(\.value)
+            for option in kind?.options ?? [] {
+                guard let value = current[option.key] else { continue }
+                if case .list(let items) = value {
+                    lines.append("    \(option.key):")
+                    // Fields in the option's order, one flow mapping per item.
+                    let fields = if case .list(let fields) = option.type { fields.map(\.key) } else { [String]() }
+                    for item in items {
+                        let written = fields.compactMap { key in item[key].map { "\(key): \(yaml($0.value))" } }
+                        lines.append("      - {\(written.joined(separator: ", "))}")
+                    }
+                } else {
+                    lines.append("    \(option.key): \(yaml(value))")
                 }
             }
-            guard let node = pipeline.node(spec.id) else { continue }
+            guard let node else { continue }
             if node.unit.isBypassed { lines.append("    bypass: true") }
             if let preset = node.unit.presentPreset { lines.append("    preset: \(quote(preset.name))") }
             var parameters: [String] = []
             for definition in node.unit.parameterDefinitions where definition.info.flags.contains(.isWritable) {
+                if kind?.isSavedByOptions?(definition) == true { continue }
                 let elements = definition.scope == .global ? 1 : node.unit.elementCount(definition.scope)
                 for element in 0..<elements {
                     guard let value = try? node.unit.parameter(definition.id, scope: definition.scope, element: element),
@@ -53,6 +65,14 @@ enum PipelineWriter {
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
         lines += sessionLines(configuration.session)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// An option's value as YAML (a list's items are written by the caller).
+    static func yaml(_ value: OptionValue) -> String {
+        switch value {
+        case .boolean, .integer, .number, .point, .list: "\(value)"
+        case .text(let text): quote(text)
+        }
     }
 
     /// A YAML scalar, quoted when it could be read as something else.
