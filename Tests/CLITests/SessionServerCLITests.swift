@@ -446,6 +446,54 @@ struct SessionServerCLITests {
         #expect(appliance.stop().status == 0)
     }
 
+    @Test("clients nodes by role: the intercom's stream goes through its own chain, the media's through the other, neither into both")
+    func roleRouting() throws {
+        let intercomRecording = folder + "/role-intercom.wav", mediaRecording = folder + "/role-media.wav"
+        let socket = "/tmp/sonora-roles-\(getpid()).sock", control = "/tmp/sonora-rolesctl-\(getpid()).sock"
+        let config = """
+            engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
+            device: {playback: "null"}
+            control: {socket: \(control)}
+            nodes:
+              - {id: intercom, kind: clients, role: intercom}
+              - {id: others, kind: clients}
+              - {id: recI, kind: recorder, file: \(intercomRecording)}
+              - {id: recM, kind: recorder, file: \(mediaRecording)}
+              - {id: mix, kind: mixer, inputs: 2}
+            connections:
+              - {from: intercom, to: recI}
+              - {from: others, to: recM}
+              - {from: recI, to: mix}
+              - {from: recM, to: "mix:1"}
+              - {from: mix, to: output}
+            session:
+              socket: \(socket)
+              roles:
+                - {name: intercom, priority: 20}
+                - {name: media, priority: 10}
+              categories: {playback: media, playAndRecord: intercom}
+            """
+        let path = folder + "/roles.yaml"
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        let appliance = try CLIRunner(executable: sonoraBinary!).launch(["run", path])
+        defer { if appliance.isRunning { appliance.signal(SIGKILL) } }
+        for _ in 0..<400 where UnixSocket.connect(socket).map({ close($0); return true }) != true { usleep(25_000) }
+        let media = folder + "/role-media-tone.wav", call = folder + "/role-call-tone.wav"
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", media, "synth", "1.5", "sine", "1000", "vol", "0.5"])
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", call, "synth", "1.5", "sine", "700", "vol", "0.25"])
+        let environment = ProcessInfo.processInfo.environment.merging(["SONORA_SERVER": socket]) { $1 }
+        let player = try CLIRunner(executable: sonoraBinary!).launch(["play", media, "--category", "playback"], environment: environment)
+        let caller = try CLIRunner(executable: sonoraBinary!).launch(["play", call, "--category", "playback", "--role", "intercom"], environment: environment)
+        #expect(player.wait(timeout: 60).status == 0 && caller.wait(timeout: 60).status == 0)
+        appliance.signal(SIGTERM)
+        #expect(appliance.wait(timeout: 60).status == 0)
+        let intercomSide = try Self.samples(intercomRecording, folder: folder), mediaSide = try Self.samples(mediaRecording, folder: folder)
+        let intercomPeak = intercomSide.map(abs).max() ?? 0, mediaPeak = mediaSide.map(abs).max() ?? 0
+        // Each chain carries its own program only: 0.25 on the intercom's, 0.5 on the media's (a sum would reach 0.75).
+        #expect(abs(intercomPeak - 0.25) < 0.02, "intercom chain peak \(intercomPeak)")
+        #expect(abs(mediaPeak - 0.5) < 0.02, "media chain peak \(mediaPeak)")
+    }
+
     @Test("32 programs play through the appliance at once: all attached together, all stopped cleanly, all reclaimed")
     func thirtyTwoClients() throws {
         // 1,024-frame periods: 32 debug-built clients each wake once a period on two cores.
