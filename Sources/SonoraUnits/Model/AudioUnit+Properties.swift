@@ -26,6 +26,16 @@ public enum AudioUnitPropertyValue {
     case device(String)
     /// What each channel carries (AudioChannelLayout); nil removes the layout.
     case channelLayout(AudioChannelLayout?)
+    /// A 3D mixer input's placement (SpatializationAlgorithm).
+    case spatializationAlgorithm(Mixer3DUnit.SpatializationAlgorithm)
+    /// A 3D mixer input's RenderingFlags.
+    case renderingFlags(Mixer3DUnit.RenderingFlags)
+    /// A 3D mixer input's DistanceParams.
+    case distanceParameters(Mixer3DUnit.DistanceParameters)
+    /// A 3D mixer input's AttenuationCurve.
+    case attenuationCurve(Mixer3DUnit.AttenuationCurve)
+    /// A file, by path (the 3D mixer's HRTF file).
+    case filePath(String)
 }
 
 /// Size in bytes (as Core Audio's C API would report it) and writability of a property.

@@ -23,6 +23,13 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
     public static let presentPreset = AudioUnitPropertyID(rawValue: 36)
     /// Whether a mixer measures levels on an element (its meter parameters); off by default.
     public static let meteringMode = AudioUnitPropertyID(rawValue: 3007)
+    // The 3D mixer's (Core Audio's numbers; the HRTF file is Sonora's own, in the custom range).
+    public static let spatializationAlgorithm = AudioUnitPropertyID(rawValue: 3000)
+    public static let renderingFlags = AudioUnitPropertyID(rawValue: 3003)
+    public static let distanceParameters = AudioUnitPropertyID(rawValue: 3010)
+    public static let attenuationCurve = AudioUnitPropertyID(rawValue: 3013)
+    /// The SOFA file a 3D mixer's HRTF inputs use (global; a path).
+    public static let hrtfFilePath = AudioUnitPropertyID(rawValue: 64_300)
     // Output units (AudioOutputUnit properties).
     public static let currentDevice = AudioUnitPropertyID(rawValue: 2000)
     public static let isRunning = AudioUnitPropertyID(rawValue: 2001)
@@ -38,6 +45,9 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
         .lastRenderError: "LastRenderError", .setRenderCallback: "SetRenderCallback",
         .factoryPresets: "FactoryPresets", .elementName: "ElementName", .presentPreset: "PresentPreset",
         .audioChannelLayout: "AudioChannelLayout", .meteringMode: "MeteringMode",
+        .spatializationAlgorithm: "SpatializationAlgorithm", .renderingFlags: "3DMixerRenderingFlags",
+        .distanceParameters: "3DMixerDistanceParams", .attenuationCurve: "3DMixerAttenuationCurve",
+        .hrtfFilePath: "HRTFFilePath",
         .currentDevice: "CurrentDevice", .isRunning: "IsRunning", .enableIO: "EnableIO",
         .setInputCallback: "SetInputCallback", .hasIO: "HasIO",
     ]

@@ -31,6 +31,7 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         register(FileRecorderUnit.componentDescription, "FileRecorder", "passes audio through and records it to a file off the realtime thread", FileRecorderUnit.init)
         register(GenericOutputUnit.componentDescription, "GenericOutput", "offline output: renders as fast as asked", GenericOutputUnit.init)
         register(MultiChannelMixerUnit.componentDescription, "MultiChannelMixer", "mixes any number of inputs, volume/pan/enable, metering") { MultiChannelMixerUnit() }
+        register(Mixer3DUnit.componentDescription, "3DMixer", "places mono/stereo inputs by azimuth, elevation, distance: panning, spherical head, HRTF, 4.0/5.1") { Mixer3DUnit() }
         register(SplitterUnit.componentDescription, "Splitter", "one input to several outputs") { SplitterUnit() }
         register(MergerUnit.componentDescription, "Merger", "several inputs' channels into one output") { MergerUnit() }
         register(SampleDelayUnit.componentDescription, "SampleDelay", "delays by a whole number of frames", SampleDelayUnit.init)

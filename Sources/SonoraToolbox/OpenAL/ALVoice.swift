@@ -1,0 +1,138 @@
+import SonoraCore
+import SonoraUnits
+import Synchronization
+
+/// The render side of one source: reads its queue into a mixer input (the input's render
+/// callback). Plain state in raw memory, touched only on the render thread; what the API
+/// reads back (position, end of play) goes through atomics. No allocation, locks or
+/// reference counting.
+struct ALVoice {
+    var entries: UnsafePointer<ALQueueEntry>?
+    var count = 0
+    var firstSequence = 0
+    var sequence = 0
+    /// Position in the current entry, buffer frames (fractional while resampling).
+    var frame: Double = 0
+    var running = false
+    var looping = false
+    var rateScale: Double = 1
+    var generation = 0
+    /// Published: (sequence mod 2³², frame) of the position; the generation it belongs to;
+    /// the last generation that played to its end.
+    let cursor: UnsafeMutablePointer<Atomic<UInt64>>
+    let cursorGeneration: UnsafeMutablePointer<Atomic<Int>>
+    let endedGeneration: UnsafeMutablePointer<Atomic<Int>>
+
+    init(cursor: UnsafeMutablePointer<Atomic<UInt64>>, cursorGeneration: UnsafeMutablePointer<Atomic<Int>>,
+         endedGeneration: UnsafeMutablePointer<Atomic<Int>>) {
+        self.cursor = cursor
+        self.cursorGeneration = cursorGeneration
+        self.endedGeneration = endedGeneration
+    }
+
+    static func pack(sequence: Int, frame: Double) -> UInt64 {
+        UInt64(UInt32(truncatingIfNeeded: sequence)) << 32 | UInt64(UInt32(clamping: Int(frame)))
+    }
+
+    mutating func publish() {
+        cursor.pointee.store(Self.pack(sequence: sequence, frame: frame), ordering: .releasing)
+    }
+
+    mutating func apply(_ command: ALVoiceCommand) {
+        switch command {
+        case .queue(_, let entries, let count, let firstSequence):
+            self.entries = entries
+            self.count = count
+            self.firstSequence = firstSequence
+            if entries == nil || count == 0 { running = false }
+        case .start(_, let generation, let sequence, let frame, let running):
+            self.generation = generation
+            self.sequence = sequence
+            self.frame = frame
+            self.running = running
+            publish()
+            cursorGeneration.pointee.store(generation, ordering: .releasing)
+        case .run(_, let on):
+            running = on
+        case .halt:
+            running = false
+        case .looping(_, let on):
+            looping = on
+        case .rateScale(_, let scale):
+            rateScale = scale
+        }
+    }
+
+    /// Fills `output` (the mixer input's channels) with `frameCount` frames.
+    mutating func render(into output: AudioBufferList, frameCount: Int) {
+        var done = 0
+        defer {
+            if done < frameCount {
+                for channel in 0..<output.channelCount {
+                    (output.samples(channel) + done).update(repeating: 0, count: frameCount - done)
+                }
+            }
+        }
+        guard running, let entries, count > 0 else { return }
+        let channels = output.channelCount
+        // Entries passed without producing a frame: a queue of empty buffers ends instead of spinning.
+        var emptyPasses = 0
+        while done < frameCount {
+            let index = sequence - firstSequence
+            if index < 0 || index >= count {
+                finish()
+                return
+            }
+            let entry = entries[index]
+            if frame >= Double(entry.frames) {
+                frame -= Double(entry.frames)
+                if entry.frames == 0 { frame = 0 }
+                sequence += 1
+                emptyPasses += 1
+                if sequence - firstSequence >= count {
+                    if looping && emptyPasses <= count {
+                        sequence = firstSequence
+                    } else {
+                        finish()
+                        return
+                    }
+                }
+                continue
+            }
+            emptyPasses = 0
+            let step = entry.step * rateScale
+            let limit = Double(entry.frames)
+            let source = entry.samples
+            let sourceChannels = entry.channels
+            while done < frameCount && frame < limit {
+                let base = Int(frame)
+                let fraction = Float(frame - Double(base))
+                let at = base &* sourceChannels
+                for channel in 0..<channels {
+                    let from = min(channel, sourceChannels - 1)
+                    let a = source[at &+ from]
+                    let b = source[at &+ sourceChannels &+ from]
+                    output.samples(channel)[done] = a + (b - a) * fraction
+                }
+                frame += step
+                done &+= 1
+            }
+        }
+        publish()
+    }
+
+    /// Played to the end: stopped, and the API is told through `endedGeneration`.
+    private mutating func finish() {
+        running = false
+        publish()
+        endedGeneration.pointee.store(generation, ordering: .releasing)
+    }
+
+    /// The mixer input's render callback; the context is this voice's address.
+    static let callback: RenderCallback.Function = { context, request in
+        let voice = context.unsafelyUnwrapped.assumingMemoryBound(to: ALVoice.self)
+        let request = request.assumingMemoryBound(to: RenderRequest.self)
+        voice.pointee.render(into: request.pointee.buffers, frameCount: request.pointee.frameCount)
+        return 0
+    }
+}

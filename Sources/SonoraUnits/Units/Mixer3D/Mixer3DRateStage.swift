@@ -1,0 +1,190 @@
+import SonoraCore
+import SonoraDSP
+
+/// One input's playback rate (0.5…2) on the render side: at rate 1 the input is pulled for
+/// exactly the frames rendered; once another rate is asked for, libsoxr's variable-rate
+/// resampler (`VariableRateResampler`, prepared and warmed on the control side) takes over
+/// and the input is pulled for as many frames as it needs (rate × frames, plus its look-ahead).
+///
+/// The switch is primed: the resampler first hears the last frames pulled at rate 1 (their
+/// outputs dropped), so it starts from the signal rather than from silence. Once engaged the
+/// stage stays engaged (going back would jump by the filter's lag).
+struct Mixer3DRateStage {
+    let resampler: Unmanaged<VariableRateResampler>
+    let channels: Int
+    /// Input frames pulled but not yet taken by the resampler (interleaved).
+    let pending: UnsafeMutablePointer<Float>
+    let capacity: Int
+    var pendingCount = 0
+    /// The last frames pulled at rate 1 (interleaved), for priming.
+    let history: UnsafeMutablePointer<Float>
+    static let historyFrames = 32
+    var historyCount = 0
+    var engaged = false
+    var ratio: Double = 1
+    /// Input position (in frames given to the resampler) of the next output, and frames given.
+    var position: Double = 0
+    var fed = 0
+    /// Frames given beyond the outputs' positions: grows to what the filter needs.
+    var lookahead = 0
+    /// Outputs still to drop (the priming's), and the ratio to take once they are gone.
+    var discard = 0
+    var target: Double = 1
+    /// Where the input's timeline is (its render callbacks' sample times).
+    var sampleTime: Double = 0
+
+    init(resampler: VariableRateResampler, channels: Int, capacity: Int) {
+        self.resampler = Unmanaged.passUnretained(resampler)
+        self.channels = channels
+        self.capacity = capacity
+        pending = .allocate(capacity: capacity * channels)
+        history = .allocate(capacity: Self.historyFrames * channels)
+    }
+
+    func deallocate() {
+        pending.deallocate()
+        history.deallocate()
+    }
+
+    /// Forgets positions (a reset); the resampler keeps its (stale, silent) filter state, since
+    /// clearing libsoxr frees memory it would allocate again on the render thread.
+    mutating func reset() {
+        pendingCount = 0
+        historyCount = 0
+        sampleTime = 0
+    }
+
+    /// Fills `frames` frames of `into` (planar, `channels` buffers of at least `frames`) with
+    /// input `element` at `rate`; `interleaved` is scratch for 2 × maximumFrames frames.
+    mutating func produce(
+        _ context: RenderContext, element: Int, rate: Float, frames: Int,
+        into planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, interleaved: UnsafeMutablePointer<Float>
+    ) -> AudioError.Code {
+        if !engaged && rate == 1 {
+            let (list, status) = context.pullInput(element, frameCount: frames, sampleTime: sampleTime)
+            if status != .noError { return status }
+            sampleTime += Double(frames)
+            for channel in 0..<channels { planar[channel].update(from: list.samples(min(channel, list.channelCount - 1)), count: frames) }
+            remember(list, frames: frames)
+            return .noError
+        }
+        if !engaged { engage(then: Double(rate)) } else if discard == 0 { setRatio(Double(rate)) } else { target = Double(rate) }
+        var produced = 0
+        var attempts = 0
+        while produced < frames {
+            // Input up to the last output's position plus the filter's look-ahead, less what waits.
+            let wanted = Int((position + Double(frames - produced + discard) * ratio).rounded(.up)) + lookahead - fed - pendingCount
+            let pull = min(max(wanted, attempts > 0 ? 8 : 0), capacity - pendingCount, context.maximumFrames)
+            if pull > 0 {
+                let (list, status) = context.pullInput(element, frameCount: pull, sampleTime: sampleTime)
+                if status != .noError { return status }
+                sampleTime += Double(pull)
+                interleave(list, frames: pull, into: pending + pendingCount * channels)
+                pendingCount += pull
+            }
+            let room = frames - produced
+            let (consumed, made) = resampler._withUnsafeGuaranteedRef {
+                $0.process(pending, frames: pendingCount, into: interleaved, capacity: room)
+            }
+            if consumed > 0 {
+                pendingCount -= consumed
+                if pendingCount > 0 { pending.update(from: pending + consumed * channels, count: pendingCount * channels) }
+                fed += consumed
+            }
+            take(interleaved, made: made, into: planar, at: &produced, rate: rate)
+            if produced < frames {
+                attempts += 1
+                if made == 0 { lookahead += 8 }
+                if attempts > 64 {
+                    // The resampler gives nothing: silence rather than a hang.
+                    for channel in 0..<channels { (planar[channel] + produced).update(repeating: 0, count: frames - produced) }
+                    return .noError
+                }
+            }
+        }
+        return .noError
+    }
+
+    /// Appends `made` resampled frames (dropping what the priming still owes) as planar samples.
+    private mutating func take(
+        _ interleaved: UnsafeMutablePointer<Float>, made: Int, into planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+        at produced: inout Int, rate: Float
+    ) {
+        let dropped = min(made, discard)
+        discard -= dropped
+        position += Double(dropped) * ratio
+        if dropped > 0 && discard == 0 { setRatio(target) }
+        let kept = made - dropped
+        guard kept > 0 else { return }
+        for channel in 0..<channels {
+            let destination = planar[channel] + produced
+            var index = dropped * channels + channel
+            for frame in 0..<kept {
+                destination[frame] = interleaved[index]
+                index += channels
+            }
+        }
+        position += Double(kept) * ratio
+        produced += kept
+    }
+
+    private mutating func setRatio(_ value: Double) {
+        let clamped = min(max(value, 0.5), 2)
+        guard clamped != ratio else { return }
+        // In range by construction, so setRatio cannot fail (its error would allocate a message).
+        let applied = resampler._withUnsafeGuaranteedRef { resampler -> Bool in
+            do throws(AudioError) {
+                try resampler.setRatio(clamped)
+                return true
+            } catch {
+                return false
+            }
+        }
+        if applied { ratio = clamped }
+    }
+
+    private mutating func engage(then rate: Double) {
+        engaged = true
+        position = 0
+        fed = 0
+        ratio = 1
+        // Priming: the history goes in first at ratio 1; its outputs are dropped.
+        if historyCount > 0 {
+            pending.update(from: history, count: historyCount * channels)
+            pendingCount = historyCount
+        }
+        discard = historyCount
+        target = rate
+        if discard == 0 { setRatio(rate) }
+        historyCount = 0
+    }
+
+    private mutating func remember(_ list: AudioBufferList, frames: Int) {
+        let keep = min(frames, Self.historyFrames)
+        let shift = min(historyCount, Self.historyFrames - keep)
+        if shift > 0 && shift < historyCount {
+            history.update(from: history + (historyCount - shift) * channels, count: shift * channels)
+        }
+        let start = frames - keep
+        for channel in 0..<channels {
+            let source = list.samples(min(channel, list.channelCount - 1))
+            var index = shift * channels + channel
+            for frame in 0..<keep {
+                history[index] = source[start + frame]
+                index += channels
+            }
+        }
+        historyCount = shift + keep
+    }
+
+    private func interleave(_ list: AudioBufferList, frames: Int, into destination: UnsafeMutablePointer<Float>) {
+        for channel in 0..<channels {
+            let source = list.samples(min(channel, list.channelCount - 1))
+            var index = channel
+            for frame in 0..<frames {
+                destination[index] = source[frame]
+                index += channels
+            }
+        }
+    }
+}

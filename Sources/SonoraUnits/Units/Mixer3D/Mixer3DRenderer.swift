@@ -1,0 +1,414 @@
+import SonoraCore
+import SonoraDSP
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The 3D mixer's render side: every input's voice, scratch buffers, the reverb. Built at
+/// initialize, reached through one raw pointer; `render` neither allocates nor locks.
+struct Mixer3DRenderer {
+    /// Kinds of `RealtimeMessage` the unit sends (its `value`).
+    enum Message {
+        static let settings: Double = 1
+    }
+
+    /// Parameter slots of element 0 (input parameters of element e are at slot + e).
+    struct Slots {
+        var azimuth = 0, elevation = 0, distance = 0, gain = 0, playbackRate = 0, enable = 0
+        var minimumGain = 0, maximumGain = 0, reverbBlend = 0, occlusion = 0, obstruction = 0
+        var outputGain = 0, reverbGain = 0
+
+        init(unit: AudioUnit, inputCount: Int) throws(AudioError) {
+            func slot(_ id: AudioUnitParameterID, _ scope: AudioUnitScope) throws(AudioError) -> Int {
+                try unit.parameterSlot(ParameterAddress(id, scope: scope, element: 0))
+            }
+            typealias P = Mixer3DUnit.Parameter
+            if inputCount > 0 {
+                azimuth = try slot(P.azimuth, .input)
+                elevation = try slot(P.elevation, .input)
+                distance = try slot(P.distance, .input)
+                gain = try slot(P.gain, .input)
+                playbackRate = try slot(P.playbackRate, .input)
+                enable = try slot(P.enable, .input)
+                minimumGain = try slot(P.minimumGain, .input)
+                maximumGain = try slot(P.maximumGain, .input)
+                reverbBlend = try slot(P.reverbBlend, .input)
+                occlusion = try slot(P.occlusionAttenuation, .input)
+                obstruction = try slot(P.obstructionAttenuation, .input)
+            }
+            outputGain = try slot(P.gain, .output)
+            reverbGain = try slot(P.globalReverbGain, .output)
+        }
+    }
+
+    let slots: Slots
+    var settings: UnsafeMutablePointer<Mixer3DInputSettings>
+    let voices: UnsafeMutablePointer<Mixer3DVoice>
+    let voiceCount: Int
+    let outputChannels: Int
+    let sampleRate: Double
+    let maximumFrames: Int
+    /// Planar scratch: the input's channels (2), the ears (2), the reverb send, and interleaved room.
+    let scratch: UnsafeMutablePointer<Float>
+    let source: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let ears: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let send: UnsafeMutablePointer<Float>
+    let interleaved: UnsafeMutablePointer<Float>
+    /// Speaker azimuth of each output channel (NaN for LFE), for vector-based panning.
+    let speakers: UnsafeMutablePointer<Float>
+    let targets: UnsafeMutablePointer<Float>
+    var reverb: Mixer3DReverb
+    /// Frames the reverb's tail still rings after the last send.
+    var reverbTail = 0
+
+    init(
+        slots: Slots, settings: UnsafeMutablePointer<Mixer3DInputSettings>, resamplers: [VariableRateResampler],
+        inputChannels: [Int], outputChannels: Int, sampleRate: Double, maximumFrames: Int
+    ) {
+        self.slots = slots
+        self.settings = settings
+        self.outputChannels = outputChannels
+        self.sampleRate = sampleRate
+        self.maximumFrames = maximumFrames
+        voiceCount = inputChannels.count
+        // The longest interaural delay plus the interpolator's reach, as a power of two.
+        let longest = Int((SpatialPanning.interauralDelay(azimuth: 90, elevation: 0) * sampleRate).rounded(.up)) + 8
+        var ringSize = 16
+        while ringSize < longest { ringSize *= 2 }
+        voices = .allocate(capacity: max(1, voiceCount))
+        for (element, channels) in inputChannels.enumerated() {
+            let rate = Mixer3DRateStage(resampler: resamplers[element], channels: channels, capacity: 2 * maximumFrames + 64)
+            (voices + element).initialize(to: Mixer3DVoice(rate: rate, channels: channels, ringSize: ringSize))
+        }
+        let stride = maximumFrames
+        scratch = .allocate(capacity: stride * 5 + 2 * (2 * maximumFrames + 64))
+        scratch.initialize(repeating: 0, count: stride * 5 + 2 * (2 * maximumFrames + 64))
+        source = .allocate(capacity: 2)
+        source[0] = scratch
+        source[1] = scratch + stride
+        ears = .allocate(capacity: 2)
+        ears[0] = scratch + 2 * stride
+        ears[1] = scratch + 3 * stride
+        send = scratch + 4 * stride
+        interleaved = scratch + 5 * stride
+        speakers = .allocate(capacity: Mixer3DVoice.maximumOutputs)
+        speakers.initialize(repeating: .nan, count: Mixer3DVoice.maximumOutputs)
+        if let layout = SpatialPanning.speakers(channels: outputChannels) {
+            for (channel, azimuth) in layout.enumerated() { speakers[channel] = azimuth ?? .nan }
+        }
+        targets = .allocate(capacity: 2 * Mixer3DVoice.maximumOutputs)
+        targets.initialize(repeating: 0, count: 2 * Mixer3DVoice.maximumOutputs)
+        reverb = Mixer3DReverb(sampleRate: sampleRate)
+    }
+
+    func deallocate() {
+        for element in 0..<voiceCount { voices[element].deallocate() }
+        voices.deinitialize(count: voiceCount)
+        voices.deallocate()
+        scratch.deallocate()
+        source.deallocate()
+        ears.deallocate()
+        speakers.deallocate()
+        targets.deallocate()
+        reverb.deallocate()
+    }
+
+    mutating func reset() {
+        for element in 0..<voiceCount { voices[element].reset() }
+        reverb.reset()
+        reverbTail = 0
+    }
+
+    // MARK: Render
+
+    mutating func render(_ context: RenderContext) -> AudioError.Code {
+        let frames = context.frameCount
+        let output = context.output
+        output.clear()
+        send.update(repeating: 0, count: frames)
+        let outputGain = Self.gain(decibels: context.parameter(slots.outputGain))
+        let reverbGain = Self.gain(decibels: context.parameter(slots.reverbGain))
+        var sending = false
+        for element in 0..<min(voiceCount, context.inputCount) {
+            // Every parameter is read once per slice, so ramps advance whether or not the input plays.
+            let azimuth = context.parameter(slots.azimuth + element)
+            let elevation = context.parameter(slots.elevation + element)
+            let distance = context.parameter(slots.distance + element)
+            let gainDB = context.parameter(slots.gain + element)
+            let rate = context.parameter(slots.playbackRate + element)
+            let enabled = context.parameter(slots.enable + element) >= 0.5
+            let minimumDB = context.parameter(slots.minimumGain + element)
+            let maximumDB = context.parameter(slots.maximumGain + element)
+            let blend = context.parameter(slots.reverbBlend + element)
+            let occlusionDB = context.parameter(slots.occlusion + element)
+            let obstructionDB = context.parameter(slots.obstruction + element)
+            let voice = voices + element
+            guard enabled else {
+                voice.pointee.hasState = false
+                continue
+            }
+            let setting = settings[element]
+            let channels = voice.pointee.channels
+            let status = voice.pointee.rate.produce(
+                context, element: element, rate: rate, frames: frames, into: source, interleaved: interleaved)
+            if status != .noError { return status }
+
+            // The input's gain: its own, distance, clamps, then the output's.
+            var decibels = gainDB
+            if setting.flags.contains(.distanceAttenuation) {
+                let curve: Mixer3DUnit.AttenuationCurve = setting.flags.contains(.linearDistanceAttenuation) ? .linear : setting.curve
+                decibels += curve.attenuationDB(atDistance: distance, setting.distance)
+            }
+            decibels = min(max(decibels, minimumDB), maximumDB)
+            let inputGain = Self.gain(decibels: decibels) * outputGain
+            // Occlusion and obstruction: a quarter of the attenuation broadband, the rest by the low-pass at 5 kHz.
+            let occlusionGain = Self.gain(decibels: occlusionDB / 4)
+            let obstructionGain = Self.gain(decibels: obstructionDB / 4)
+            let fraction = Double(blend) / 100
+            let dry = Float(sin((1 - fraction) * .pi / 2)), wet = Float(sin(fraction * .pi / 2))
+            let directGain = inputGain * dry * occlusionGain * obstructionGain
+            let sendTarget = inputGain * wet * occlusionGain
+
+            updateFilters(voice, occlusionDB: occlusionDB, obstructionDB: obstructionDB)
+            if voice.pointee.occlusionDB < 0 {
+                for channel in 0..<channels { voice.pointee.filters[channel].process(source[channel], count: frames) }
+            }
+            if sendTarget > 0 || voice.pointee.sendGain > 0 {
+                addSend(voice, target: sendTarget, channels: channels, frames: frames)
+                sending = true
+            }
+            if voice.pointee.obstructionDB < 0 {
+                for channel in 0..<channels { voice.pointee.filters[2 + channel].process(source[channel], count: frames) }
+            }
+
+            var algorithm = setting.algorithm
+            if outputChannels != 2 && algorithm != .stereoPassThrough { algorithm = .vectorBasedPanning }
+            switch algorithm {
+            case .sphericalHead, .hrtf:
+                renderHead(
+                    voice, azimuth: azimuth, elevation: elevation, gain: directGain,
+                    delays: setting.flags.contains(.interAuralDelay), frames: frames, output: output)
+            default:
+                placeByGains(voice, algorithm: algorithm, azimuth: azimuth, elevation: elevation, gain: directGain)
+                mixByGains(voice, frames: frames, output: output)
+            }
+            voice.pointee.hasState = true
+        }
+        if sending { reverbTail = Int(sampleRate * 3) }
+        if reverbTail > 0 {
+            reverb.process(send, count: frames, left: ears[0], right: ears[1])
+            mixReverb(gain: reverbGain, frames: frames, output: output)
+            reverbTail = max(0, reverbTail - frames)
+        }
+        return .noError
+    }
+
+    /// dB to linear amplitude; −120 dB and below is silence.
+    @inline(__always)
+    static func gain(decibels: Float) -> Float {
+        decibels <= -120 ? 0 : powf(10, decibels / 20)
+    }
+
+    // MARK: Gain-matrix placement (equal power, vector-based, pass-through)
+
+    /// Where a stereo input's channels sit around its azimuth (degrees), as OpenAL Soft places them.
+    static let stereoSpread: Float = 30
+
+    @inline(__always)
+    static func channelAzimuth(_ azimuth: Float, channel: Int, of channels: Int) -> Float {
+        guard channels == 2 else { return azimuth }
+        var value = azimuth + (channel == 0 ? -stereoSpread : stereoSpread)
+        if value > 180 { value -= 360 }
+        if value < -180 { value += 360 }
+        return value
+    }
+
+    /// Target gains of each input channel into each output channel.
+    func placeByGains(
+        _ voice: UnsafeMutablePointer<Mixer3DVoice>, algorithm: Mixer3DUnit.SpatializationAlgorithm, azimuth: Float,
+        elevation: Float, gain: Float
+    ) {
+        let channels = voice.pointee.channels
+        let stride = Mixer3DVoice.maximumOutputs
+        targets.update(repeating: 0, count: 2 * stride)
+        if algorithm == .stereoPassThrough {
+            if channels == 1 {
+                targets[0] = gain * 0.70710678
+                targets[1] = gain * 0.70710678
+            } else {
+                targets[0] = gain
+                targets[stride + 1] = gain
+            }
+            return
+        }
+        for channel in 0..<channels {
+            let channelAzimuth = Self.channelAzimuth(azimuth, channel: channel, of: channels)
+            let row = targets + channel * stride
+            if outputChannels == 2 {
+                let (left, right) = SpatialPanning.equalPowerGains(azimuth: channelAzimuth, elevation: elevation)
+                row[0] = left * gain
+                row[1] = right * gain
+            } else {
+                SpatialPanning.vectorBasedGains(
+                    azimuth: channelAzimuth, elevation: elevation, speakers: speakers, count: outputChannels, into: row)
+                for output in 0..<outputChannels { row[output] *= gain }
+            }
+        }
+    }
+
+    /// Adds each input channel into each output channel, the gains moving linearly across the
+    /// slice from where they stood to their targets.
+    func mixByGains(_ voice: UnsafeMutablePointer<Mixer3DVoice>, frames: Int, output: AudioBufferList) {
+        let stride = Mixer3DVoice.maximumOutputs
+        let current = voice.pointee.gains
+        let fresh = !voice.pointee.hasState
+        for channel in 0..<voice.pointee.channels {
+            let samples = source[channel]
+            for out in 0..<outputChannels {
+                let index = channel * stride + out
+                let target = targets[index]
+                let start = fresh ? target : current[index]
+                current[index] = target
+                let destination = output.samples(out)
+                if start == target {
+                    if target != 0 { Mixing.add(samples, into: destination, count: frames, gain: target) }
+                    continue
+                }
+                let step = (target - start) / Float(frames)
+                for frame in 0..<frames {
+                    destination[frame] += samples[frame] * (start + step * Float(frame + 1))
+                }
+            }
+        }
+    }
+
+    // MARK: Spherical head
+
+    /// Interaural delay (a fractional delay on the far ear, moving linearly across the slice)
+    /// and head shadow (Brown–Duda's shelf on each ear), for each input channel.
+    mutating func renderHead(
+        _ voice: UnsafeMutablePointer<Mixer3DVoice>, azimuth: Float, elevation: Float, gain: Float, delays useDelays: Bool,
+        frames: Int, output: AudioBufferList
+    ) {
+        let channels = voice.pointee.channels
+        let fresh = !voice.pointee.hasState
+        let startGain = fresh ? gain : voice.pointee.scalarGain
+        voice.pointee.scalarGain = gain
+        let ringSize = voice.pointee.ringSize
+        let mask = ringSize - 1
+        var position = voice.pointee.ringPosition
+        for channel in 0..<channels {
+            let channelAzimuth = Self.channelAzimuth(azimuth, channel: channel, of: channels)
+            let lateral = SpatialPanning.lateralAngle(azimuth: channelAzimuth, elevation: elevation)
+            let itd = useDelays ? Float(SpatialPanning.interauralDelay(azimuth: channelAzimuth, elevation: elevation) * sampleRate) : 0
+            // One sample of latency on both ears, so the interpolator always has its four points.
+            let targetDelays = (lateral > 0 ? 1 + itd : 1, lateral < 0 ? 1 + itd : 1)
+            let ring = voice.pointee.ring + channel * ringSize
+            let input = source[channel]
+            position = voice.pointee.ringPosition
+            let delayPair = voice.pointee.delays + channel * 2
+            let startLeft = fresh ? targetDelays.0 : delayPair[0]
+            let startRight = fresh ? targetDelays.1 : delayPair[1]
+            delayPair[0] = targetDelays.0
+            delayPair[1] = targetDelays.1
+            let stepLeft = (targetDelays.0 - startLeft) / Float(frames)
+            let stepRight = (targetDelays.1 - startRight) / Float(frames)
+            let gainStep = (gain - startGain) / Float(frames)
+            let left = ears[0], right = ears[1]
+            for frame in 0..<frames {
+                ring[position] = input[frame]
+                let g = startGain + gainStep * Float(frame + 1)
+                left[frame] = g * Self.read(ring, mask: mask, at: position, delay: startLeft + stepLeft * Float(frame + 1))
+                right[frame] = g * Self.read(ring, mask: mask, at: position, delay: startRight + stepRight * Float(frame + 1))
+                position = (position + 1) & mask
+            }
+            for ear in 0..<2 {
+                let side: Double = ear == 0 ? -1 : 1
+                let alpha = SpatialPanning.headShadowAlpha(
+                    incidence: SpatialPanning.incidence(azimuth: channelAzimuth, elevation: elevation, ear: side))
+                let filter = voice.pointee.filters + 4 + channel * 2 + ear
+                filter.pointee.coefficients = SpatialPanning.headShadowCoefficients(alpha: alpha, sampleRate: sampleRate)
+                filter.pointee.process(ears[ear], count: frames)
+                Mixing.add(ears[ear], into: output.samples(ear), count: frames, gain: 1)
+            }
+        }
+        voice.pointee.ringPosition = position
+    }
+
+    /// The sample `delay` (≥ 1) samples before the one at `position`, by third-order Lagrange interpolation.
+    @inline(__always)
+    static func read(_ ring: UnsafeMutablePointer<Float>, mask: Int, at position: Int, delay: Float) -> Float {
+        let whole = Int(delay)
+        let d = delay - Float(whole) + 1  // 1…2: between the second and third of the four points
+        let newest = (position - whole + 1) & mask
+        let x0 = ring[newest], x1 = ring[(newest - 1) & mask], x2 = ring[(newest - 2) & mask], x3 = ring[(newest - 3) & mask]
+        let h0 = -(d - 1) * (d - 2) * (d - 3) / 6
+        let h1 = d * (d - 2) * (d - 3) / 2
+        let h2 = -d * (d - 1) * (d - 3) / 2
+        let h3 = d * (d - 1) * (d - 2) / 6
+        return h0 * x0 + h1 * x1 + h2 * x2 + h3 * x3
+    }
+
+    // MARK: Occlusion, obstruction, reverb
+
+    /// Redesigns a voice's low-passes when its attenuations change: the low-pass takes three
+    /// quarters of the attenuation at 5 kHz (the rest is broadband gain). A Butterworth low-pass
+    /// by the bilinear transform has |H(f)|² = 1 / (1 + (tan(πf/fs) / tan(πfc/fs))⁴), solved for fc.
+    func updateFilters(_ voice: UnsafeMutablePointer<Mixer3DVoice>, occlusionDB: Float, obstructionDB: Float) {
+        if occlusionDB != voice.pointee.occlusionDB {
+            if voice.pointee.occlusionDB == 0 { for channel in 0..<2 { voice.pointee.filters[channel].reset() } }
+            voice.pointee.occlusionDB = occlusionDB
+            let coefficients = Self.attenuationLowPass(occlusionDB * 0.75, sampleRate: sampleRate)
+            for channel in 0..<2 { voice.pointee.filters[channel].coefficients = coefficients }
+        }
+        if obstructionDB != voice.pointee.obstructionDB {
+            if voice.pointee.obstructionDB == 0 { for channel in 0..<2 { voice.pointee.filters[2 + channel].reset() } }
+            voice.pointee.obstructionDB = obstructionDB
+            let coefficients = Self.attenuationLowPass(obstructionDB * 0.75, sampleRate: sampleRate)
+            for channel in 0..<2 { voice.pointee.filters[2 + channel].coefficients = coefficients }
+        }
+    }
+
+    /// The frequency at which low-pass attenuations are specified.
+    static let attenuationFrequency = 5_000.0
+
+    /// A 12 dB/octave low-pass whose response at 5 kHz is `decibels` (≤ 0).
+    static func attenuationLowPass(_ decibels: Float, sampleRate: Double) -> BiquadCoefficients {
+        guard decibels < 0 else { return .identity }
+        let reference = min(attenuationFrequency, 0.45 * sampleRate)
+        let ratio = pow(pow(10, -Double(decibels) / 10) - 1, 0.25)
+        let warped = tan(.pi * reference / sampleRate) / ratio
+        let cutoff = atan(warped) * sampleRate / .pi
+        return .lowPass(frequency: cutoff, q: 0.5.squareRoot(), sampleRate: sampleRate)
+    }
+
+    /// Adds the voice's channels (occluded, not obstructed) into the reverb send, its gain ramped.
+    func addSend(_ voice: UnsafeMutablePointer<Mixer3DVoice>, target: Float, channels: Int, frames: Int) {
+        let start = voice.pointee.hasState ? voice.pointee.sendGain : target
+        voice.pointee.sendGain = target
+        let scale: Float = channels == 2 ? 0.5 : 1
+        let step = (target - start) / Float(frames)
+        for channel in 0..<channels {
+            let samples = source[channel]
+            for frame in 0..<frames { send[frame] += samples[frame] * (start + step * Float(frame + 1)) * scale }
+        }
+    }
+
+    func mixReverb(gain: Float, frames: Int, output: AudioBufferList) {
+        let left = ears[0], right = ears[1]
+        if outputChannels == 2 {
+            Mixing.add(left, into: output.samples(0), count: frames, gain: gain)
+            Mixing.add(right, into: output.samples(1), count: frames, gain: gain)
+        } else {
+            // Front and surround pairs: L R … Ls Rs (the last two channels in 4.0 and 5.1).
+            let half = gain * 0.70710678
+            Mixing.add(left, into: output.samples(0), count: frames, gain: half)
+            Mixing.add(right, into: output.samples(1), count: frames, gain: half)
+            Mixing.add(left, into: output.samples(outputChannels - 2), count: frames, gain: half)
+            Mixing.add(right, into: output.samples(outputChannels - 1), count: frames, gain: half)
+        }
+    }
+}

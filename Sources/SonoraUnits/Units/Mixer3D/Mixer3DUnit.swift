@@ -1,0 +1,282 @@
+import SonoraCore
+import SonoraDSP
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Core Audio's 3D mixer ('aumx'/'3dem'): any number of mono or stereo inputs, each placed
+/// by azimuth, elevation and distance, mixed into stereo (or binaural), 4.0 or 5.1.
+///
+/// Per input (parameters, input scope): azimuth, elevation, distance, gain (dB), playback
+/// rate (0.5…2, libsoxr's variable-rate resampler: the input is pulled for what it needs),
+/// enable, minimum and maximum gain, reverb blend, occlusion and obstruction (a low-pass
+/// plus gain). Per input (properties): spatialization algorithm, rendering flags, distance
+/// parameters and attenuation curve. On the output: gain (dB) and the reverb's gain.
+///
+/// Parameter changes are interpolated across each render slice (gains, delays), so a source
+/// that moves between renders moves smoothly. A disabled input is not pulled.
+public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
+    public static let componentDescription = AudioComponentDescription(type: .mixer, subType: "3dem", manufacturer: .apple)
+
+    /// Core Audio's parameter IDs (k3DMixerParam_…); input scope unless noted.
+    public enum Parameter {
+        /// Degrees, −180…180: 0 in front, +90 right.
+        public static let azimuth: AudioUnitParameterID = 0
+        /// Degrees, −90…90: +90 above.
+        public static let elevation: AudioUnitParameterID = 1
+        /// Metres, 0…10,000.
+        public static let distance: AudioUnitParameterID = 2
+        /// dB, −120…20 (input and output scope). −120 dB is silence.
+        public static let gain: AudioUnitParameterID = 3
+        /// Rate scaler 0.5…2 (pitch follows, as a tape).
+        public static let playbackRate: AudioUnitParameterID = 4
+        public static let enable: AudioUnitParameterID = 5
+        /// dB, −120…20: the input's gain after distance attenuation is kept at or above this…
+        public static let minimumGain: AudioUnitParameterID = 6
+        /// …and at or below this.
+        public static let maximumGain: AudioUnitParameterID = 7
+        /// Percent, 0…100: equal-power dry/wet blend into the internal reverb.
+        public static let reverbBlend: AudioUnitParameterID = 8
+        /// Output scope, dB −40…40: the reverb's level.
+        public static let globalReverbGain: AudioUnitParameterID = 9
+        /// dB −100…0 at 5 kHz: low-pass and gain on the direct sound and the reverb send.
+        public static let occlusionAttenuation: AudioUnitParameterID = 10
+        /// dB −100…0 at 5 kHz: low-pass and gain on the direct sound only.
+        public static let obstructionAttenuation: AudioUnitParameterID = 11
+        public static let preAveragePower: AudioUnitParameterID = 1000
+        public static let prePeakHoldLevel: AudioUnitParameterID = 2000
+        public static let postAveragePower: AudioUnitParameterID = 3000
+        public static let postPeakHoldLevel: AudioUnitParameterID = 4000
+    }
+
+    /// Input settings (control side); handed to the render side as a block on every change.
+    var inputSettings: [Mixer3DInputSettings]
+    private var settingsBlock: Mixer3DSettingsBlock?
+    /// The SOFA file HRTF inputs use.
+    public private(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
+    public static let defaultHRTFFilePath = "/usr/share/libmysofa/default.sofa"
+
+    private var resamplers: [VariableRateResampler] = []
+    @exclusivity(unchecked) var renderer: UnsafeMutablePointer<Mixer3DRenderer>?
+
+    public init(inputs: Int = 1) {
+        inputSettings = Array(repeating: Mixer3DInputSettings(), count: inputs)
+        super.init(
+            description: Self.componentDescription, name: "3DMixer", inputs: inputs, outputs: 1,
+            parameters: Self.definitions, inputCountIsWritable: true)
+        // Inputs are mono by default (Core Audio's 3D mixer); the output stereo.
+        for element in 0..<inputs { self.inputs[element].format = .canonical(sampleRate: 48000, channels: 1) }
+    }
+
+    static let definitions: [AudioUnitParameterDefinition] = {
+        func info(
+            _ name: String, _ identifier: String, _ unit: AudioUnitParameterUnit, _ range: ClosedRange<Float>, _ value: Float,
+            ramp: Bool = true
+        ) -> AudioUnitParameterInfo {
+            AudioUnitParameterInfo(
+                name: name, identifier: identifier, unit: unit, minValue: range.lowerBound, maxValue: range.upperBound,
+                defaultValue: value, flags: ramp ? [.readWrite, .canRamp] : .readWrite)
+        }
+        return [
+            AudioUnitParameterDefinition(Parameter.azimuth, scope: .input, info("Azimuth", "azimuth", .degrees, -180...180, 0)),
+            AudioUnitParameterDefinition(Parameter.elevation, scope: .input, info("Elevation", "elevation", .degrees, -90...90, 0)),
+            AudioUnitParameterDefinition(Parameter.distance, scope: .input, info("Distance", "distance", .meters, 0...10_000, 1)),
+            AudioUnitParameterDefinition(Parameter.gain, scope: .input, info("Gain", "gain", .decibels, -120...20, 0)),
+            AudioUnitParameterDefinition(
+                Parameter.playbackRate, scope: .input, info("Playback Rate", "playbackRate", .rate, 0.5...2, 1)),
+            AudioUnitParameterDefinition(Parameter.enable, scope: .input, info("Enable", "enable", .boolean, 0...1, 1, ramp: false)),
+            AudioUnitParameterDefinition(Parameter.minimumGain, scope: .input, info("Minimum Gain", "minGain", .decibels, -120...20, -120)),
+            AudioUnitParameterDefinition(Parameter.maximumGain, scope: .input, info("Maximum Gain", "maxGain", .decibels, -120...20, 20)),
+            AudioUnitParameterDefinition(Parameter.reverbBlend, scope: .input, info("Reverb Blend", "reverbBlend", .percent, 0...100, 0)),
+            AudioUnitParameterDefinition(
+                Parameter.occlusionAttenuation, scope: .input,
+                info("Occlusion Attenuation", "occlusionAttenuation", .decibels, -100...0, 0)),
+            AudioUnitParameterDefinition(
+                Parameter.obstructionAttenuation, scope: .input,
+                info("Obstruction Attenuation", "obstructionAttenuation", .decibels, -100...0, 0)),
+            AudioUnitParameterDefinition(Parameter.gain, scope: .output, info("Output Gain", "outputGain", .decibels, -120...20, 0)),
+            AudioUnitParameterDefinition(
+                Parameter.globalReverbGain, scope: .output, info("Reverb Gain", "globalReverbGain", .decibels, -40...40, 0)),
+        ]
+    }()
+
+    override func elementsDidChange(_ scope: AudioUnitScope) {
+        guard scope == .input else { return }
+        if inputSettings.count > inputs.count { inputSettings.removeLast(inputSettings.count - inputs.count) }
+        while inputSettings.count < inputs.count { inputSettings.append(Mixer3DInputSettings()) }
+    }
+
+    /// Unconnected inputs are silent, as in Core Audio's mixers.
+    public override var requiresConnectedInputs: Bool { false }
+    public override var supportsBypass: Bool { false }
+    public override var pullsInputsItself: Bool { true }
+
+    /// Inputs mono or stereo; the output stereo, 4.0 (L R Ls Rs) or 5.1 (L R C LFE Ls Rs).
+    public override func supports(_ format: StreamFormat, scope: AudioUnitScope, element: AudioUnitElement) -> Bool {
+        guard format.isCanonical && format.validationProblems.isEmpty else { return false }
+        let channels = format.channelsPerFrame
+        return scope == .input ? (channels == 1 || channels == 2) : (channels == 2 || channels == 4 || channels == 6)
+    }
+
+    // MARK: Properties
+
+    public override func extendedPropertyInfo(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
+        throws(AudioError) -> AudioUnitPropertyInfo?
+    {
+        switch id {
+        case .spatializationAlgorithm, .renderingFlags, .attenuationCurve, .distanceParameters:
+            guard scope == .input else {
+                throw AudioError(.invalidScope, "\(name): \(id) is set per input element, not in the \(scope) scope")
+            }
+            guard element >= 0 && element < inputs.count else {
+                throw AudioError(.invalidElement, "\(name): input scope has \(inputs.count) elements, not element \(element)")
+            }
+            return AudioUnitPropertyInfo(size: id == .distanceParameters ? 12 : 4, isWritable: true)
+        case .hrtfFilePath:
+            guard scope == .global else {
+                throw AudioError(.invalidScope, "\(name): \(id) is global, not in the \(scope) scope")
+            }
+            guard element == 0 else { throw AudioError(.invalidElement, "\(name): \(id) has only global element 0") }
+            return AudioUnitPropertyInfo(size: 8, isWritable: true)
+        default:
+            return nil
+        }
+    }
+
+    public override func extendedProperty(_ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement)
+        throws(AudioError) -> AudioUnitPropertyValue
+    {
+        switch id {
+        case .spatializationAlgorithm: return .spatializationAlgorithm(inputSettings[element].algorithm)
+        case .renderingFlags: return .renderingFlags(inputSettings[element].flags)
+        case .attenuationCurve: return .attenuationCurve(inputSettings[element].curve)
+        case .distanceParameters: return .distanceParameters(inputSettings[element].distance)
+        default: return .filePath(hrtfFilePath)
+        }
+    }
+
+    public override func setExtendedProperty(
+        _ id: AudioUnitPropertyID, scope: AudioUnitScope, element: AudioUnitElement, to value: AudioUnitPropertyValue
+    ) throws(AudioError) {
+        var settings = inputSettings
+        switch (id, value) {
+        case (.spatializationAlgorithm, .spatializationAlgorithm(let algorithm)):
+            settings[element].algorithm = algorithm
+        case (.renderingFlags, .renderingFlags(let flags)):
+            guard flags.rawValue & ~RenderingFlags.known == 0 else {
+                throw AudioError(.invalidPropertyValue, "\(name): rendering flags 0x\(String(flags.rawValue, radix: 16)) have unknown bits")
+            }
+            settings[element].flags = flags
+        case (.attenuationCurve, .attenuationCurve(let curve)):
+            settings[element].curve = curve
+        case (.distanceParameters, .distanceParameters(let parameters)):
+            if let problem = parameters.problem {
+                throw AudioError(.invalidPropertyValue, "\(name): distance parameters of input \(element): \(problem)")
+            }
+            settings[element].distance = parameters
+        case (.hrtfFilePath, .filePath(let path)):
+            try setHRTFFile(path)
+            return
+        default:
+            throw AudioError(.invalidPropertyValue, "\(name): wrong kind of value for \(id)")
+        }
+        inputSettings = settings
+        handOverSettings()
+        propertyDidChange(id, scope: scope, element: element)
+    }
+
+    /// Selects the SOFA file HRTF inputs use.
+    func setHRTFFile(_ path: String) throws(AudioError) {
+        guard !path.isEmpty else { throw AudioError(.invalidPropertyValue, "\(name): the HRTF file path is empty") }
+        hrtfFilePath = path
+        propertyDidChange(.hrtfFilePath)
+    }
+
+    /// Gives the render side a fresh copy of every input's settings.
+    private func handOverSettings() {
+        guard isInitialized else { return }
+        let block = Mixer3DSettingsBlock(inputSettings)
+        retire(settingsBlock)
+        settingsBlock = block
+        send(.message(RealtimeMessage(value: Mixer3DRenderer.Message.settings, object: UnsafeMutableRawPointer(block.settings))))
+    }
+
+    override func receive(_ message: RealtimeMessage) {
+        guard let renderer else { return }
+        if message.value == Mixer3DRenderer.Message.settings, let object = message.object {
+            renderer.pointee.settings = object.assumingMemoryBound(to: Mixer3DInputSettings.self)
+        }
+    }
+
+    // MARK: Render resources
+
+    public override func allocateRenderResources() throws(AudioError) {
+        let output = try streamFormat(scope: .output, element: 0)
+        let block = Mixer3DSettingsBlock(inputSettings)
+        settingsBlock = block
+        var made: [VariableRateResampler] = []
+        for element in 0..<inputs.count {
+            let channels = Int(inputs[element].format.channelsPerFrame)
+            let resampler = try VariableRateResampler(channels: channels, maximumRatio: 2)
+            Self.warm(resampler, channels: channels, frames: maximumFramesPerSlice)
+            made.append(resampler)
+        }
+        resamplers = made
+        let slots = try Mixer3DRenderer.Slots(unit: self, inputCount: inputs.count)
+        let state = UnsafeMutablePointer<Mixer3DRenderer>.allocate(capacity: 1)
+        state.initialize(
+            to: Mixer3DRenderer(
+                slots: slots, settings: block.settings, resamplers: made,
+                inputChannels: inputs.map { Int($0.format.channelsPerFrame) }, outputChannels: Int(output.channelsPerFrame),
+                sampleRate: output.sampleRate, maximumFrames: maximumFramesPerSlice))
+        renderer = state
+    }
+
+    public override func deallocateRenderResources() {
+        if let renderer {
+            renderer.pointee.deallocate()
+            renderer.deinitialize(count: 1)
+            renderer.deallocate()
+        }
+        renderer = nil
+        resamplers = []
+        settingsBlock = nil
+    }
+
+    public override func resetRenderState() {
+        renderer?.pointee.reset()
+    }
+
+    /// libsoxr allocates through its first slices and on ratio changes: run silence through at
+    /// several ratios here, so the render thread never meets those allocations.
+    static func warm(_ resampler: VariableRateResampler, channels: Int, frames: Int) {
+        let chunk = max(64, min(frames, 4096))
+        let input = [Float](repeating: 0, count: chunk * channels)
+        var output = [Float](repeating: 0, count: 2 * chunk * channels + 64)
+        input.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { sink in
+                for ratio in [1, 0.5, 2, 1.37, 0.71, 1.9, 0.53, 1] {
+                    do throws(AudioError) { try resampler.setRatio(ratio) } catch {}
+                    for _ in 0..<6 {
+                        var offset = 0
+                        while offset < chunk {
+                            let (consumed, _) = resampler.process(
+                                source.baseAddress! + offset * channels, frames: chunk - offset, into: sink.baseAddress!,
+                                capacity: sink.count / channels)
+                            if consumed == 0 { break }
+                            offset += consumed
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    public override func process(_ context: RenderContext) -> AudioError.Code {
+        guard let renderer else { return .uninitialized }
+        return renderer.pointee.render(context)
+    }
+}

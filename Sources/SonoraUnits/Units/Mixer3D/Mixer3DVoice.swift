@@ -1,0 +1,57 @@
+import SonoraDSP
+
+/// One input's render-side state: where its gains and delays stand (so the next slice ramps
+/// from there), its filters, its delay line and its rate stage. Reached through raw pointers only.
+struct Mixer3DVoice {
+    var rate: Mixer3DRateStage
+    let channels: Int
+    /// False until the first slice after initialize, enable or reset: that slice starts at its targets.
+    var hasState = false
+    /// Current gain of each input channel into each output channel: [channel × 6 + output].
+    let gains: UnsafeMutablePointer<Float>
+    /// Current overall gain of the head paths (spherical head, HRTF), and of the reverb send.
+    var scalarGain: Float = 0
+    var sendGain: Float = 0
+    /// Current delay (samples) of each ear of each channel: [channel × 2 + ear], ear 0 left.
+    let delays: UnsafeMutablePointer<Float>
+    /// Delay line of each channel (`ringSize` samples, a power of two).
+    let ring: UnsafeMutablePointer<Float>
+    let ringSize: Int
+    var ringPosition = 0
+    /// [occlusion ch0, ch1, obstruction ch0, ch1, shadow ch0 left, ch0 right, ch1 left, ch1 right].
+    let filters: UnsafeMutablePointer<Biquad>
+    /// The attenuations the occlusion and obstruction filters are designed for.
+    var occlusionDB: Float = 0
+    var obstructionDB: Float = 0
+    static let maximumOutputs = 6
+
+    init(rate: Mixer3DRateStage, channels: Int, ringSize: Int) {
+        self.rate = rate
+        self.channels = channels
+        self.ringSize = ringSize
+        gains = .allocate(capacity: 2 * Self.maximumOutputs)
+        gains.initialize(repeating: 0, count: 2 * Self.maximumOutputs)
+        delays = .allocate(capacity: 4)
+        delays.initialize(repeating: 0, count: 4)
+        ring = .allocate(capacity: 2 * ringSize)
+        ring.initialize(repeating: 0, count: 2 * ringSize)
+        filters = .allocate(capacity: 8)
+        filters.initialize(repeating: Biquad(), count: 8)
+    }
+
+    func deallocate() {
+        rate.deallocate()
+        gains.deallocate()
+        delays.deallocate()
+        ring.deallocate()
+        filters.deallocate()
+    }
+
+    /// Clears filter memories and delay lines; the next slice starts at its targets.
+    mutating func reset() {
+        hasState = false
+        ring.update(repeating: 0, count: 2 * ringSize)
+        for index in 0..<8 { filters[index].reset() }
+        rate.reset()
+    }
+}
