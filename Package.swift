@@ -186,6 +186,7 @@ let package = Package(
                 "CLV2BenchAnchor",
                 "CServerBenchAnchor",
                 "CSonoraSystem",
+                "SonoraPositionalTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -204,7 +205,7 @@ let package = Package(
         // OpenAL Soft's loopback device and positional scenes rendered through it and through Sonora's
         // OpenAL-style API: the comparison tests and `sonora-bench positional` share it.
         .target(
-            name: "SonoraPositionalTestSupport", dependencies: ["COpenALSoft"],
+            name: "SonoraPositionalTestSupport", dependencies: ["COpenALSoft", "SonoraToolbox"],
             path: "Tests/Support/SonoraPositionalTestSupport"
         ),
         // CAllocationCounter stays declared where suites imported it before the support targets existed.
