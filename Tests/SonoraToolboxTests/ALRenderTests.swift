@@ -100,6 +100,41 @@ struct ALRenderTests {
         #expect(ALContext.makeCurrent(nil))
     }
 
+    @Test("two contexts on one device are mixed; buffers are shared; suspending one leaves the other heard; a destroyed one is gone")
+    func twoContexts() throws {
+        let device = try ALDevice.loopback(frequency: 48000, channels: 2)
+        defer { device.close() }
+        let attributes = ALContextAttributes(monoSources: 2, stereoSources: 0)
+        let first = try ALContext(device: device, attributes: attributes)
+        let second = try ALContext(device: device, attributes: attributes)
+        let buffer = try first.makeBuffer()
+        try [Float](repeating: 0.5, count: 48000).withUnsafeBytes { try buffer.setData($0, format: .monoFloat32, frequency: 48000) }
+        let a = try first.makeSource()
+        let b = try second.makeSource()
+        a.buffer = buffer
+        b.buffer = buffer  // a buffer of the device, played by another context
+        func level() -> Float {
+            var out = [Float](repeating: 0, count: 2 * 960)
+            out.withUnsafeMutableBufferPointer { device.render(into: $0.baseAddress!, frames: 960) }
+            return out[out.count - 2]
+        }
+        try a.play()
+        _ = level()
+        let one = level()
+        try b.play()
+        _ = level()
+        let both = level()
+        #expect(one > 0.1 && abs(both / one - 2) < 0.01, "one \(one), both \(both)")
+        second.suspend()
+        _ = level()
+        #expect(abs(level() / one - 1) < 0.01)
+        second.destroy()
+        #expect(abs(level() / one - 1) < 0.01)
+        #expect(b.isDeleted, "a destroyed context deletes its sources")
+        first.destroy()
+        #expect(level() == 0)
+    }
+
     @Test("a playback device on Sonora's timer-paced null device plays a source through to its end by itself")
     func playbackDevice() throws {
         let device = try ALDevice.playback("null")
@@ -122,7 +157,7 @@ struct ALRenderTests {
 
     @Test("no heap call in the mix with 64 sources moving every block", .enabled(if: AllocationCounter.isAvailable))
     func noAllocation() throws {
-        let world = try ALWorld()
+        let world = try ALWorld(attributes: ALContextAttributes(monoSources: 64, stereoSources: 0))
         defer { world.destroy() }
         var sources: [ALSource] = []
         for index in 0..<64 {

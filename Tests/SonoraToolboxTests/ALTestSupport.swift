@@ -6,7 +6,8 @@ struct ALWorld {
     let device: ALDevice
     let context: ALContext
 
-    init(frequency: Int = 48000, channels: Int = 2, attributes: ALContextAttributes = .init()) throws {
+    /// Few sources unless asked: each is a 3D mixer input made with the context.
+    init(frequency: Int = 48000, channels: Int = 2, attributes: ALContextAttributes = ALContextAttributes(monoSources: 8, stereoSources: 2)) throws {
         device = try ALDevice.loopback(frequency: frequency, channels: channels)
         context = try ALContext(device: device, attributes: attributes)
     }

@@ -57,8 +57,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         }
         renderer = try ALContextRenderer(
             frequency: frequency, channels: device.channels, monoSources: mono, stereoSources: stereo,
-            maximumFrames: ALDevice.maximumFrames)
-        if attributes.hrtf == true, device.channels != 2 { throw .invalidValue }
+            hrtf: attributes.hrtf == true && device.channels == 2, maximumFrames: ALDevice.maximumFrames)
         listener.context = self
         try device.locked { () throws(ALError) in
             try device.attach(self, frequency: attributes.frequency)
@@ -134,8 +133,9 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         explicitlySuspended = false
         interrupted = false
         resumable = false
-        flushLocked()
+        // Processing first: sending what waited may need the device's renders to drain the unit's queue.
         renderer.suspended.store(false, ordering: .releasing)
+        flushLocked()
     }
 
     /// Destroys the context (alcDestroyContext): its sources stop and are deleted, it leaves
@@ -257,7 +257,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
                 throw recordLocked(.invalidName, "\(name): a source of the group is deleted or belongs to another context")
             }
             for source in group { try body(source) }
-            renderer.bank.commit()
+            pushLocked()
         }
     }
 
@@ -295,7 +295,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
             dirty[ObjectIdentifier(source)] = source
         } else {
             source.sendMixLocked()
-            renderer.bank.commit()
+            pushLocked()
         }
     }
 
@@ -304,21 +304,30 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
             allDirty = true
         } else {
             for source in sources { source.sendMixLocked() }
-            renderer.bank.commit()
+            pushLocked()
         }
     }
 
-    /// Sends every deferred change.
+    /// After an operation: the voices' commands go to the render side, and (unless deferred)
+    /// the mixer's parameters to the unit.
+    func pushLocked() {
+        if !defersLocked { renderer.sendAllPending() }
+        renderer.bank.commit()
+    }
+
+    /// Computes the mix parameters of every source changed meanwhile; on a playback device
+    /// sends them (a loopback render sends them itself, a bounded number per slice).
     func flushLocked() {
-        let pending = allDirty ? sources : Array(dirty.values)
+        let changed = allDirty ? sources : Array(dirty.values)
         allDirty = false
         dirty.removeAll(keepingCapacity: true)
-        for source in pending where !source.isDeleted { source.sendMixLocked() }
+        for source in changed where !source.isDeleted { source.sendMixLocked() }
+        if !device.isLoopback { renderer.sendAllPending() }
         renderer.bank.commit()
         renderer.bank.purge()
     }
 
-    /// A loopback render is about to run on the caller's thread: send what waited.
+    /// A loopback render is about to run on the caller's thread: compute what waited.
     func flushBeforeLoopbackRender() {
         device.locked {
             guard !isDestroyed, !renderer.suspended.load(ordering: .acquiring) else { return }

@@ -7,7 +7,8 @@ public struct ALContextAttributes: Sendable, Hashable {
     /// caller's; kept for queries).
     public var refresh: Int?
     /// ALC_MONO_SOURCES / ALC_STEREO_SOURCES: how many sources of each kind may play at once
-    /// (defaults 256 and 4, as OpenAL Soft).
+    /// (defaults 64 and 4: each is an input of the context's 3D mixer, prepared when the
+    /// context is made; OpenAL Soft's 256 mono sources are there for the asking).
     public var monoSources: Int?
     public var stereoSources: Int?
     /// ALC_HRTF_SOFT: binaural rendering (the mixer's HRTF algorithm) on a stereo device.
@@ -21,7 +22,7 @@ public struct ALContextAttributes: Sendable, Hashable {
         self.hrtf = hrtf
     }
 
-    static let defaultMonoSources = 256
+    static let defaultMonoSources = 64
     static let defaultStereoSources = 4
     static let defaultRefresh = 50
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SonoraCore
 import SonoraDSP
 import SonoraUnits
@@ -8,22 +9,13 @@ import Synchronization
 /// buffers unspatialized). The API feeds each input the final gain (dB), azimuth, elevation,
 /// distance and playback rate it computed; the unit's own distance attenuation is off.
 final class ALContextRenderer: @unchecked Sendable {
-    /// Core Audio's k3DMixerParam_… IDs (input scope).
-    enum Parameter {
-        static let azimuth: AudioUnitParameterID = 0
-        static let elevation: AudioUnitParameterID = 1
-        static let distance: AudioUnitParameterID = 2
-        static let gain: AudioUnitParameterID = 3
-        static let playbackRate: AudioUnitParameterID = 4
-        static let enable: AudioUnitParameterID = 5
-    }
-    static let mixerDescription = AudioComponentDescription(type: .mixer, subType: "3dem", manufacturer: .apple)
+    typealias Parameter = Mixer3DUnit.Parameter
     /// The unit's playback-rate range; pitch × doppler outside it is done by the voice.
     static let rateRange: ClosedRange<Float> = 0.5...2
     /// The highest pitch × doppler a source plays at (OpenAL Soft's limit).
     static let maximumRate: Float = 255
 
-    let mixer: AudioUnit
+    let mixer: Mixer3DUnit
     let bank: ALVoiceBank
     let monoCount: Int
     let stereoCount: Int
@@ -38,48 +30,56 @@ final class ALContextRenderer: @unchecked Sendable {
 
     // Control side.
     private var freeElements: [Int]
-    /// What each input was last given (parameters are sent only when they change).
-    private var sent: [SIMD8<Float>]
 
-    init(frequency: Int, channels: Int, monoSources: Int, stereoSources: Int, maximumFrames: Int) throws(ALError) {
+    /// `channels` 1 mixes stereo and folds it down (the unit's outputs are 2, 4 or 6 channels).
+    init(frequency: Int, channels: Int, monoSources: Int, stereoSources: Int, hrtf: Bool, maximumFrames: Int) throws(ALError) {
         monoCount = monoSources
         stereoCount = stereoSources
         let inputs = monoSources + stereoSources
         do {
-            mixer = try AudioComponentRegistry.shared.instantiate(Self.mixerDescription)
+            let mixed = channels == 1 ? 2 : channels
+            mixer = Mixer3DUnit(inputs: inputs)
             bank = try ALVoiceBank(count: inputs)
-            output = try OwnedAudioBufferList(channelCount: channels, frameCapacity: maximumFrames)
-            try mixer.setElementCount(inputs, scope: .input)
+            output = try OwnedAudioBufferList(channelCount: mixed, frameCapacity: maximumFrames)
             let rate = Double(frequency)
-            try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: channels), scope: .output, element: 0)
+            try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: mixed), scope: .output, element: 0)
             for element in 0..<inputs {
                 try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: element < monoSources ? 1 : 2), scope: .input, element: element)
                 try mixer.setRenderCallback(
                     RenderCallback(function: ALVoice.callback, context: UnsafeMutableRawPointer(bank.voices + element)), input: element)
             }
             try mixer.setMaximumFramesPerSlice(maximumFrames)
-            try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources)
+            try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
             try mixer.initialize()
             for element in 0..<inputs {
                 _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
             }
         } catch {
-            ALDevice.noteOpenFailure("ALContext: the 3D mixer (\(Self.mixerDescription)) for \(inputs) sources: \(error.message)")
+            ALDevice.noteOpenFailure("ALContext: the 3D mixer for \(inputs) sources: \(error.message)")
             throw .outOfMemory
         }
         outputList = output.list
         mixerReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
         freeElements = Array((0..<inputs).reversed())
-        sent = Array(repeating: SIMD8(repeating: .nan), count: inputs)
+        var initial = SIMD8<Float>(repeating: .nan)
+        initial[5] = 0
+        sent = Array(repeating: initial, count: inputs)
+        wanted = sent
+        isPending = Array(repeating: false, count: inputs)
     }
 
     deinit { mixer.uninitialize() }
 
-    /// The unit's distance attenuation and doppler off (the API computes both); stereo
-    /// inputs pass through.
-    private static func configureInputs(_ mixer: AudioUnit, count: Int, stereoFrom: Int) throws(AudioError) {
-        // Filled in against the mixer unit's property values (renderingFlags 3003, spatializationAlgorithm 3000).
+    /// The unit's distance attenuation and doppler off (the API computes both, by OpenAL's
+    /// rules); mono inputs panned (or HRTF when asked), stereo inputs passed through.
+    private static func configureInputs(_ mixer: Mixer3DUnit, count: Int, stereoFrom: Int, hrtf: Bool) throws(AudioError) {
+        for element in 0..<count {
+            let stereo = element >= stereoFrom
+            try mixer.setProperty(.renderingFlags, scope: .input, element: element, to: .renderingFlags(stereo ? [] : [.interAuralDelay]))
+            let algorithm: Mixer3DUnit.SpatializationAlgorithm = stereo ? .stereoPassThrough : hrtf ? .hrtf : .equalPowerPanning
+            try mixer.setProperty(.spatializationAlgorithm, scope: .input, element: element, to: .spatializationAlgorithm(algorithm))
+        }
     }
 
     // MARK: Elements
@@ -92,39 +92,93 @@ final class ALContextRenderer: @unchecked Sendable {
 
     func returnElement(_ element: Int) {
         setEnabled(false, element: element)
-        sent[element] = SIMD8(repeating: .nan)
         freeElements.append(element)
     }
 
     func isStereo(_ element: Int) -> Bool { element >= monoCount }
 
     // MARK: Parameters (control side)
+    //
+    // What each input should have is kept here and sent only where it differs from what the
+    // unit has, a bounded number at a time: the unit's command queue holds 1024 commands per
+    // render cycle, and 256 moving sources change 1280 values.
 
-    func setEnabled(_ on: Bool, element: Int) {
-        let value: Float = on ? 1 : 0
-        guard sent[element][5] != value else { return }
-        sent[element][5] = value
-        _ = try? mixer.setParameter(Parameter.enable, scope: .input, element: element, to: value)
+    /// The unit takes at most this many parameter changes between two renders of ours.
+    static let unitCommandBudget = 700
+    private static let slots: [AudioUnitParameterID] = [
+        Parameter.azimuth, Parameter.elevation, Parameter.distance, Parameter.gain, Parameter.playbackRate, Parameter.enable,
+    ]
+    /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable] wanted, and last sent.
+    private var wanted: [SIMD8<Float>]
+    private var sent: [SIMD8<Float>]
+    private var pending: [Int] = []
+    private var isPending: [Bool]
+    /// Changes sent since the unit last took its commands.
+    private var unsent = 0
+    /// Counts renders that began (so the control side can tell the unit took what it sent).
+    private let rendersBegun = Atomic<Int>(0)
+
+    private func markPending(_ element: Int) {
+        guard !isPending[element] else { return }
+        isPending[element] = true
+        pending.append(element)
     }
 
-    /// Sends the source's mix parameters to its input (those that changed); returns the
-    /// rate scale the voice must apply beyond the unit's range.
+    func setEnabled(_ on: Bool, element: Int) {
+        wanted[element][5] = on ? 1 : 0
+        markPending(element)
+    }
+
+    /// Records the source's mix parameters for its input; returns the rate scale the voice
+    /// must apply beyond the unit's range (pitch × doppler outside 0.5…2).
     func apply(_ spatial: ALSpatialization, element: Int) -> Double {
         let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
         let unitRate = min(max(total, Self.rateRange.lowerBound), Self.rateRange.upperBound)
         let stereo = isStereo(element)
-        let values: [(Int, AudioUnitParameterID, Float)] = [
-            (0, Parameter.azimuth, stereo ? 0 : spatial.azimuth),
-            (1, Parameter.elevation, stereo ? 0 : spatial.elevation),
-            (2, Parameter.distance, min(spatial.distance, 10000)),
-            (3, Parameter.gain, min(spatial.gainDecibels, 20)),
-            (4, Parameter.playbackRate, unitRate),
-        ]
-        for (slot, id, value) in values where sent[element][slot] != value {
-            sent[element][slot] = value
-            _ = try? mixer.setParameter(id, scope: .input, element: element, to: value)
-        }
+        wanted[element][0] = stereo ? 0 : spatial.azimuth
+        wanted[element][1] = stereo ? 0 : spatial.elevation
+        wanted[element][2] = min(spatial.distance, 10000)
+        wanted[element][3] = min(spatial.gainDecibels, 20)
+        wanted[element][4] = unitRate
+        markPending(element)
         return Double(total / unitRate)
+    }
+
+    /// Sends pending changes, at most `budget` less what the unit has not taken yet. True
+    /// when nothing is left to send.
+    func sendPending() -> Bool {
+        while let element = pending.last {
+            var changed = 0
+            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot]) { changed += 1 }
+            if unsent + changed > Self.unitCommandBudget { return false }
+            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot]) {
+                sent[element][slot] = wanted[element][slot]
+                _ = try? mixer.setParameter(id, scope: .input, element: element, to: wanted[element][slot])
+            }
+            unsent += changed
+            pending.removeLast()
+            isPending[element] = false
+        }
+        return true
+    }
+
+    /// Whether a wanted value (NaN: never set) must be sent.
+    private static func differs(_ sent: Float, _ wanted: Float) -> Bool { !wanted.isNaN && sent != wanted }
+
+    /// A render of ours ran since (loopback: on this thread): the unit took everything sent.
+    func unitTookCommands() { unsent = 0 }
+
+    /// Sends everything pending, waiting for the device's renders when the unit's queue would
+    /// overflow (a playback device; the render runs on its own thread). Gives up waiting after
+    /// half a second (a stopped device) and sends on.
+    func sendAllPending() {
+        while !sendPending() {
+            let seen = rendersBegun.load(ordering: .acquiring)
+            for _ in 0..<500 where rendersBegun.load(ordering: .acquiring) == seen && !suspended.load(ordering: .acquiring) {
+                usleep(1000)
+            }
+            unsent = 0
+        }
     }
 
     // MARK: Render side
@@ -132,6 +186,7 @@ final class ALContextRenderer: @unchecked Sendable {
     /// Renders the context's mix and adds it into `output` (realtime).
     func render(adding destination: AudioBufferList, frameCount: Int) {
         guard !suspended.load(ordering: .acquiring) else { return }
+        rendersBegun.add(1, ordering: .acquiringAndReleasing)
         bankReference._withUnsafeGuaranteedRef { $0.applyCommands() }
         let list = outputList.frames(from: 0, count: frameCount)
         var flags = RenderActionFlags()
@@ -140,6 +195,12 @@ final class ALContextRenderer: @unchecked Sendable {
         }
         sampleTime += Double(frameCount)
         guard status == .noError else { return }
+        if destination.channelCount == 1 {
+            // A mono device: both sides, at the power of one.
+            Mixing.add(UnsafePointer(list.samples(0)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            Mixing.add(UnsafePointer(list.samples(1)), into: destination.samples(0), count: frameCount, gain: 0.70710677)
+            return
+        }
         for channel in 0..<min(list.channelCount, destination.channelCount) {
             Mixing.add(UnsafePointer(list.samples(channel)), into: destination.samples(channel), count: frameCount, gain: 1)
         }

@@ -41,6 +41,8 @@ public final class ALDevice: @unchecked Sendable {
     private let epoch = Atomic<Int>(0)
     private let scratch: OwnedAudioBufferList
     static let maximumFrames = 4096
+    /// Slice of a loopback render while parameter changes still wait to be sent.
+    static let catchUpFrames = 16
 
     private init(kind: Kind, frequency: Int, channels: Int) throws(ALError) {
         self.kind = kind
@@ -122,14 +124,18 @@ public final class ALDevice: @unchecked Sendable {
             interleaved.update(repeating: 0, count: frames * channels)
             return
         }
-        // The render runs on the caller's thread, outside realtime: deferred parameters go now.
+        // The render runs on the caller's thread, outside realtime: deferred parameters go now,
+        // as many as the 3D mixer's command queue takes per render; while more wait, the mix
+        // runs in short slices so each slice takes the next share.
         let live = locked { contexts }
         for context in live { context.flushBeforeLoopbackRender() }
         var done = 0
         while done < frames {
-            let count = min(Self.maximumFrames, frames - done)
+            let allSent = locked { live.reduce(true) { $1.renderer.sendPending() && $0 } }
+            let count = min(allSent ? Self.maximumFrames : Self.catchUpFrames, frames - done)
             let list = scratch.list(frameCount: count)
             mix(into: list, frameCount: count)
+            locked { for context in live { context.renderer.unitTookCommands() } }
             let out = interleaved + done * channels
             Interleaving.interleave(channels: channels, frames: count, from: { UnsafePointer(list.samples($0)) }, into: out)
             done += count

@@ -68,7 +68,7 @@ public final class ALSource: @unchecked Sendable {
                 kind = .undetermined
             }
             try rebuildLocked()
-            bank.commit()
+            context.pushLocked()
         }
     }
 
@@ -95,7 +95,7 @@ public final class ALSource: @unchecked Sendable {
             kind = .streaming
             append(buffers)
             try rebuildLocked()
-            bank.commit()
+            context.pushLocked()
         }
     }
 
@@ -124,7 +124,7 @@ public final class ALSource: @unchecked Sendable {
             for buffer in removed { buffer.useCount -= 1 }
             if queueBuffers.isEmpty { kind = .undetermined }
             try rebuildLocked()
-            bank.commit()
+            context.pushLocked()
             return removed
         }
     }
@@ -160,7 +160,7 @@ public final class ALSource: @unchecked Sendable {
         try device.locked { () throws(ALError) in
             try checkLocked(name)
             try body(self)
-            bank.commit()
+            context.pushLocked()
         }
     }
 
@@ -224,7 +224,7 @@ public final class ALSource: @unchecked Sendable {
             try checkLocked("isLooping")
             looping = on
             if let element { try send(.looping(voice: element, on)) }
-            bank.commit()
+            context.pushLocked()
         }
     }
 
@@ -279,7 +279,7 @@ public final class ALSource: @unchecked Sendable {
             }
             if stateValue == .playing || stateValue == .paused {
                 try start(at: positionLocked(frames: frames), running: stateValue == .playing)
-                bank.commit()
+                context.pushLocked()
             } else {
                 pendingOffset = frames
             }
@@ -397,7 +397,7 @@ public final class ALSource: @unchecked Sendable {
             try checkLocked("delete")
             deleteLocked()
             context.sources.removeAll { $0 === self }
-            bank.commit()
+            context.pushLocked()
         }
     }
 
