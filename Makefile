@@ -80,6 +80,7 @@ bench: release
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	.build/release/sonora-bench lv2
 	.build/release/sonora-bench server
+	.build/release/sonora-bench positional
 
 # Sonora's own LV2 plugins as installable bundles in .build/lv2 (put it on LV2_PATH).
 plugins: deps
