@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // libmysofa: HRTF sets from SOFA files (the 3D mixer's binaural rendering).
+        .systemLibrary(name: "CMySofa", pkgConfig: "libmysofa", providers: [.apt(["libmysofa-dev"])]),
         // FFmpeg: the AAC/MP3/ALAC/FLAC/Opus codecs (LAME and libopus encoders through it) and the MP4/Ogg containers.
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",
@@ -87,7 +89,7 @@ let package = Package(
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,
         // FLAC, Opus through FFmpeg) over libsndfile, libsoxr and libavcodec/libavformat.
-        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr", "CFFmpeg"]),
+        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr", "CFFmpeg", "CMySofa"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(
@@ -223,7 +225,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SonoraFileTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "CFFmpeg", "SonoraTestSupport"], exclude: ["Corpus"]),
+        .testTarget(
+            name: "SonoraFileTests",
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "CSndfile", "CFFmpeg", "CMySofa", "SonoraTestSupport"], exclude: ["Corpus"]
+        ),
         .testTarget(
             name: "SonoraUnitsTests",
             dependencies: ["SonoraCore", "SonoraDSP", "SonoraFile", "SonoraUnits", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter"]

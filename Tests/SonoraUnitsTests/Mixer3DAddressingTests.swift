@@ -64,12 +64,12 @@ struct Mixer3DAddressingTests {
         #expect(read == parameters)
         try unit.setProperty(.renderingFlags, scope: .input, element: 0, to: .renderingFlags([.distanceAttenuation, .linearDistanceAttenuation]))
         try unit.setProperty(.attenuationCurve, scope: .input, element: 0, to: .attenuationCurve(.exponential))
-        try unit.setProperty(.hrtfFilePath, scope: .global, element: 0, to: .filePath("/tmp/other.sofa"))
+        try unit.setProperty(.hrtfFilePath, scope: .global, element: 0, to: .filePath("/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa"))
         guard case .filePath(let path) = try unit.property(.hrtfFilePath, scope: .global, element: 0) else {
             Issue.record("wrong value kind")
             return
         }
-        #expect(path == "/tmp/other.sofa")
+        #expect(path == "/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa")
         // Changed while rendering: handed over, no error.
         try unit.initialize()
         try unit.setProperty(.spatializationAlgorithm, scope: .input, element: 0, to: .spatializationAlgorithm(.sphericalHead))

@@ -102,4 +102,28 @@ struct Mixer3DHeadTests {
             #expect(largest < toneStep * 1.3, "\(algorithm) channel \(channel): step \(largest), tone's \(toneStep)")
         }
     }
+
+    /// Back to the spherical head after another placement: the far ear starts from silence (an
+    /// empty delay line), not from samples left in the line when the head was last used.
+    @Test func returningToTheHeadStartsFromAnEmptyDelayLine() throws {
+        let unit = try makeMixer3D()
+        let source = Mixer3DToneSource(frequency: 440)
+        try unit.setRenderCallback(RenderCallback(source), input: 0)
+        try unit.setParameter(Mixer3DUnit.Parameter.azimuth, scope: .input, element: 0, to: 90)
+        func use(_ algorithm: Mixer3DUnit.SpatializationAlgorithm) throws {
+            try unit.setProperty(.spatializationAlgorithm, scope: .input, element: 0, to: .spatializationAlgorithm(algorithm))
+        }
+        try use(.sphericalHead)
+        try unit.initialize()
+        _ = try renderMixer3D(unit, cycles: 4, frames: 256, channels: 2)
+        try use(.equalPowerPanning)
+        _ = try renderMixer3D(unit, cycles: 3, frames: 256, channels: 2, startingAt: 4)
+        try use(.sphericalHead)
+        let back = try renderFrames(unit, frames: 256, sampleTime: 7 * 256)
+        let delay = Int(SpatialPanning.interauralDelay(azimuth: 90, elevation: 0) * 48000)
+        // The left (far) ear hears nothing for the interaural delay (plus the line's one sample).
+        #expect(back[0][0..<delay].allSatisfy { $0 == 0 }, "\(back[0][0..<8])")
+        #expect(back[0][(delay + 4)...].contains { abs($0) > 0.01 })
+        #expect(abs(back[1][1]) > 0 || abs(back[1][2]) > 0)
+    }
 }

@@ -27,6 +27,8 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
     public static let spatializationAlgorithm = AudioUnitPropertyID(rawValue: 3000)
     public static let renderingFlags = AudioUnitPropertyID(rawValue: 3003)
     public static let distanceParameters = AudioUnitPropertyID(rawValue: 3010)
+    /// Core Audio's name for `distanceParameters`.
+    public static let distanceParams = distanceParameters
     public static let attenuationCurve = AudioUnitPropertyID(rawValue: 3013)
     /// The SOFA file a 3D mixer's HRTF inputs use (global; a path).
     public static let hrtfFilePath = AudioUnitPropertyID(rawValue: 64_300)

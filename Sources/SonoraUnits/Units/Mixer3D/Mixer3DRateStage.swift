@@ -7,7 +7,8 @@ import SonoraDSP
 /// and the input is pulled for as many frames as it needs (rate × frames, plus its look-ahead).
 ///
 /// The switch is primed: the resampler first hears the last frames pulled at rate 1 (their
-/// outputs dropped), so it starts from the signal rather than from silence. Once engaged the
+/// outputs dropped, with the stale ones it held), so it starts from the signal rather than
+/// from silence, and the first output kept follows the last frame played. Once engaged the
 /// stage stays engaged (going back would jump by the filter's lag).
 struct Mixer3DRateStage {
     let resampler: Unmanaged<VariableRateResampler>
@@ -33,8 +34,13 @@ struct Mixer3DRateStage {
     /// Where the input's timeline is (its render callbacks' sample times).
     var sampleTime: Double = 0
 
-    init(resampler: VariableRateResampler, channels: Int, capacity: Int) {
+    /// Outputs the resampler gives before those of the first frame it is given (the silence
+    /// it holds from its warm-up, and its filter's lag), measured at warm-up.
+    let primingDelay: Int
+
+    init(resampler: VariableRateResampler, channels: Int, capacity: Int, primingDelay: Int) {
         self.resampler = Unmanaged.passUnretained(resampler)
+        self.primingDelay = primingDelay
         self.channels = channels
         self.capacity = capacity
         pending = .allocate(capacity: capacity * channels)
@@ -145,7 +151,8 @@ struct Mixer3DRateStage {
 
     private mutating func engage(then rate: Double) {
         engaged = true
-        position = 0
+        // The resampler's first outputs are what it held (and its lag): they come before the history.
+        position = -Double(primingDelay)
         fed = 0
         ratio = 1
         // Priming: the history goes in first at ratio 1; its outputs are dropped.
@@ -153,7 +160,7 @@ struct Mixer3DRateStage {
             pending.update(from: history, count: historyCount * channels)
             pendingCount = historyCount
         }
-        discard = historyCount
+        discard = historyCount + primingDelay
         target = rate
         if discard == 0 { setRatio(rate) }
         historyCount = 0

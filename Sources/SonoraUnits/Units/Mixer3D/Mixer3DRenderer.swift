@@ -1,5 +1,6 @@
 import SonoraCore
 import SonoraDSP
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -44,6 +45,9 @@ struct Mixer3DRenderer {
         }
     }
 
+    /// Input frames a rate stage may hold for its resampler (2× a slice, and the look-ahead).
+    static func rateCapacity(_ maximumFrames: Int) -> Int { 2 * maximumFrames + 64 }
+
     let slots: Slots
     var settings: UnsafeMutablePointer<Mixer3DInputSettings>
     let voices: UnsafeMutablePointer<Mixer3DVoice>
@@ -64,9 +68,22 @@ struct Mixer3DRenderer {
     /// Frames the reverb's tail still rings after the last send.
     var reverbTail = 0
 
+    // Metering: one meter per metered channel of each input, then one per output channel.
+    let meters: UnsafeMutablePointer<LevelMeter>
+    let meterCount: Int
+    /// See `Mixer3DUnit.meterSlotTable()`.
+    let meterSlots: UnsafeMutablePointer<Int>
+    let meteredInputChannels: Int
+    /// MeteringMode of each input, then the output's: written by the control side at any time.
+    let meteringFlags: UnsafeMutablePointer<Atomic<Bool>>
+    /// What the render side last saw of each flag, to restart meters on a switch.
+    let meteringSeen: UnsafeMutablePointer<Bool>
+
     init(
-        slots: Slots, settings: UnsafeMutablePointer<Mixer3DInputSettings>, resamplers: [VariableRateResampler],
-        inputChannels: [Int], outputChannels: Int, sampleRate: Double, maximumFrames: Int
+        slots: Slots, settings: UnsafeMutablePointer<Mixer3DInputSettings>, resamplers: [VariableRateResampler], resamplerDelays: [Int],
+        binaural: [[BinauralRenderer]],
+        inputChannels: [Int], outputChannels: Int, sampleRate: Double, maximumFrames: Int,
+        meterSlots table: [Int], meteredInputChannels: Int, metering: [Bool]
     ) {
         self.slots = slots
         self.settings = settings
@@ -80,8 +97,12 @@ struct Mixer3DRenderer {
         while ringSize < longest { ringSize *= 2 }
         voices = .allocate(capacity: max(1, voiceCount))
         for (element, channels) in inputChannels.enumerated() {
-            let rate = Mixer3DRateStage(resampler: resamplers[element], channels: channels, capacity: 2 * maximumFrames + 64)
+            let rate = Mixer3DRateStage(
+                resampler: resamplers[element], channels: channels, capacity: Self.rateCapacity(maximumFrames),
+                primingDelay: resamplerDelays[element])
             (voices + element).initialize(to: Mixer3DVoice(rate: rate, channels: channels, ringSize: ringSize))
+            let renderers = binaural[element].map { Unmanaged.passUnretained($0) }
+            voices[element].binaural = (renderers.first, renderers.count > 1 ? renderers[1] : nil)
         }
         let stride = maximumFrames
         scratch = .allocate(capacity: stride * 5 + 2 * (2 * maximumFrames + 64))
@@ -102,6 +123,18 @@ struct Mixer3DRenderer {
         targets = .allocate(capacity: 2 * Mixer3DVoice.maximumOutputs)
         targets.initialize(repeating: 0, count: 2 * Mixer3DVoice.maximumOutputs)
         reverb = Mixer3DReverb(sampleRate: sampleRate)
+        self.meteredInputChannels = meteredInputChannels
+        meterCount = inputChannels.count * meteredInputChannels + outputChannels
+        meters = .allocate(capacity: max(1, meterCount))
+        meters.initialize(repeating: LevelMeter(sampleRate: sampleRate, averagingTime: 0.3, peakDecayTime: 1.5), count: meterCount)
+        meterSlots = .allocate(capacity: max(1, table.count))
+        meterSlots.initialize(from: table, count: table.count)
+        meteringFlags = .allocate(capacity: metering.count)
+        meteringSeen = .allocate(capacity: metering.count)
+        for (index, on) in metering.enumerated() {
+            (meteringFlags + index).initialize(to: Atomic(on))
+            meteringSeen[index] = on
+        }
     }
 
     func deallocate() {
@@ -114,12 +147,17 @@ struct Mixer3DRenderer {
         speakers.deallocate()
         targets.deallocate()
         reverb.deallocate()
+        meters.deallocate()
+        meterSlots.deallocate()
+        meteringFlags.deallocate()
+        meteringSeen.deallocate()
     }
 
     mutating func reset() {
         for element in 0..<voiceCount { voices[element].reset() }
         reverb.reset()
         reverbTail = 0
+        for index in 0..<meterCount { meters[index].reset() }
     }
 
     // MARK: Render
@@ -128,6 +166,7 @@ struct Mixer3DRenderer {
         let frames = context.frameCount
         let output = context.output
         output.clear()
+        guard frames > 0 else { return .noError }
         send.update(repeating: 0, count: frames)
         let outputGain = Self.gain(decibels: context.parameter(slots.outputGain))
         let reverbGain = Self.gain(decibels: context.parameter(slots.reverbGain))
@@ -152,8 +191,15 @@ struct Mixer3DRenderer {
             }
             let setting = settings[element]
             let channels = voice.pointee.channels
+            var playbackRate = rate
+            if setting.flags.contains(.dopplerShift) {
+                playbackRate = min(max(rate * doppler(voice, distance: distance, frames: frames), 0.5), 2)
+            } else {
+                voice.pointee.lastDistance = distance
+                voice.pointee.velocity = 0
+            }
             let status = voice.pointee.rate.produce(
-                context, element: element, rate: rate, frames: frames, into: source, interleaved: interleaved)
+                context, element: element, rate: playbackRate, frames: frames, into: source, interleaved: interleaved)
             if status != .noError { return status }
 
             // The input's gain: its own, distance, clamps, then the output's.
@@ -172,7 +218,18 @@ struct Mixer3DRenderer {
             let directGain = inputGain * dry * occlusionGain * obstructionGain
             let sendTarget = inputGain * wet * occlusionGain
 
-            updateFilters(voice, occlusionDB: occlusionDB, obstructionDB: obstructionDB)
+            if meteringOn(element, context: context) {
+                meterInput(element, channels: channels, frames: frames, gain: directGain, context: context)
+            }
+            // Occlusion and obstruction: a quarter of the attenuation is broadband (above), the rest the
+            // low-pass's at 5 kHz; the distance filter adds air absorption to the direct sound's low-pass.
+            var directLowPass = obstructionDB * 0.75
+            if setting.flags.contains(.distanceFilter) {
+                let beyond = min(max(distance, setting.distance.referenceDistance), setting.distance.maximumDistance)
+                    - setting.distance.referenceDistance
+                directLowPass += max(-60, -Self.airAbsorption * beyond)
+            }
+            updateFilters(voice, occlusionDB: occlusionDB * 0.75, obstructionDB: max(-100, directLowPass))
             if voice.pointee.occlusionDB < 0 {
                 for channel in 0..<channels { voice.pointee.filters[channel].process(source[channel], count: frames) }
             }
@@ -186,8 +243,15 @@ struct Mixer3DRenderer {
 
             var algorithm = setting.algorithm
             if outputChannels != 2 && algorithm != .stereoPassThrough { algorithm = .vectorBasedPanning }
+            if algorithm != voice.pointee.algorithm {
+                // The head's delay line was not fed meanwhile: start it from silence, not stale samples.
+                if algorithm == .sphericalHead && voice.pointee.hasState { voice.pointee.restartHead() }
+                voice.pointee.algorithm = algorithm
+            }
             switch algorithm {
-            case .sphericalHead, .hrtf:
+            case .hrtf:
+                renderBinaural(voice, azimuth: azimuth, elevation: elevation, gain: directGain, frames: frames, output: output)
+            case .sphericalHead:
                 renderHead(
                     voice, azimuth: azimuth, elevation: elevation, gain: directGain,
                     delays: setting.flags.contains(.interAuralDelay), frames: frames, output: output)
@@ -203,7 +267,78 @@ struct Mixer3DRenderer {
             mixReverb(gain: reverbGain, frames: frames, output: output)
             reverbTail = max(0, reverbTail - frames)
         }
+        if meteringOn(voiceCount, context: context) { meterOutput(output, frames: frames, context: context) }
         return .noError
+    }
+
+    // MARK: Doppler
+
+    /// The pitch factor c / (c + v) of a source whose distance grows at v m/s: v is the distance's
+    /// change per second, smoothed over about 50 ms (distances arrive once per render, in steps).
+    func doppler(_ voice: UnsafeMutablePointer<Mixer3DVoice>, distance: Float, frames: Int) -> Float {
+        guard voice.pointee.hasState else {
+            voice.pointee.lastDistance = distance
+            voice.pointee.velocity = 0
+            return 1
+        }
+        let seconds = Float(frames) / Float(sampleRate)
+        let velocity = (distance - voice.pointee.lastDistance) / seconds
+        voice.pointee.lastDistance = distance
+        let smoothing = 1 - expf(-seconds / 0.05)
+        voice.pointee.velocity += (velocity - voice.pointee.velocity) * smoothing
+        let speed = Float(SpatialPanning.speedOfSound)
+        return speed / max(speed + voice.pointee.velocity, speed * 0.25)
+    }
+
+    // MARK: Metering
+
+    /// Whether element `index` (the output after the inputs) meters this slice. On a switch its
+    /// meters restart from silence, and publish silence while off rather than freeze.
+    mutating func meteringOn(_ index: Int, context: RenderContext) -> Bool {
+        let on = meteringFlags[index].load(ordering: .relaxed)
+        guard on != meteringSeen[index] else { return on }
+        meteringSeen[index] = on
+        if index < voiceCount {
+            let channels = meteredInputChannels
+            for channel in 0..<channels {
+                meters[index * channels + channel].reset()
+                if !on { for kind in 0..<4 { context.publish(0, slot: meterSlots[kind * channels + channel] + index) } }
+            }
+        } else {
+            let first = voiceCount * meteredInputChannels
+            for channel in 0..<outputChannels {
+                meters[first + channel].reset()
+                if !on {
+                    context.publish(0, slot: meterSlots[4 * meteredInputChannels + channel])
+                    context.publish(0, slot: meterSlots[4 * meteredInputChannels + outputChannels + channel])
+                }
+            }
+        }
+        return on
+    }
+
+    func meterInput(_ element: Int, channels: Int, frames: Int, gain: Float, context: RenderContext) {
+        let metered = meteredInputChannels
+        for channel in 0..<min(channels, metered) {
+            let meter = meters + element * metered + channel
+            meter.pointee.measure(source[channel], count: frames)
+            let rms = Float(meter.pointee.meanSquare.squareRoot()), peak = Float(meter.pointee.peak)
+            context.publish(rms, slot: meterSlots[channel] + element)
+            context.publish(peak, slot: meterSlots[metered + channel] + element)
+            context.publish(rms * gain, slot: meterSlots[2 * metered + channel] + element)
+            context.publish(peak * gain, slot: meterSlots[3 * metered + channel] + element)
+        }
+    }
+
+    func meterOutput(_ output: AudioBufferList, frames: Int, context: RenderContext) {
+        let first = voiceCount * meteredInputChannels
+        let slots = meterSlots + 4 * meteredInputChannels
+        for channel in 0..<outputChannels {
+            let meter = meters + first + channel
+            meter.pointee.measure(output.samples(channel), count: frames)
+            context.publish(Float(meter.pointee.meanSquare.squareRoot()), slot: slots[channel])
+            context.publish(Float(meter.pointee.peak), slot: slots[outputChannels + channel])
+        }
     }
 
     /// dB to linear amplitude; −120 dB and below is silence.
@@ -294,8 +429,9 @@ struct Mixer3DRenderer {
         frames: Int, output: AudioBufferList
     ) {
         let channels = voice.pointee.channels
-        let fresh = !voice.pointee.hasState
-        let startGain = fresh ? gain : voice.pointee.scalarGain
+        let fresh = !voice.pointee.hasState || voice.pointee.headRestarted
+        voice.pointee.headRestarted = false
+        let startGain = !voice.pointee.hasState ? gain : voice.pointee.scalarGain
         voice.pointee.scalarGain = gain
         let ringSize = voice.pointee.ringSize
         let mask = ringSize - 1
@@ -338,6 +474,26 @@ struct Mixer3DRenderer {
         voice.pointee.ringPosition = position
     }
 
+    // MARK: HRTF
+
+    /// Each input channel through its `BinauralRenderer` (which ramps the gain and cross-fades
+    /// directions itself), added into left and right.
+    func renderBinaural(
+        _ voice: UnsafeMutablePointer<Mixer3DVoice>, azimuth: Float, elevation: Float, gain: Float, frames: Int,
+        output: AudioBufferList
+    ) {
+        let channels = voice.pointee.channels
+        for channel in 0..<channels {
+            guard let renderer = voice.pointee.binauralRenderer(channel) else { continue }
+            let channelAzimuth = Self.channelAzimuth(azimuth, channel: channel, of: channels)
+            renderer._withUnsafeGuaranteedRef {
+                $0.render(
+                    source[channel], count: frames, azimuth: channelAzimuth, elevation: elevation, gain: gain,
+                    addingInto: output.samples(0), output.samples(1))
+            }
+        }
+    }
+
     /// The sample `delay` (≥ 1) samples before the one at `position`, by third-order Lagrange interpolation.
     @inline(__always)
     static func read(_ ring: UnsafeMutablePointer<Float>, mask: Int, at position: Int, delay: Float) -> Float {
@@ -354,28 +510,30 @@ struct Mixer3DRenderer {
 
     // MARK: Occlusion, obstruction, reverb
 
-    /// Redesigns a voice's low-passes when its attenuations change: the low-pass takes three
-    /// quarters of the attenuation at 5 kHz (the rest is broadband gain). A Butterworth low-pass
-    /// by the bilinear transform has |H(f)|² = 1 / (1 + (tan(πf/fs) / tan(πfc/fs))⁴), solved for fc.
+    /// Redesigns a voice's low-passes when their attenuations at 5 kHz (dB, ≤ 0) change.
     func updateFilters(_ voice: UnsafeMutablePointer<Mixer3DVoice>, occlusionDB: Float, obstructionDB: Float) {
         if occlusionDB != voice.pointee.occlusionDB {
             if voice.pointee.occlusionDB == 0 { for channel in 0..<2 { voice.pointee.filters[channel].reset() } }
             voice.pointee.occlusionDB = occlusionDB
-            let coefficients = Self.attenuationLowPass(occlusionDB * 0.75, sampleRate: sampleRate)
+            let coefficients = Self.attenuationLowPass(occlusionDB, sampleRate: sampleRate)
             for channel in 0..<2 { voice.pointee.filters[channel].coefficients = coefficients }
         }
         if obstructionDB != voice.pointee.obstructionDB {
             if voice.pointee.obstructionDB == 0 { for channel in 0..<2 { voice.pointee.filters[2 + channel].reset() } }
             voice.pointee.obstructionDB = obstructionDB
-            let coefficients = Self.attenuationLowPass(obstructionDB * 0.75, sampleRate: sampleRate)
+            let coefficients = Self.attenuationLowPass(obstructionDB, sampleRate: sampleRate)
             for channel in 0..<2 { voice.pointee.filters[2 + channel].coefficients = coefficients }
         }
     }
 
+    /// Air absorption at 5 kHz, dB per metre (ISO 9613-1, 20 °C, 50 % humidity: about 0.05).
+    static let airAbsorption: Float = 0.05
+
     /// The frequency at which low-pass attenuations are specified.
     static let attenuationFrequency = 5_000.0
 
-    /// A 12 dB/octave low-pass whose response at 5 kHz is `decibels` (≤ 0).
+    /// A 12 dB/octave low-pass whose response at 5 kHz is `decibels` (≤ 0). A Butterworth
+    /// low-pass by the bilinear transform has |H(f)|² = 1 / (1 + (tan(πf/fs) / tan(πfc/fs))⁴): solved for fc.
     static func attenuationLowPass(_ decibels: Float, sampleRate: Double) -> BiquadCoefficients {
         guard decibels < 0 else { return .identity }
         let reference = min(attenuationFrequency, 0.45 * sampleRate)

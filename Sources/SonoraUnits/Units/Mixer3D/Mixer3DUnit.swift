@@ -1,5 +1,6 @@
 import SonoraCore
 import SonoraDSP
+import SonoraFile
 
 #if canImport(Glibc)
 import Glibc
@@ -38,6 +39,9 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         public static let minimumGain: AudioUnitParameterID = 6
         /// …and at or below this.
         public static let maximumGain: AudioUnitParameterID = 7
+        /// The contract's (and Core Audio's) short names for the two above.
+        public static let minGain = minimumGain
+        public static let maxGain = maximumGain
         /// Percent, 0…100: equal-power dry/wet blend into the internal reverb.
         public static let reverbBlend: AudioUnitParameterID = 8
         /// Output scope, dB −40…40: the reverb's level.
@@ -56,22 +60,31 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     var inputSettings: [Mixer3DInputSettings]
     private var settingsBlock: Mixer3DSettingsBlock?
     /// The SOFA file HRTF inputs use.
-    public private(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
-    public static let defaultHRTFFilePath = "/usr/share/libmysofa/default.sofa"
+    public internal(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
+    public static let defaultHRTFFilePath = SOFAFile.defaultPath
+    var hrtf = Mixer3DHRTF()
 
     private var resamplers: [VariableRateResampler] = []
     @exclusivity(unchecked) var renderer: UnsafeMutablePointer<Mixer3DRenderer>?
 
+    /// MeteringMode of each input and of the output (control side).
+    var inputMetering: [Bool]
+    var outputMetering = false
+    /// Channels the meter parameters are declared for.
+    var meteredChannels = (input: 0, output: 0)
+
     public init(inputs: Int = 1) {
         inputSettings = Array(repeating: Mixer3DInputSettings(), count: inputs)
+        inputMetering = Array(repeating: false, count: inputs)
         super.init(
             description: Self.componentDescription, name: "3DMixer", inputs: inputs, outputs: 1,
-            parameters: Self.definitions, inputCountIsWritable: true)
+            parameters: Self.fixedDefinitions, inputCountIsWritable: true)
         // Inputs are mono by default (Core Audio's 3D mixer); the output stereo.
         for element in 0..<inputs { self.inputs[element].format = .canonical(sampleRate: 48000, channels: 1) }
+        updateMeterParameters()
     }
 
-    static let definitions: [AudioUnitParameterDefinition] = {
+    static let fixedDefinitions: [AudioUnitParameterDefinition] = {
         func info(
             _ name: String, _ identifier: String, _ unit: AudioUnitParameterUnit, _ range: ClosedRange<Float>, _ value: Float,
             ramp: Bool = true
@@ -104,9 +117,12 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     }()
 
     override func elementsDidChange(_ scope: AudioUnitScope) {
-        guard scope == .input else { return }
-        if inputSettings.count > inputs.count { inputSettings.removeLast(inputSettings.count - inputs.count) }
-        while inputSettings.count < inputs.count { inputSettings.append(Mixer3DInputSettings()) }
+        if scope == .input {
+            if inputSettings.count > inputs.count { inputSettings.removeLast(inputSettings.count - inputs.count) }
+            while inputSettings.count < inputs.count { inputSettings.append(Mixer3DInputSettings()) }
+            inputMetering = (0..<inputs.count).map { $0 < inputMetering.count && inputMetering[$0] }
+        }
+        updateMeterParameters()
     }
 
     /// Unconnected inputs are silent, as in Core Audio's mixers.
@@ -127,6 +143,8 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         throws(AudioError) -> AudioUnitPropertyInfo?
     {
         switch id {
+        case .meteringMode:
+            return try meteringInfo(scope: scope, element: element)
         case .spatializationAlgorithm, .renderingFlags, .attenuationCurve, .distanceParameters:
             guard scope == .input else {
                 throw AudioError(.invalidScope, "\(name): \(id) is set per input element, not in the \(scope) scope")
@@ -150,6 +168,7 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         throws(AudioError) -> AudioUnitPropertyValue
     {
         switch id {
+        case .meteringMode: return .flag(scope == .input ? inputMetering[element] : outputMetering)
         case .spatializationAlgorithm: return .spatializationAlgorithm(inputSettings[element].algorithm)
         case .renderingFlags: return .renderingFlags(inputSettings[element].flags)
         case .attenuationCurve: return .attenuationCurve(inputSettings[element].curve)
@@ -163,7 +182,11 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     ) throws(AudioError) {
         var settings = inputSettings
         switch (id, value) {
+        case (.meteringMode, .flag(let on)):
+            setMetering(on, scope: scope, element: element)
+            return
         case (.spatializationAlgorithm, .spatializationAlgorithm(let algorithm)):
+            if algorithm == .hrtf { try prepareHRTF(forInput: element) }
             settings[element].algorithm = algorithm
         case (.renderingFlags, .renderingFlags(let flags)):
             guard flags.rawValue & ~RenderingFlags.known == 0 else {
@@ -186,13 +209,6 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         inputSettings = settings
         handOverSettings()
         propertyDidChange(id, scope: scope, element: element)
-    }
-
-    /// Selects the SOFA file HRTF inputs use.
-    func setHRTFFile(_ path: String) throws(AudioError) {
-        guard !path.isEmpty else { throw AudioError(.invalidPropertyValue, "\(name): the HRTF file path is empty") }
-        hrtfFilePath = path
-        propertyDidChange(.hrtfFilePath)
     }
 
     /// Gives the render side a fresh copy of every input's settings.
@@ -218,20 +234,25 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         let block = Mixer3DSettingsBlock(inputSettings)
         settingsBlock = block
         var made: [VariableRateResampler] = []
+        var delays: [Int] = []
         for element in 0..<inputs.count {
             let channels = Int(inputs[element].format.channelsPerFrame)
             let resampler = try VariableRateResampler(channels: channels, maximumRatio: 2)
-            Self.warm(resampler, channels: channels, frames: maximumFramesPerSlice)
+            delays.append(Self.warm(resampler, channels: channels, frames: maximumFramesPerSlice, capacity: Mixer3DRenderer.rateCapacity(maximumFramesPerSlice)))
             made.append(resampler)
         }
         resamplers = made
+        try allocateHRTFRenderers()
         let slots = try Mixer3DRenderer.Slots(unit: self, inputCount: inputs.count)
+        let meterTable = try meterSlotTable()
         let state = UnsafeMutablePointer<Mixer3DRenderer>.allocate(capacity: 1)
         state.initialize(
             to: Mixer3DRenderer(
-                slots: slots, settings: block.settings, resamplers: made,
+                slots: slots, settings: block.settings, resamplers: made, resamplerDelays: delays, binaural: hrtf.renderers,
                 inputChannels: inputs.map { Int($0.format.channelsPerFrame) }, outputChannels: Int(output.channelsPerFrame),
-                sampleRate: output.sampleRate, maximumFrames: maximumFramesPerSlice))
+                sampleRate: output.sampleRate, maximumFrames: maximumFramesPerSlice,
+                meterSlots: meterTable, meteredInputChannels: meteredChannels.input,
+                metering: inputMetering + [outputMetering]))
         renderer = state
     }
 
@@ -243,6 +264,7 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         }
         renderer = nil
         resamplers = []
+        hrtf.renderers = []
         settingsBlock = nil
     }
 
@@ -250,29 +272,49 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         renderer?.pointee.reset()
     }
 
-    /// libsoxr allocates through its first slices and on ratio changes: run silence through at
-    /// several ratios here, so the render thread never meets those allocations.
-    static func warm(_ resampler: VariableRateResampler, channels: Int, frames: Int) {
-        let chunk = max(64, min(frames, 4096))
-        let input = [Float](repeating: 0, count: chunk * channels)
-        var output = [Float](repeating: 0, count: 2 * chunk * channels + 64)
-        input.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { sink in
-                for ratio in [1, 0.5, 2, 1.37, 0.71, 1.9, 0.53, 1] {
-                    do throws(AudioError) { try resampler.setRatio(ratio) } catch {}
-                    for _ in 0..<6 {
-                        var offset = 0
-                        while offset < chunk {
-                            let (consumed, _) = resampler.process(
-                                source.baseAddress! + offset * channels, frames: chunk - offset, into: sink.baseAddress!,
-                                capacity: sink.count / channels)
-                            if consumed == 0 { break }
-                            offset += consumed
-                        }
+    /// libsoxr allocates while its buffers grow: run silence through here, at the ratios and in
+    /// the amounts the render side will use (up to `capacity` frames in, `frames` out at a time),
+    /// so the render thread never meets those allocations. Not cleared afterwards (a clear frees
+    /// them again): the resampler keeps holding a few frames of silence. Returns how many
+    /// outputs an input frame given now comes out behind (an impulse's position, measured), so
+    /// the render side can drop exactly the stale outputs when it first switches to the resampler.
+    static func warm(_ resampler: VariableRateResampler, channels: Int, frames: Int, capacity: Int) -> Int {
+        var input = [Float](repeating: 0, count: capacity * channels)
+        var output = [Float](repeating: 0, count: max(frames, 64) * channels)
+        let outputFrames = max(frames, 64)
+        func run(_ count: Int) -> [Float] {
+            var made: [Float] = []
+            input.withUnsafeBufferPointer { source in
+                output.withUnsafeMutableBufferPointer { sink in
+                    var offset = 0
+                    var idle = 0
+                    while offset < count || idle < 2 {
+                        let (consumed, produced) = resampler.process(
+                            source.baseAddress! + offset * channels, frames: count - offset, into: sink.baseAddress!, capacity: outputFrames)
+                        offset += consumed
+                        made += sink[0..<(produced * channels)]
+                        idle = produced == 0 ? idle + 1 : 0
+                        if consumed == 0 && produced == 0 && offset >= count { break }
                     }
                 }
             }
+            return made
         }
+        for ratio in [1, 0.5, 2, 1.37, 0.71, 1.9, 0.53, 1.13, 1] {
+            do throws(AudioError) { try resampler.setRatio(ratio) } catch {}
+            for round in 0..<6 { _ = run(round % 2 == 0 ? capacity : 16) }
+        }
+        for _ in 0..<8 { _ = run(frames) }
+        // The probe: an impulse, then silence until it has come out and gone.
+        input[0] = 1
+        var outputs = run(64)
+        input[0] = 0
+        while outputs.count < (512 + 64) * channels { outputs += run(64) }
+        var peak = 0
+        for index in stride(from: 0, to: outputs.count, by: channels) where abs(outputs[index]) > abs(outputs[peak * channels]) {
+            peak = index / channels
+        }
+        return peak
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {

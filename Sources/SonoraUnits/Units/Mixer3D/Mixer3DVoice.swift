@@ -23,7 +23,18 @@ struct Mixer3DVoice {
     /// The attenuations the occlusion and obstruction filters are designed for.
     var occlusionDB: Float = 0
     var obstructionDB: Float = 0
+    /// The placement used in the last slice, and whether the head path starts afresh at its next slice.
+    var algorithm: Mixer3DUnit.SpatializationAlgorithm = .equalPowerPanning
+    var headRestarted = false
+    /// Doppler: the distance last seen and the smoothed rate it changes at (m/s).
+    var lastDistance: Float = 0
+    var velocity: Float = 0
+    /// One HRTF renderer per channel (owned by the unit on the control side).
+    var binaural: (Unmanaged<BinauralRenderer>?, Unmanaged<BinauralRenderer>?) = (nil, nil)
     static let maximumOutputs = 6
+
+    @inline(__always)
+    func binauralRenderer(_ channel: Int) -> Unmanaged<BinauralRenderer>? { channel == 0 ? binaural.0 : binaural.1 }
 
     init(rate: Mixer3DRateStage, channels: Int, ringSize: Int) {
         self.rate = rate
@@ -47,11 +58,20 @@ struct Mixer3DVoice {
         filters.deallocate()
     }
 
+    /// The head path resumes after another placement: an empty delay line, delays set, not swept.
+    mutating func restartHead() {
+        ring.update(repeating: 0, count: 2 * ringSize)
+        for index in 4..<8 { filters[index].reset() }
+        headRestarted = true
+    }
+
     /// Clears filter memories and delay lines; the next slice starts at its targets.
     mutating func reset() {
         hasState = false
         ring.update(repeating: 0, count: 2 * ringSize)
         for index in 0..<8 { filters[index].reset() }
         rate.reset()
+        binaural.0?._withUnsafeGuaranteedRef { $0.reset() }
+        binaural.1?._withUnsafeGuaranteedRef { $0.reset() }
     }
 }
