@@ -5,7 +5,7 @@ SWIFT ?= swift
 # C libraries the package links (found through pkg-config) and the anchors `sonora-bench` compares with
 # (JACK's ring, SpeexDSP, KissFFT; linked into sonora-bench only).
 DEBIAN_PACKAGES := pkg-config libasound2-dev liblilv-dev lv2-dev libsndfile1-dev libsoxr-dev libjack-jackd2-dev libspeexdsp-dev libkissfft-dev \
-	libavformat-dev libavcodec-dev libavutil-dev libmp3lame-dev libopus-dev libmysofa-dev
+	libavformat-dev libavcodec-dev libavutil-dev libmp3lame-dev libopus-dev libmysofa-dev libopenal-dev
 # Tools the tests compare against: files written by other encoders (sox), and a second
 # real ALSA path through JACK2's dummy backend (jackd2, libasound2-plugins' jack PCM).
 # sox with its MP3 writer (libsox-fmt-mp3 is only a recommendation of sox) makes the
@@ -80,6 +80,7 @@ bench: release
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	.build/release/sonora-bench lv2
 	.build/release/sonora-bench server
+	.build/release/sonora-bench positional
 
 # Sonora's own LV2 plugins as installable bundles in .build/lv2 (put it on LV2_PATH).
 plugins: deps

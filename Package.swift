@@ -46,6 +46,9 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // OpenAL Soft (1.19 on Debian 12): the reference the positional API is checked against, through its
+        // loopback device. Used by the tests and sonora-bench only, never by a library module.
+        .systemLibrary(name: "COpenALSoft", pkgConfig: "openal", providers: [.apt(["libopenal-dev"])]),
         // No pkgConfig: its -D flags are refused by SwiftPM; the shim defines the scalar type itself.
         .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
         // The anchors of `sonora-bench files`: libsndfile, libsoxr and libavformat/libavcodec called directly from C.
@@ -185,6 +188,7 @@ let package = Package(
                 "CLV2BenchAnchor",
                 "CServerBenchAnchor",
                 "CSonoraSystem",
+                "SonoraPositionalTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -199,6 +203,12 @@ let package = Package(
         .target(
             name: "SonoraHALTestSupport", dependencies: ["SonoraTestSupport", "SonoraCore", "SonoraHAL"],
             path: "Tests/Support/SonoraHALTestSupport"
+        ),
+        // OpenAL Soft's loopback device and positional scenes rendered through it and through Sonora's
+        // OpenAL-style API: the comparison tests and `sonora-bench positional` share it.
+        .target(
+            name: "SonoraPositionalTestSupport", dependencies: ["COpenALSoft", "SonoraToolbox"],
+            path: "Tests/Support/SonoraPositionalTestSupport"
         ),
         // CAllocationCounter stays declared where suites imported it before the support targets existed.
         .testTarget(name: "SonoraTestSupportTests", dependencies: ["SonoraTestSupport", "SonoraHALTestSupport", "SonoraCore", "SonoraHAL"]),
@@ -233,7 +243,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SonoraToolboxTests",
-            dependencies: ["SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SonoraToolbox", "SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "SonoraUnits", "SonoraTestSupport", "SonoraHALTestSupport",
+                "SonoraPositionalTestSupport", "COpenALSoft", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Runs the built `sonora` binary (help, JSON output, exit statuses).
         .testTarget(name: "CLITests", dependencies: ["SonoraTestSupport"]),

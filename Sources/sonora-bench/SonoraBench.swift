@@ -1,8 +1,8 @@
 import ArgumentParser
 
 /// The benchmarks, a program of their own so that `sonora` links only what it uses:
-/// the anchors (JACK's ring, SpeexDSP, KissFFT, the C loops over libsndfile/libsoxr and
-/// an LV2 plugin's run()) are linked here and nowhere else.
+/// the anchors (JACK's ring, SpeexDSP, KissFFT, the C loops over libsndfile/libsoxr,
+/// an LV2 plugin's run(), OpenAL Soft) are linked here and nowhere else.
 @main
 struct SonoraBench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,9 +24,10 @@ struct SonoraBench: ParsableCommand {
               sonora-bench queue
               sonora-bench sounds
               sonora-bench server
+              sonora-bench positional
               sonora-bench ring --json --megabytes 64
             """,
         version: "0.1.0",
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self, ServerBenchCommand.self, JackClientsCommand.self, StreamClientsCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self, ServerBenchCommand.self, PositionalBenchCommand.self, JackClientsCommand.self, StreamClientsCommand.self]
     )
 }

@@ -1,0 +1,87 @@
+import Foundation
+import SonoraPositionalTestSupport
+
+/// `sonora-bench positional`: N sources circling the listener, each looping seeded noise with
+/// a tangential velocity (so doppler resamples them), positions and velocities updated every
+/// 800 frames (60 Hz, a game's update rate), rendered through an engine's loopback device on
+/// this thread. Both engines get the identical change list; only the render loop and the
+/// changes are timed (process CPU, so any helper thread of an engine counts too).
+struct PositionalBenchmark {
+    static let frequency = 48_000
+    static let updateFrames = 800
+
+    var seconds: Double
+    var trials: Int
+
+    enum Mode: String, CaseIterable {
+        case panning, hrtf
+    }
+
+    struct Measurement {
+        var sonora: Double
+        var openALSoft: Double
+    }
+
+    /// The scene's buffers and its first step (distance model, each source's buffer, loop, play).
+    static func setup(sources: Int) -> (buffers: [SceneBuffer], changes: [SceneChange]) {
+        let buffers = (0..<4).map { SceneBuffer.noise(frames: frequency, amplitude: 0.1, seed: UInt32($0 + 1), frequency: frequency) }
+        var changes: [SceneChange] = [.distanceModel(.inverseClamped)]
+        for source in 0..<sources {
+            changes += [.buffer(source: source, buffer: source % buffers.count), .looping(source: source, true),
+                        .distances(source: source, reference: 1, maximum: 50, rolloff: 1)]
+        }
+        changes.append(.play(Array(0..<sources)))
+        return (buffers, changes)
+    }
+
+    /// Where source `source` of `count` is at update `update`: on a circle of 1–5 m, at its own
+    /// speed and height, with the matching tangential velocity.
+    static func motion(source: Int, of count: Int, update: Int) -> (position: SIMD3<Float>, velocity: SIMD3<Float>) {
+        let radius = 1 + 4 * Float(source) / Float(max(count, 1))
+        let angularSpeed = 0.5 + Float(source % 7) * 0.3  // rad/s
+        let time = Float(update * updateFrames) / Float(frequency)
+        let angle = angularSpeed * time + Float(source) * 2.399  // golden-angle spread
+        let height = Float(source % 5) - 2
+        return ([radius * sin(angle), height, -radius * cos(angle)],
+                [radius * angularSpeed * cos(angle), 0, radius * angularSpeed * sin(angle)])
+    }
+
+    /// Process CPU seconds to render `seconds` of the scene through `engine` (after a 0.1 s warm-up).
+    static func cpuSeconds(engine: PositionalEngine, sources: Int, seconds: Double) throws -> Double {
+        let (buffers, changes) = setup(sources: sources)
+        try engine.load(buffers, sourceCount: sources)
+        for change in changes { _ = try engine.apply(change) }
+        var block = [Float](repeating: 0, count: 2 * updateFrames)
+        let warmUpdates = frequency / 10 / updateFrames
+        let updates = max(1, Int((seconds * Double(frequency) / Double(updateFrames)).rounded()))
+        var start = 0.0
+        for update in 0..<(warmUpdates + updates) {
+            if update == warmUpdates { start = processCPUSeconds() }
+            for source in 0..<sources {
+                let (position, velocity) = motion(source: source, of: sources, update: update)
+                _ = try engine.apply(.position(source: source, position))
+                _ = try engine.apply(.velocity(source: source, velocity))
+            }
+            block.withUnsafeMutableBufferPointer { engine.render(into: $0.baseAddress!, frames: updateFrames) }
+        }
+        return processCPUSeconds() - start
+    }
+
+    static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// CPU per second of audio for both engines, best of `trials` each, the two alternating.
+    func measure(sources: Int, mode: Mode, sonoraEngine: () throws -> PositionalEngine) throws -> Measurement {
+        var best = Measurement(sonora: .infinity, openALSoft: .infinity)
+        for _ in 0..<trials {
+            let reference = try OpenALSoftEngine(frequency: Self.frequency, hrtf: mode == .hrtf)
+            best.openALSoft = min(best.openALSoft, try Self.cpuSeconds(engine: reference, sources: sources, seconds: seconds) / seconds)
+            let sonora = try sonoraEngine()
+            best.sonora = min(best.sonora, try Self.cpuSeconds(engine: sonora, sources: sources, seconds: seconds) / seconds)
+        }
+        return best
+    }
+}
