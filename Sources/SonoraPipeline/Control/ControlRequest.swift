@@ -196,8 +196,13 @@ extension ControlRequest: Decodable {
             guard playback != nil || capture != nil else {
                 throw ControlFailure(.missingField, field: "playback", "device needs \"playback\" or \"capture\" (a device name)")
             }
-            for (field, name) in [("playback", playback), ("capture", capture)] where name?.isEmpty == true {
-                throw ControlFailure(.badField, field: field, "\"\(field)\" is empty")
+            for (field, name) in [("playback", playback), ("capture", capture)] {
+                guard let name else { continue }
+                if name.isEmpty { throw ControlFailure(.badField, field: field, "\"\(field)\" is empty") }
+                // No device name is this long; refused before it reaches ALSA or a message.
+                if name.utf8.count > 256 {
+                    throw ControlFailure(.badField, field: field, "\"\(field)\" is \(name.utf8.count) bytes long; a device name is at most 256")
+                }
             }
             self = .device(playback: playback, capture: capture)
         }

@@ -160,7 +160,7 @@ public final class PipelineController: @unchecked Sendable {
         let field = playback != nil ? "playback" : "capture"
         let new: any AudioDevice
         do { new = try DeviceOpener.open(configuration, logger: logger) } catch {
-            throw ControlFailure(.failed, field: field, "cannot open \(configuration.device.playback ?? configuration.device.capture ?? "the device"): \(error.message); still on \(oldName)")
+            throw ControlFailure(.failed, field: field, "cannot open \(Diagnostic.excerpt(configuration.device.playback ?? configuration.device.capture ?? "the device")): \(error.message); still on \(oldName)")
         }
         do { try io.switchDevice(to: new) } catch {
             new.stop()
