@@ -76,11 +76,14 @@ struct Mixer3DRateStage {
         }
         if !engaged { engage(then: Double(rate)) } else if discard == 0 { setRatio(Double(rate)) } else { target = Double(rate) }
         var produced = 0
-        var attempts = 0
+        // Calls that gave nothing: libsoxr hands a long slice's output out over several calls
+        // while holding the input it took, so a call that gives something is asked again with
+        // no new input; only one that gives nothing gets 8 frames more (and the look-ahead grows).
+        var stalls = 0
         while produced < frames {
             // Input up to the last output's position plus the filter's look-ahead, less what waits.
             let wanted = Int((position + Double(frames - produced + discard) * ratio).rounded(.up)) + lookahead - fed - pendingCount
-            let pull = min(max(wanted, attempts > 0 ? 8 : 0), capacity - pendingCount, context.maximumFrames)
+            let pull = min(max(wanted, stalls > 0 ? 8 : 0), capacity - pendingCount, context.maximumFrames)
             if pull > 0 {
                 let (list, status) = context.pullInput(element, frameCount: pull, sampleTime: sampleTime)
                 if status != .noError { return status }
@@ -98,10 +101,12 @@ struct Mixer3DRateStage {
                 fed += consumed
             }
             take(interleaved, made: made, into: planar, at: &produced, rate: rate)
-            if produced < frames {
-                attempts += 1
-                if made == 0 { lookahead += 8 }
-                if attempts > 64 {
+            if made > 0 {
+                stalls = 0
+            } else if produced < frames {
+                stalls += 1
+                lookahead += 8
+                if stalls > 64 {
                     // The resampler gives nothing: silence rather than a hang.
                     for channel in 0..<channels { (planar[channel] + produced).update(repeating: 0, count: frames - produced) }
                     return .noError
