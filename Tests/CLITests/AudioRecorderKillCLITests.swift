@@ -29,7 +29,7 @@ struct AudioRecorderKillCLITests {
         let partial = folder + "/.\(name).partial-\(program.processIdentifier)"
         // Until its header has been brought up to date at least twice (about two seconds).
         var seen = 0
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)  // a loaded 2-core machine spawns the debug `sonora info` slowly
         while Date() < deadline && seen < 48000 {
             seen = frames(partial) ?? 0
             usleep(200_000)

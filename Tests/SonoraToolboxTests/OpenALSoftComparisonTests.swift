@@ -138,18 +138,10 @@ struct OpenALSoftComparisonTests {
     func statesOffsetsAndProcessedCountsAreIdentical(_ name: String) throws {
         let scene = try #require(ComparisonScenes.all.first { $0.name == name }).scene
         let both = try render(scene)
-        // Known defect (issue 20, open): a source at a pitch other than 1 reports offsets that
-        // count what the 3D mixer's resampler pulled ahead (its look-ahead, hundreds of frames),
-        // not what was heard: 1184 where OpenAL Soft says 750 after 1000 frames at pitch 0.75.
-        let compare = {
-            for (step, (sonora, openALSoft)) in zip(both.sonora.observations, both.openALSoft.observations).enumerated() {
-                #expect(sonora == openALSoft, "step \(step): Sonora \(sonora), OpenAL Soft \(openALSoft)")
-            }
-        }
-        if name == "looping and pitch" {
-            withKnownIssue("offsets of a pitched source count the resampler's look-ahead") { compare() }
-        } else {
-            compare()
+        // A pitched source once reported what the mixer's resampler had pulled ahead (1184
+        // where OpenAL Soft says 750 after 1000 frames at pitch 0.75); now the position heard.
+        for (step, (sonora, openALSoft)) in zip(both.sonora.observations, both.openALSoft.observations).enumerated() {
+            #expect(sonora == openALSoft, "step \(step): Sonora \(sonora), OpenAL Soft \(openALSoft)")
         }
     }
 }

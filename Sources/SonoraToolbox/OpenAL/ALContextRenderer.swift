@@ -23,6 +23,7 @@ final class ALContextRenderer: @unchecked Sendable {
     /// The output's buffers, held as a value so the render side touches no reference.
     private let outputList: AudioBufferList
     private let mixerReference: Unmanaged<AudioUnit>
+    private let mixer3DReference: Unmanaged<Mixer3DUnit>
     private let bankReference: Unmanaged<ALVoiceBank>
     /// Suspended contexts are not rendered: their sources stay where they are.
     let suspended = Atomic<Bool>(false)
@@ -60,6 +61,7 @@ final class ALContextRenderer: @unchecked Sendable {
         }
         outputList = output.list
         mixerReference = Unmanaged.passUnretained(mixer)
+        mixer3DReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
         freeElements = Array((0..<inputs).reversed())
         var initial = SIMD8<Float>(repeating: .nan)
@@ -195,6 +197,12 @@ final class ALContextRenderer: @unchecked Sendable {
         }
         sampleTime += Double(frameCount)
         guard status == .noError else { return }
+        // Positions as heard: each voice's read position less what the mixer's resampler holds.
+        mixer3DReference._withUnsafeGuaranteedRef { mixer in
+            bankReference._withUnsafeGuaranteedRef { bank in
+                for element in 0..<bank.count { bank.voices[element].publishHeard(ahead: mixer.inputFramesAhead(element: element)) }
+            }
+        }
         if destination.channelCount == 1 {
             // A mono device: both sides, at the power of one.
             Mixing.add(UnsafePointer(list.samples(0)), into: destination.samples(0), count: frameCount, gain: 0.70710677)

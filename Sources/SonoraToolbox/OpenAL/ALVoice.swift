@@ -22,12 +22,49 @@ struct ALVoice {
     let cursor: UnsafeMutablePointer<Atomic<UInt64>>
     let cursorGeneration: UnsafeMutablePointer<Atomic<Int>>
     let endedGeneration: UnsafeMutablePointer<Atomic<Int>>
+    /// Input frames served since the last start, and the stretches they came from (a ring of
+    /// `ALVoiceSegment.capacity`, newest at `segmentHead - 1`).
+    var served = 0
+    let segments: UnsafeMutablePointer<ALVoiceSegment>
+    var segmentHead = 0
+    var segmentCount = 0
+    /// What the last published heard position was computed from (to publish only on change).
+    var publishedServed = -1
+    var publishedAhead: Double = -1
 
     init(cursor: UnsafeMutablePointer<Atomic<UInt64>>, cursorGeneration: UnsafeMutablePointer<Atomic<Int>>,
-         endedGeneration: UnsafeMutablePointer<Atomic<Int>>) {
+         endedGeneration: UnsafeMutablePointer<Atomic<Int>>, segments: UnsafeMutablePointer<ALVoiceSegment>) {
         self.cursor = cursor
         self.cursorGeneration = cursorGeneration
         self.endedGeneration = endedGeneration
+        self.segments = segments
+    }
+
+    /// Publishes the position heard: `ahead` input frames (the mixer's resampler look-ahead)
+    /// behind the last one served. Before the first stretch after a start, its start position.
+    mutating func publishHeard(ahead: Double) {
+        guard segmentCount > 0, served != publishedServed || ahead != publishedAhead else { return }
+        publishedServed = served
+        publishedAhead = ahead
+        let heard = Double(served) - ahead
+        var found = segments[(segmentHead - segmentCount + ALVoiceSegment.capacity) % ALVoiceSegment.capacity]
+        var offset = 0.0
+        for back in 1...segmentCount {
+            let segment = segments[(segmentHead - back + ALVoiceSegment.capacity) % ALVoiceSegment.capacity]
+            if Double(segment.start) <= heard {
+                found = segment
+                // Past its end: silence served while paused, the voice stood at the stretch's end.
+                offset = min(heard - Double(segment.start), Double(segment.length))
+                break
+            }
+        }
+        cursor.pointee.store(Self.pack(sequence: found.sequence, frame: found.frame + offset * found.step), ordering: .releasing)
+    }
+
+    private mutating func record(_ segment: ALVoiceSegment) {
+        segments[segmentHead] = segment
+        segmentHead = (segmentHead + 1) % ALVoiceSegment.capacity
+        segmentCount = min(segmentCount + 1, ALVoiceSegment.capacity)
     }
 
     static func pack(sequence: Int, frame: Double) -> UInt64 {
@@ -50,6 +87,9 @@ struct ALVoice {
             self.sequence = sequence
             self.frame = frame
             self.running = running
+            served = 0
+            segmentCount = 0
+            publishedServed = -1
             publish()
             cursorGeneration.pointee.store(generation, ordering: .releasing)
         case .run(_, let on):
@@ -67,6 +107,8 @@ struct ALVoice {
     mutating func render(into output: AudioBufferList, frameCount: Int) {
         var done = 0
         defer {
+            // Every frame pulled counts, silent ones too: the mixer's look-ahead counts them.
+            served &+= frameCount
             if done < frameCount {
                 for channel in 0..<output.channelCount {
                     (output.samples(channel) + done).update(repeating: 0, count: frameCount - done)
@@ -104,6 +146,7 @@ struct ALVoice {
             let limit = Double(entry.frames)
             let source = entry.samples
             let sourceChannels = entry.channels
+            let segmentStart = done, segmentFrame = frame
             while done < frameCount && frame < limit {
                 let base = Int(frame)
                 let fraction = Float(frame - Double(base))
@@ -117,8 +160,8 @@ struct ALVoice {
                 frame += step
                 done &+= 1
             }
+            record(ALVoiceSegment(start: served &+ segmentStart, length: done &- segmentStart, sequence: sequence, frame: segmentFrame, step: step))
         }
-        publish()
     }
 
     /// Played to the end: stopped, and the API is told through `endedGeneration`.

@@ -13,6 +13,7 @@ final class ALVoiceBank: @unchecked Sendable {
     private let cursors: UnsafeMutablePointer<Atomic<UInt64>>
     private let cursorGenerations: UnsafeMutablePointer<Atomic<Int>>
     private let endedGenerations: UnsafeMutablePointer<Atomic<Int>>
+    private let segments: UnsafeMutablePointer<ALVoiceSegment>
     private let commands: MessageQueue<ALVoiceCommand>
     /// The same queue, reached without reference counting on the render side.
     private let commandsReference: Unmanaged<MessageQueue<ALVoiceCommand>>
@@ -33,18 +34,21 @@ final class ALVoiceBank: @unchecked Sendable {
         cursorGenerations = .allocate(capacity: max(1, count))
         endedGenerations = .allocate(capacity: max(1, count))
         voices = .allocate(capacity: max(1, count))
+        segments = .allocate(capacity: max(1, count) * ALVoiceSegment.capacity)
         for index in 0..<count {
             (cursors + index).initialize(to: Atomic(0))
             (cursorGenerations + index).initialize(to: Atomic(-1))
             (endedGenerations + index).initialize(to: Atomic(-1))
             (voices + index).initialize(to: ALVoice(
-                cursor: cursors + index, cursorGeneration: cursorGenerations + index, endedGeneration: endedGenerations + index))
+                cursor: cursors + index, cursorGeneration: cursorGenerations + index, endedGeneration: endedGenerations + index,
+                segments: segments + index * ALVoiceSegment.capacity))
         }
     }
 
     deinit {
         voices.deinitialize(count: count)
         voices.deallocate()
+        segments.deallocate()
         cursors.deinitialize(count: count)
         cursors.deallocate()
         cursorGenerations.deinitialize(count: count)

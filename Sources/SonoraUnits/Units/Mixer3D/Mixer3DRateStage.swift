@@ -52,6 +52,13 @@ struct Mixer3DRateStage {
         history.deallocate()
     }
 
+    /// Input frames pulled but not yet heard: what waits, what the filter holds, its look-ahead.
+    /// 0 at rate 1 before the stage engages (every frame pulled is rendered in its slice).
+    var heldFrames: Double {
+        guard engaged else { return 0 }
+        return max(0, Double(fed + pendingCount) - position)
+    }
+
     /// Forgets positions (a reset); the resampler keeps its (stale, silent) filter state, since
     /// clearing libsoxr frees memory it would allocate again on the render thread.
     mutating func reset() {

@@ -321,4 +321,12 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         guard let renderer else { return .uninitialized }
         return renderer.pointee.render(context)
     }
+
+    /// Input frames of `element` pulled but not yet heard (the playback-rate resampler's
+    /// look-ahead): a source that reports a play position subtracts them. For the render
+    /// thread, after a render (plain reads, no allocation); 0 when uninitialized.
+    public func inputFramesAhead(element: Int) -> Double {
+        guard let renderer, element >= 0, element < renderer.pointee.voiceCount else { return 0 }
+        return renderer.pointee.voices[element].rate.heldFrames
+    }
 }
