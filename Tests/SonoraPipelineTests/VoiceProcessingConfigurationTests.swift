@@ -47,7 +47,7 @@ struct VoiceProcessingConfigurationTests {
     func needsBothDirections() {
         let noCapture = Self.check("no-capture.yaml", Self.config(device: "{playback: null, voice_processing: on}"))
         #expect(noCapture.count == 1)
-        #expect(noCapture.first?.hasPrefix("2:45: device.voice_processing: on needs device.capture") == true, "\(noCapture)")
+        #expect(noCapture.first?.hasPrefix("2:44: device.voice_processing: on needs device.capture") == true, "\(noCapture)")
         let noPlayback = Self.check("no-playback.yaml", Self.config(device: "\n  capture: null\n  playback: none\n  voice_processing: yes"))
         #expect(noPlayback.count == 1)
         #expect(noPlayback.first?.hasPrefix("5:21: device.voice_processing: on needs device.playback") == true, "\(noPlayback)")
@@ -56,7 +56,7 @@ struct VoiceProcessingConfigurationTests {
     @Test("a value that is not on or off is refused at the value")
     func badValue() {
         let found = Self.check("bad-value.yaml", Self.config(device: "{playback: null, capture: null, voice_processing: maybe}"))
-        #expect(found == ["2:61: device.voice_processing must be true or false, not 'maybe'"])
+        #expect(found == ["2:59: device.voice_processing must be true or false, not 'maybe'"])
     }
 
     @Test("`voice` is reserved: no node may take the id, and no connection may name it")
@@ -66,7 +66,7 @@ struct VoiceProcessingConfigurationTests {
         let connected = Self.check(
             "voice-connection.yaml",
             Self.config(device: "{playback: null, capture: null, voice_processing: on}", connections: "  - {from: t, to: output}\n  - {from: voice, to: t}\n"))
-        #expect(connected.contains { $0.hasPrefix("7:11: `voice` is the device's voice processing, not a graph node") }, "\(connected)")
+        #expect(connected.contains { $0.hasPrefix("7:12: `voice` is the device's voice processing, not a graph node") }, "\(connected)")
         let without = Self.check("voice-off.yaml", Self.config(device: "{playback: null}", extra: "status: {meters: [voice]}\n"))
         #expect(without == ["7:19: status.meters: no node 'voice'"], "\(without)")
     }
@@ -146,7 +146,7 @@ struct VoiceProcessingConfigurationTests {
         defer { server.stop(); pipeline.graph.uninitialize() }
         _ = Self.write("reload.yaml", Self.config(device: "{playback: null, capture: null, voice_processing: off}"))
         let problems = controller.serialized { controller.reload() }.map { "\($0.location.line):\($0.location.column): \($0.message)" }
-        #expect(problems == ["2:61: device.voice_processing changed; it takes effect on restart, not on reload (nothing was changed)"])
+        #expect(problems == ["2:59: device.voice_processing changed; it takes effect on restart, not on reload (nothing was changed)"])
         #expect(controller.pipeline.voiceNode != nil)
     }
 }
