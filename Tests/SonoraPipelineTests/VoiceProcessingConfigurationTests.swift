@@ -148,5 +148,9 @@ struct VoiceProcessingConfigurationTests {
         let problems = controller.serialized { controller.reload() }.map { "\($0.location.line):\($0.location.column): \($0.message)" }
         #expect(problems == ["2:59: device.voice_processing changed; it takes effect on restart, not on reload (nothing was changed)"])
         #expect(controller.pipeline.voiceNode != nil)
+        // `ctl save` keeps it.
+        let saved = Self.folder + "/saved.yaml"
+        try controller.save(to: saved)
+        #expect(try ConfigurationParser.parse(contentsOf: saved).device.voiceProcessing)
     }
 }
