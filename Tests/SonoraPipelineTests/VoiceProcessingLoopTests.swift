@@ -205,4 +205,27 @@ struct VoiceProcessingLoopTests {
         #expect(abs(bypassed) < 3, "bypassed: echo over output \(bypassed) dB")
         #expect(statistics.renderErrors == 0)
     }
+
+    @Test("the loop's near-end talker: a missing file, an empty one or one of odd bytes is refused when the PCM opens")
+    func malformedNearEnd() throws {
+        let scratch = try TemporaryFolder(prefix: "sonora-vpio-near")
+        let odd = scratch.path + "/odd.f32", empty = scratch.path + "/empty.f32"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: odd))
+        try Data().write(to: URL(fileURLWithPath: empty))
+        for near in [scratch.path + "/missing.f32", odd, empty] {
+            let configuration = #"pcm.badnear { type sonoraloop loop "badnear" format "FLOAT_LE" room "240:0.6" near "\#(near)" }"#
+            #expect(throws: AudioError.self, "near \(near)") {
+                _ = try ALSADevice(capture: "badnear", playback: "sonoraloop:badnear",
+                                   configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: 160, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
+                                   alsaConfiguration: configuration)
+            }
+        }
+        // Without a room there is nothing to add it to.
+        let noRoom = #"pcm.nearonly { type sonoraloop loop "nearonly" format "FLOAT_LE" near "\#(odd)" }"#
+        #expect(throws: AudioError.self) {
+            _ = try ALSADevice(capture: "nearonly", playback: "sonoraloop:nearonly",
+                               configuration: AudioDeviceConfiguration(sampleRate: 16000, periodFrames: 160, inputChannels: 1, outputChannels: 1, realtimePriority: nil),
+                               alsaConfiguration: noRoom)
+        }
+    }
 }
