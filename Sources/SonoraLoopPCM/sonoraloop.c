@@ -19,12 +19,15 @@
  *       skew_ppm 0               # optional int/float: clock = (1 + N*1e-6) x nominal
  *       room "D:G D:G ..."       # optional, capture only: a known room in the loop
  *       noise_db -70             # optional, with room: white noise added (RMS dBFS)
+ *       near "/path/talker.f32"  # optional, with room: a near-end talker (raw FLOAT_LE mono)
  *   }
  *
  * Room: a capture PCM with `room` records sum_t G_t * played[F - D_t] (D_t frames after
  * the loop's own round trip, up to 64 taps, gains linear) instead of played[F], plus
  * deterministic white noise at `noise_db` if given - so an echo canceller can be tested
- * end to end through ALSA against a room it is not told about.  It needs FLOAT_LE (pin it
+ * end to end through ALSA against a room it is not told about.  With `near`, the file's
+ * samples are added to every channel at loop frame F = 0, 1, ... (a near-end talker the
+ * canceller must pass while it removes the echo; silence after the file ends).  It needs FLOAT_LE (pin it
  * with `format "FLOAT_LE"`); the longest delay must fit the wire (a quarter of it).
  *
  * Design: a playback and a capture PCM opened in one process with the same
@@ -116,6 +119,8 @@ typedef struct {
 	float tap_gain[SL_MAX_TAPS];
 	float noise_rms;
 	uint32_t rng;
+	float *near;                      /* near-end talker (capture with a room), or NULL */
+	uint64_t near_frames;
 	char *unplug_path;                /* $SONORALOOP_UNPLUG_DIR/LOOP, or NULL */
 	atomic_int unplugged;
 } sl_t;
@@ -476,6 +481,8 @@ static snd_pcm_sframes_t sl_capture_room(sl_t *s, const snd_pcm_channel_area_t *
 				if (from >= lo && from < w1)
 					sum += s->tap_gain[t] * wire[(from & mask) * channels + c];
 			}
+			if (s->running && frame < s->near_frames)
+				sum += s->near[frame];
 			if (s->noise_rms > 0) {
 				s->rng = s->rng * 1664525u + 1013904223u;
 				/* uniform in [-1, 1) has RMS 1/sqrt(3) */
@@ -613,8 +620,37 @@ static int sl_close(snd_pcm_ioplug_t *io)
 	loop_unref(s->loop, io->stream);
 	pthread_mutex_unlock(&sl_lock);
 	close(s->tfd);
+	free(s->near);
 	free(s->unplug_path);
 	free(s);
+	return 0;
+}
+
+/* Reads a raw FLOAT_LE mono file whole (the near-end talker) into s->near. */
+static int sl_load_near(sl_t *s, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long bytes;
+	if (!f) {
+		SNDERR("sonoraloop: near \"%s\": %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (fseek(f, 0, SEEK_END) < 0 || (bytes = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0
+	    || bytes % 4 != 0 || bytes == 0) {
+		SNDERR("sonoraloop: near \"%s\" must be raw FLOAT_LE mono samples (a non-empty multiple of 4 bytes)", path);
+		fclose(f);
+		return -EINVAL;
+	}
+	s->near = malloc((size_t)bytes);
+	if (!s->near || fread(s->near, 1, (size_t)bytes, f) != (size_t)bytes) {
+		SNDERR("sonoraloop: near \"%s\": cannot read it", path);
+		free(s->near);
+		s->near = NULL;
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	s->near_frames = (uint64_t)bytes / 4;
 	return 0;
 }
 
@@ -684,7 +720,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	unsigned rate = 0, channels = 0, minpb = 16, pmax = 16;
 	snd_pcm_format_t format = SND_PCM_FORMAT_UNKNOWN;
 	double skew = 0.0, noise_db = 0.0;
-	const char *room = NULL;
+	const char *room = NULL, *near = NULL;
 	int has_noise = 0;
 	unsigned formats[SL_NFORMATS], nformats = 0;
 	sl_t *s;
@@ -723,6 +759,11 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		} else if (!strcmp(id, "room")) {
 			if (snd_config_get_string(n, &room) < 0) {
 				SNDERR("sonoraloop: room must be a string of DELAY:GAIN taps, e.g. \"0:0.5 240:-0.2\"");
+				return -EINVAL;
+			}
+		} else if (!strcmp(id, "near")) {
+			if (snd_config_get_string(n, &near) < 0 || !*near) {
+				SNDERR("sonoraloop: near must be the path of a raw FLOAT_LE mono file");
 				return -EINVAL;
 			}
 		} else if (!strcmp(id, "noise_db")) {
@@ -771,8 +812,20 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		free(s);
 		return -EINVAL;
 	}
+	if (near && !s->ntaps) {
+		SNDERR("sonoraloop: near needs a room");
+		free(s->unplug_path);
+		free(s);
+		return -EINVAL;
+	}
+	if (near && (err = sl_load_near(s, near)) < 0) {
+		free(s->unplug_path);
+		free(s);
+		return err;
+	}
 	if (s->ntaps && stream != SND_PCM_STREAM_CAPTURE) {
 		SNDERR("sonoraloop: a room belongs on the capture PCM");
+		free(s->near);
 		free(s->unplug_path);
 		free(s);
 		return -EINVAL;
@@ -782,6 +835,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->tfd < 0) {
 		err = -errno;
+		free(s->near);
 		free(s->unplug_path);
 		free(s);
 		return err;
@@ -790,6 +844,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	if (s->loop == NULL || s->loop == (sl_loop_t *)-1) {
 		err = s->loop ? -EBUSY : -ENOMEM;
 		close(s->tfd);
+		free(s->near);
 		free(s->unplug_path);
 		free(s);
 		return err;
@@ -822,6 +877,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 		loop_unref(s->loop, stream);
 		pthread_mutex_unlock(&sl_lock);
 		close(s->tfd);
+		free(s->near);
 		free(s->unplug_path);
 		free(s);
 		return err;

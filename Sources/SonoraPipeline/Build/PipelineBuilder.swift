@@ -77,12 +77,17 @@ struct BuildContext {
         var io: IOUnit?
         switch target {
         case .live(let device):
-            let unit = IOUnit()
+            // With voice processing the head is the VPIO: its canceller's reference is what it
+            // sends the device, and it captures (and cancels) whether or not `input` is used.
+            let voice = configuration.device.voiceProcessing
+            let unit = voice ? VoiceProcessingNode.makeUnit() : IOUnit()
             try? unit.setStreamFormat(format, scope: .input, element: 0)
             try? unit.setStreamFormat(format, scope: .output, element: 1)
             do {
                 try unit.setDevice(device)
-                if usesInput && device.format.inputChannels > 0 { try unit.setIOEnabled(true, scope: .input, element: IOUnit.inputElement) }
+                let captures = device.format.inputChannels > 0
+                if (usesInput || voice) && captures { try unit.setIOEnabled(true, scope: .input, element: IOUnit.inputElement) }
+                if voice && !captures { try unit.setIOEnabled(false, scope: .input, element: IOUnit.inputElement) }
             } catch {
                 self.error(configuration.device.location ?? fileLocation, error.message)
             }
@@ -146,7 +151,7 @@ struct BuildContext {
         if configuration.device.capture == nil, let connection = configuration.connections.first(where: { $0.from == "input" }) {
             error(connection.fromLocation, "`input` is the device's capture, but device.capture is not set (offline, `sonora render --input FILE` plays a file there)")
         }
-        let ids = configuration.nodes.map(\.id)
+        let ids = configuration.nodes.map(\.id) + (configuration.device.voiceProcessing ? [VoiceProcessingNode.id] : [])
         for (index, name) in configuration.status.meters.enumerated() where !ids.contains(name) {
             let location = index < configuration.status.meterLocations.count ? configuration.status.meterLocations[index] : fileLocation
             error(location, "status.meters: no node '\(Diagnostic.excerpt(name))'\(suggestion(for: name, in: ids))")
@@ -155,6 +160,7 @@ struct BuildContext {
             error(configuration.control.socketLocation ?? configuration.control.location ?? fileLocation, "control.socket: \(problem)")
         }
         checkSession()
+        checkVoiceProcessing()
     }
 
     /// The device names, as the HAL's one parser reads them, and — unless `fallback: null`
@@ -287,6 +293,11 @@ struct BuildContext {
         for connection in configuration.connections {
             var source: AudioGraph.Node?
             var destination: AudioGraph.Node?
+            for (end, location) in [(connection.from, connection.fromLocation), (connection.to, connection.toLocation)]
+            where end == VoiceProcessingNode.id && !byID.keys.contains(end) {
+                error(location, VoiceProcessingNode.connectionMessage(voiceProcessing: configuration.device.voiceProcessing))
+            }
+            if connection.from == VoiceProcessingNode.id || connection.to == VoiceProcessingNode.id { continue }
             if connection.from == "output" {
                 error(connection.fromLocation, "`output` is the device's playback: it can only be connected to")
             } else if connection.from == "input" {

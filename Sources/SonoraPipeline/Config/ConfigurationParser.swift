@@ -9,7 +9,7 @@ import Yams
 public enum ConfigurationParser {
     static let topKeys = ["version", "engine", "device", "nodes", "connections", "control", "status", "session"]
     static let engineKeys = ["sample_rate", "period", "periods", "channels"]
-    static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output"]
+    static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output", "voice_processing"]
     static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
     static let controlKeys = ["socket", "timeout"]
     static let statusKeys = ["interval", "meters"]
@@ -225,6 +225,9 @@ public enum ConfigurationParser {
                 case "priority": device.priority = Int32(integer(value, "device.priority", in: 1...99) ?? 70)
                 case "input": device.inputFile = string(value, "device.input")
                 case "output": device.outputFile = string(value, "device.output")
+                case "voice_processing":
+                    device.voiceProcessing = boolean(value, "device.voice_processing") ?? false
+                    device.voiceProcessingLocation = location(value)
                 default: break
                 }
             }
@@ -252,6 +255,10 @@ public enum ConfigurationParser {
                 }
                 if ["input", "output"].contains(spec.id) {
                     error(item, "node id '\(spec.id)' is reserved for the device's \(spec.id == "input" ? "capture" : "playback")")
+                    continue
+                }
+                if spec.id == VoiceProcessingNode.id {
+                    error(item, VoiceProcessingNode.reservedMessage)
                     continue
                 }
                 ids[spec.id] = spec.location

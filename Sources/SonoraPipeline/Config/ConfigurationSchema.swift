@@ -72,6 +72,7 @@ public enum ConfigurationSchema {
                         "priority": ["type": "integer", "minimum": 1, "maximum": 99],
                         "input": ["type": "string", "description": "offline: the file `input` plays"],
                         "output": ["type": "string", "description": "offline: the file `output` writes"],
+                        "voice_processing": ["type": ["boolean", "string"], "description": "on: the voice-processing I/O unit (echo canceller) sits between the graph and the device; node `voice` on the control socket"],
                     ],
                 ],
                 "nodes": ["type": "array", "items": ["oneOf": nodeAlternatives]],

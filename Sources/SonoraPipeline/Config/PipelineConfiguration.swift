@@ -40,6 +40,10 @@ public struct PipelineConfiguration: Sendable {
         /// Run on the null device when the ALSA device cannot be opened.
         public var fallbackToNull = false
         public var priority: Int32 = 70
+        /// `voice_processing: on`: the voice-processing I/O unit heads the graph instead of the
+        /// plain I/O unit, so the capture is echo-cancelled against exactly what the device plays.
+        public var voiceProcessing = false
+        public var voiceProcessingLocation: SourceLocation?
         /// Offline: the file the `input` node reads and the file `output` writes.
         public var inputFile: String?
         public var outputFile: String?

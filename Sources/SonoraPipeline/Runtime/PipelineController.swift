@@ -47,7 +47,7 @@ public final class PipelineController: @unchecked Sendable {
     private func perform(_ request: ControlRequest) throws -> ControlResponse {
         switch request {
         case .nodes:
-            return .nodes(pipeline.nodes.map { node in
+            return .nodes(pipeline.controlNodes.map { node in
                 .init(id: node.id, kind: node.kind, unit: node.unit.componentDescription.description,
                       streams: node.unit is ClientStreamsUnit ? clientStreams() : nil)
             })
@@ -176,8 +176,8 @@ public final class PipelineController: @unchecked Sendable {
     }
 
     func node(_ id: String) throws(ControlFailure) -> PipelineNode {
-        guard let node = pipeline.node(id) else {
-            throw ControlFailure(.unknownNode, field: "node", "no node '\(Diagnostic.excerpt(id))'\(suggestion(for: String(id.prefix(64)), in: pipeline.nodes.map(\.id)))")
+        guard let node = pipeline.controlNode(id) else {
+            throw ControlFailure(.unknownNode, field: "node", "no node '\(Diagnostic.excerpt(id))'\(suggestion(for: String(id.prefix(64)), in: pipeline.controlNodes.map(\.id)))")
         }
         return node
     }
@@ -314,7 +314,8 @@ public final class PipelineController: @unchecked Sendable {
                 }
             }
         }
-        return result
+        // The voice-processing I/O unit's meters, under the names metrics and scripts read.
+        return result + pipeline.voiceMeters()
     }
 
     public func status() -> ControlResponse.StatusReport {

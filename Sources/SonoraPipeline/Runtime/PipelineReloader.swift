@@ -24,6 +24,9 @@ struct PipelineReloader {
         if deviceChanged && ((old.device.playback == nil) != (new.device.playback == nil) || (old.device.capture == nil) != (new.device.capture == nil)) {
             throw ConfigurationErrors([Diagnostic(new.device.location ?? top, "device gained or lost playback or capture; that takes effect on restart, not on reload (nothing was changed)")])
         }
+        if old.device.voiceProcessing != new.device.voiceProcessing {
+            throw ConfigurationErrors([Diagnostic(new.device.voiceProcessingLocation ?? new.device.location ?? top, "device.voice_processing changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
         if old.socketPath != new.socketPath {
             throw ConfigurationErrors([Diagnostic(new.control.socketLocation ?? new.control.location ?? top, "control.socket changed; it takes effect on restart, not on reload (nothing was changed)")])
         }

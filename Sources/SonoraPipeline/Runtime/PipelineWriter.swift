@@ -18,6 +18,7 @@ enum PipelineWriter {
         lines.append("  priority: \(device.priority)")
         if let input = device.inputFile { lines.append("  input: \(quote(input))") }
         if let output = device.outputFile { lines.append("  output: \(quote(output))") }
+        if device.voiceProcessing { lines.append("  voice_processing: on") }
         lines.append("nodes:")
         for spec in configuration.nodes {
             lines.append("  - id: \(quote(spec.id))")

@@ -131,30 +131,52 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
         return status
     }
 
-    /// One device cycle: play element 0 and remember it, cancel the capture against what was
-    /// played one round trip ago into the capture itself, then hand it to the input callback.
+    /// One device cycle: cancel the capture against what was played one round trip ago,
+    /// play element 0 and remember it, then hand the capture to the input callback.
+    ///
+    /// The capture is cancelled *before* element 0 renders: the graph that renders it may
+    /// pull the capture (a capture source node, a pipeline's `input`) and must get it
+    /// cancelled. The reference it needs was sent in earlier cycles whenever the round trip
+    /// covers a period (ALSA: periods × period); only a device with a shorter round trip
+    /// is cancelled after rendering, against what this cycle plays.
     public override func processCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
-        guard let voice, let ring = referenceRing, let aligned = alignedReference, let processed else { return 0 }
+        guard let voice else { return 0 }
         let frames = cycle.pointee.frameCount
+        let capture = cycle.pointee.input
+        let captures = isInputEnabled && capture.channelCount > 0
+        let cancelFirst = roundTrip >= frames
+        if captures && cancelFirst { cancel(capture, frames: frames, voice: voice) }
         let status = renderOutput(cycle)
         if status != .noError { return status.rawValue }
-        if isOutputEnabled, cycle.pointee.output.channelCount > 0 {
-            let sent = cycle.pointee.output.samples(0)
+        remember(cycle.pointee.output, frames: frames)
+        guard captures else { return 0 }
+        if !cancelFirst { cancel(capture, frames: frames, voice: voice) }
+        return callInputCallback(cycle).rawValue
+    }
+
+    /// Keeps channel 0 of what was sent to the device (silence when output is off) in the reference ring.
+    private func remember(_ output: AudioBufferList, frames: Int) {
+        guard let ring = referenceRing else { return }
+        if isOutputEnabled, output.channelCount > 0 {
+            let sent = output.samples(0)
             for n in 0..<frames { ring[(sentFrames + n) & ringMask] = sent[n] }
         } else {
             for n in 0..<frames { ring[(sentFrames + n) & ringMask] = 0 }
         }
         sentFrames += frames
-        let capture = cycle.pointee.input
-        guard isInputEnabled, capture.channelCount > 0 else { return 0 }
+    }
+
+    /// Cancels channel 0 of the captured period against the reference one round trip
+    /// earlier, into every channel of the capture.
+    private func cancel(_ capture: AudioBufferList, frames: Int, voice: VoiceProcessingState) {
+        guard let ring = referenceRing, let aligned = alignedReference, let processed else { return }
         let start = capturedFrames - roundTrip
         for n in 0..<frames {
             let index = start + n
-            aligned[n] = index >= 0 ? ring[index & ringMask] : 0
+            aligned[n] = index >= 0 && index < sentFrames ? ring[index & ringMask] : 0
         }
         capturedFrames += frames
         voice.canceller.process(microphone: capture.samples(0), reference: aligned, output: processed, frames: frames)
         for channel in 0..<capture.channelCount { capture.samples(channel).update(from: processed, count: frames) }
-        return callInputCallback(cycle).rawValue
     }
 }

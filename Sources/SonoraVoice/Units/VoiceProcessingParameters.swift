@@ -23,6 +23,9 @@ public enum VoiceProcessingParameter {
     public static let driftPPM: AudioUnitParameterID = 1003
     /// Times the echo path was found changed since initialize (the canceller re-learned it).
     public static let echoPathChanges: AudioUnitParameterID = 1004
+    /// The bulk delay in milliseconds (−1: not yet) — the meter a pipeline's `voice` node
+    /// reports as `delay_ms`.
+    public static let estimatedDelayMilliseconds: AudioUnitParameterID = 1005
 
     static func definitions(defaults: EchoCancellerConfiguration) -> [AudioUnitParameterDefinition] {
         func flag(_ id: AudioUnitParameterID, _ name: String, _ identifier: String, _ value: Bool) -> AudioUnitParameterDefinition {
@@ -43,10 +46,11 @@ public enum VoiceProcessingParameter {
             flag(noiseSuppression, "Noise Suppression", "noiseSuppression", defaults.noiseSuppression),
             flag(comfortNoise, "Comfort Noise", "comfortNoise", defaults.comfortNoise),
             meter(estimatedDelay, "Estimated Delay", "estimatedDelay", .seconds, -1...2),
-            meter(erle, "ERLE (dB)", "erle", .generic, 0...100),
-            meter(doubleTalk, "Double Talk", "doubleTalk", .boolean, 0...1),
-            meter(driftPPM, "Drift", "driftPPM", .generic, -20000...20000, 0),
-            meter(echoPathChanges, "Echo Path Changes", "echoPathChanges", .indexed, 0...1_000_000),
+            meter(erle, "ERLE (dB)", "erle_db", .generic, 0...100),
+            meter(doubleTalk, "Double Talk", "double_talk", .boolean, 0...1),
+            meter(driftPPM, "Drift", "drift_ppm", .generic, -20000...20000, 0),
+            meter(echoPathChanges, "Echo Path Changes", "echo_path_changes", .indexed, 0...1_000_000),
+            meter(estimatedDelayMilliseconds, "Estimated Delay (ms)", "delay_ms", .milliseconds, -1...2000),
         ]
     }
 }
@@ -75,7 +79,7 @@ extension AudioUnitPropertyID {
 final class VoiceProcessingState {
     let canceller: EchoCanceller
     var bypassSlot = 0, agcSlot = 0, muteSlot = 0, strengthSlot = 0, noiseSlot = 0, comfortSlot = 0
-    var delaySlot = 0, erleSlot = 0, doubleTalkSlot = 0, driftSlot = 0, pathChangeSlot = 0
+    var delaySlot = 0, erleSlot = 0, doubleTalkSlot = 0, driftSlot = 0, pathChangeSlot = 0, delayMillisecondsSlot = 0
 
     init(canceller: EchoCanceller, unit: AudioUnit) throws(AudioError) {
         self.canceller = canceller
@@ -90,6 +94,7 @@ final class VoiceProcessingState {
         doubleTalkSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.doubleTalk))
         driftSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.driftPPM))
         pathChangeSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.echoPathChanges))
+        delayMillisecondsSlot = try unit.parameterSlot(ParameterAddress(VoiceProcessingParameter.estimatedDelayMilliseconds))
     }
 
     /// Reads the settings for this slice into the canceller; returns whether output is muted.
@@ -105,6 +110,7 @@ final class VoiceProcessingState {
     func publishMetrics(_ context: RenderContext) {
         let metrics = canceller.metrics
         context.publish(Float(metrics.estimatedDelay ?? -1), slot: delaySlot)
+        context.publish(metrics.estimatedDelay.map { Float($0 * 1000) } ?? -1, slot: delayMillisecondsSlot)
         context.publish(Float(metrics.erle), slot: erleSlot)
         context.publish(metrics.isDoubleTalk ? 1 : 0, slot: doubleTalkSlot)
         context.publish(Float(metrics.driftPPM), slot: driftSlot)
