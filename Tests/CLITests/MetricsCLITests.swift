@@ -126,7 +126,7 @@ struct MetricsCLITests {
         for command in ["check", "run"] {
             let outcome = try sonora.run([command, path])
             #expect(outcome.status == 2, "\(command): \(outcome.stderr)")
-            #expect(outcome.stderr.contains("\(path):12:19:") && outcome.stderr.contains("not a loopback address"), "\(command): \(outcome.stderr)")
+            #expect(outcome.stderr.contains("\(path):11:19:") && outcome.stderr.contains("not a loopback address"), "\(command): \(outcome.stderr)")
         }
     }
 
@@ -146,7 +146,7 @@ struct MetricsCLITests {
         try config(socket: "/tmp/sonora-taken-\(getpid()).sock", metrics: "127.0.0.1:\(port)").write(toFile: path, atomically: true, encoding: .utf8)
         let outcome = try sonora.run(["run", path])
         #expect(outcome.status == 1)
-        #expect(outcome.stderr.contains("\(path):12:19") && outcome.stderr.contains("Address already in use"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("\(path):11:19") && outcome.stderr.contains("Address already in use"), "\(outcome.stderr)")
     }
 
     @Test("ctl --help lists metrics with an example")

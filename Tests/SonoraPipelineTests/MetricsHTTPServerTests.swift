@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// A TCP client for the tests: connects to a loopback port, sends, reads to the end.
-private final class TCPClient {
+final class MetricsTCPClient {
     let descriptor: Int32
 
     init(port: Int, host: String = "127.0.0.1") throws {
@@ -62,7 +62,7 @@ private final class TCPClient {
     }
 }
 
-private struct HTTPAnswer {
+struct MetricsHTTPAnswer {
     var status: Int
     var headers: [String: String]
     var body: String
@@ -105,10 +105,10 @@ struct MetricsHTTPServerTests {
         return server
     }
 
-    static func get(_ server: MetricsHTTPServer, _ request: String = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n") throws -> HTTPAnswer? {
-        let client = try TCPClient(port: server.port, host: server.host)
+    static func get(_ server: MetricsHTTPServer, _ request: String = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n") throws -> MetricsHTTPAnswer? {
+        let client = try MetricsTCPClient(port: server.port, host: server.host)
         client.send(request)
-        return client.readToEnd().flatMap(HTTPAnswer.init)
+        return client.readToEnd().flatMap(MetricsHTTPAnswer.init)
     }
 
     @Test("GET /metrics answers 200 with the exposition in text format 0.0.4, then closes")
@@ -153,9 +153,9 @@ struct MetricsHTTPServerTests {
     func hugeRequest() throws {
         let server = try Self.server()
         defer { server.stop() }
-        let client = try TCPClient(port: server.port)
+        let client = try MetricsTCPClient(port: server.port)
         client.send("GET /metrics HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 4000))
-        let answer = try #require(client.readToEnd().flatMap(HTTPAnswer.init))
+        let answer = try #require(client.readToEnd().flatMap(MetricsHTTPAnswer.init))
         #expect(answer.status == 431)
         // The server is still there for the next one.
         #expect(try Self.get(server)?.status == 200)
@@ -174,7 +174,7 @@ struct MetricsHTTPServerTests {
     func slowloris() throws {
         let server = try Self.server(timeout: 0.5)
         defer { server.stop() }
-        let slow = try TCPClient(port: server.port)
+        let slow = try MetricsTCPClient(port: server.port)
         // A byte at a time, never finishing the head: the deadline is counted from connecting.
         var closedEarly = false
         for byte in Array("GET /metrics HTTP/1.1\r\nX-Slow: ".utf8) {
@@ -193,8 +193,8 @@ struct MetricsHTTPServerTests {
         let renders = Renders()
         let server = try Self.server(maximumClients: 8, renders: renders)
         defer { server.stop() }
-        var idle: [TCPClient] = []
-        for _ in 0..<100 { idle.append(try TCPClient(port: server.port)) }
+        var idle: [MetricsTCPClient] = []
+        for _ in 0..<100 { idle.append(try MetricsTCPClient(port: server.port)) }
         let answer = try #require(try Self.get(server))
         #expect(answer.status == 200)
         let statistics = server.statistics
@@ -210,7 +210,7 @@ struct MetricsHTTPServerTests {
         let big = String(repeating: "sonora_pad 1\n", count: 16 << 20 / 13)
         let server = try Self.server(timeout: 0.3, body: big)
         defer { server.stop() }
-        let client = try TCPClient(port: server.port)
+        let client = try MetricsTCPClient(port: server.port)
         client.send("GET /metrics HTTP/1.1\r\n\r\n")
         var waited = 0
         while server.statistics.timedOut == 0 && waited < 1000 { usleep(10_000); waited += 1 }
