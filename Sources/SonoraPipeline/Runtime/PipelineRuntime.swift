@@ -139,6 +139,7 @@ public final class PipelineRuntime {
         let metricsServer: MetricsHTTPServer?
         do { metricsServer = try startMetricsEndpoint(configuration, controller: controller) } catch {
             server?.stop()
+            sessionServer?.stop()
             pipeline.graph.uninitialize()
             throw error
         }
