@@ -26,6 +26,7 @@ struct CtlCommand: ParsableCommand {
               sonora ctl params eq --json
               sonora ctl save --overwrite /etc/sonora/current.yaml
               sonora ctl device hw:Headphones
+              sonora ctl metrics                     # Prometheus' text format
             """
     )
 
@@ -89,6 +90,7 @@ struct CtlCommand: ParsableCommand {
             try need(1...2)
             return .device(playback: args[0], capture: args.count == 2 ? args[1] : nil)
         case .version: try need(0...0); return .version
+        case .metrics: try need(0...0); return .metrics
         case .params: try need(1...1); return .parameters(node: args[0])
         case .get:
             try need(2...2)
@@ -222,6 +224,8 @@ struct CtlCommand: ParsableCommand {
             print("saved \(path)")
         case .version(let info):
             print("sonora \(info.sonora), control protocol \(info.protocol)")
+        case .metrics(let text):
+            print(text, terminator: "")
         case .failure:
             break
         }
@@ -231,7 +235,7 @@ struct CtlCommand: ParsableCommand {
 /// `sonora ctl`'s words for the protocol's commands (`property` is both get- and
 /// set-property), derived from `ControlCommand` so a new command needs a usage here.
 enum ControlVerb: String, CaseIterable {
-    case nodes, params, get, set, property, meters, status, reload, save, device, version
+    case nodes, params, get, set, property, meters, status, reload, save, device, version, metrics
 
     init(_ command: ControlCommand) {
         switch command {
@@ -246,12 +250,13 @@ enum ControlVerb: String, CaseIterable {
         case .save: self = .save
         case .device: self = .device
         case .version: self = .version
+        case .metrics: self = .metrics
         }
     }
 
     var usage: String {
         switch self {
-        case .nodes, .meters, .status, .reload, .version: rawValue
+        case .nodes, .meters, .status, .reload, .version, .metrics: rawValue
         case .params: "params NODE"
         case .get: "get NODE PARAM"
         case .set: "set NODE PARAM VALUE"

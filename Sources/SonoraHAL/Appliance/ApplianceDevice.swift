@@ -101,6 +101,7 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     public var statistics: DeviceStatistics { monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
+    public var wakeUpLateness: LatenessDistribution { monitor.lateness.distribution() }
 
     public func start(_ procedure: IOProcedure) throws(AudioError) {
         guard !isRunning else { throw AudioError(.illegalOperation, "device is already running") }

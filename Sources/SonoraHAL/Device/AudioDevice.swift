@@ -19,4 +19,11 @@ public protocol AudioDevice: AnyObject, Sendable {
     func takeEvents() -> [DeviceEvent]
     /// Clears the load and jitter figures (e.g. after warm-up).
     func resetLoad()
+    /// Every wake-up's lateness since the device was made, as a histogram (empty for
+    /// devices that do not measure it).
+    var wakeUpLateness: LatenessDistribution { get }
+}
+
+extension AudioDevice {
+    public var wakeUpLateness: LatenessDistribution { LatenessDistribution() }
 }

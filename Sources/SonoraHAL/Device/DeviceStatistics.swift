@@ -47,10 +47,14 @@ final class DeviceMonitor: @unchecked Sendable {
     let sampleTimeBits = Atomic<UInt64>(0.0.bitPattern)
     let reportedDelay = Atomic<Int>(-1)
     let events: MessageQueue<DeviceEvent>
+    /// Every wake-up's lateness since the device was made (not cleared by `resetLoad`).
+    let lateness = LatenessHistogram.allocate()
 
     init() {
         events = try! MessageQueue(capacity: 1024)
     }
+
+    deinit { lateness.deallocate() }
 
     @inline(__always) func add(_ counter: borrowing Atomic<Int>, _ value: Int = 1) {
         counter.wrappingAdd(value, ordering: .relaxed)
@@ -65,6 +69,7 @@ final class DeviceMonitor: @unchecked Sendable {
 
     @inline(__always) func recordJitter(_ nanoseconds: Int) {
         let value = max(0, nanoseconds)
+        lateness.record(nanoseconds: value)
         jitterSumNanoseconds.wrappingAdd(value, ordering: .relaxed)
         jitterCount.wrappingAdd(1, ordering: .relaxed)
         if value > jitterMaxNanoseconds.load(ordering: .relaxed) { jitterMaxNanoseconds.store(value, ordering: .relaxed) }

@@ -162,6 +162,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     public var statistics: DeviceStatistics { monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
+    public var wakeUpLateness: LatenessDistribution { monitor.lateness.distribution() }
 
     /// What ALSA reports as the delay of each stream right now (`snd_pcm_delay`), frames.
     public var reportedDelay: (capture: Int?, playback: Int?) {

@@ -91,6 +91,7 @@ public final class TimerDevice: AudioDevice, @unchecked Sendable {
     public var statistics: DeviceStatistics { monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
+    public var wakeUpLateness: LatenessDistribution { monitor.lateness.distribution() }
 
     private var isPaced: Bool {
         switch mode {

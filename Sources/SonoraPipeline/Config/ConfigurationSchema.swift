@@ -101,6 +101,7 @@ public enum ConfigurationSchema {
                     ],
                 ],
                 "session": sessionObject,
+                "metrics": metricsObject,
             ],
         ]
     }

@@ -18,6 +18,8 @@ public struct PipelineConfiguration: Sendable {
     public var status = Status()
     /// The session server's policy (nil: no `session:` section, no session server).
     public var session: Session?
+    /// The metrics endpoint (nil: no `metrics:` section, no listener).
+    public var metrics: Metrics?
     /// Problems the parser found in nodes' kinds and options. They do not stop the parse,
     /// so the builder still checks the rest and every problem is reported in one pass.
     public var nodeProblems: [Diagnostic] = []

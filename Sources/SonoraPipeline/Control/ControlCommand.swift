@@ -13,6 +13,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     case save
     case device
     case version
+    case metrics
 
     /// The name on the wire (`"cmd"`).
     public var name: String { rawValue }
@@ -20,7 +21,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     /// Fields the command must have (besides `cmd`).
     public var requiredFields: [String] {
         switch self {
-        case .nodes, .meters, .status, .reload, .version: []
+        case .nodes, .meters, .status, .reload, .version, .metrics: []
         case .params: ["node"]
         case .get: ["node", "param"]
         case .set: ["node", "param", "value"]
@@ -60,6 +61,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .save: "writes the running pipeline as a config (an existing file only with overwrite)"
         case .device: "moves the running pipeline to another device (same rate and period); attached programs get a route change"
         case .version: "the protocol's and Sonora's versions"
+        case .metrics: "xruns, load, lateness, meters, reloads, clients in Prometheus' text format"
         }
     }
 
@@ -78,6 +80,7 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .save: #"{"cmd":"save","path":"/etc/sonora/now.yaml"}"#
         case .device: #"{"cmd":"device","playback":"hw:Headphones"}"#
         case .version: #"{"cmd":"version"}"#
+        case .metrics: #"{"cmd":"metrics"}"#
         }
     }
 

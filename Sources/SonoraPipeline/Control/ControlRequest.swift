@@ -19,6 +19,8 @@ public enum ControlRequest: Equatable, Sendable {
     /// Another device for the running pipeline: nil keeps that side as it is.
     case device(playback: String?, capture: String?)
     case version
+    /// Every series in Prometheus' text exposition format.
+    case metrics
 
     /// A parameter by node, name or ID, and (optionally) scope and element.
     public struct ParameterSelector: Equatable, Sendable {
@@ -63,6 +65,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .save: .save
         case .device: .device
         case .version: .version
+        case .metrics: .metrics
         }
     }
 }
@@ -166,6 +169,7 @@ extension ControlRequest: Decodable {
         case .status: self = .status
         case .reload: self = .reload
         case .version: self = .version
+        case .metrics: self = .metrics
         case .params: self = .parameters(node: try fields.requiredString("node"))
         case .get: self = .get(try fields.selector())
         case .set:
@@ -225,7 +229,7 @@ extension ControlRequest: Encodable {
             try container.encodeIfPresent(selector.element, forKey: FieldKey("element"))
         }
         switch self {
-        case .nodes, .meters, .status, .reload, .version: break
+        case .nodes, .meters, .status, .reload, .version, .metrics: break
         case .parameters(let node): try container.encode(node, forKey: FieldKey("node"))
         case .get(let selector): try encode(selector)
         case .set(let selector, let value, let ramp):

@@ -14,6 +14,8 @@ public enum ControlResponse: Equatable, Sendable {
     case reloaded
     case saved(path: String)
     case version(VersionInfo)
+    /// Prometheus' text exposition (format 0.0.4), whole, in `"metrics"`.
+    case metrics(String)
     case failure(ControlFailure)
 
     public var isSuccess: Bool {
@@ -236,6 +238,7 @@ extension ControlResponse {
     private struct MetersBody: Codable { var meters: [MeterReading] }
     private struct StatusBody: Codable { var status: StatusReport }
     private struct SavedBody: Codable { var path: String }
+    private struct MetricsBody: Codable { var metrics: String }
 
     /// One JSON line (with its newline). Non-finite numbers (a meter at -inf dB) are
     /// written as the strings "inf", "-inf", "nan" since JSON has no such numbers.
@@ -271,6 +274,7 @@ extension ControlResponse {
         case .reload: return .reloaded
         case .save: return .saved(path: try decoder.decode(SavedBody.self, from: data).path)
         case .version: return .version(try decoder.decode(VersionInfo.self, from: data))
+        case .metrics: return .metrics(try decoder.decode(MetricsBody.self, from: data).metrics)
         }
     }
 
@@ -297,6 +301,7 @@ extension ControlResponse {
             case .reloaded, .failure: break
             case .saved(let path): try SavedBody(path: path).encode(to: encoder)
             case .version(let info): try info.encode(to: encoder)
+            case .metrics(let text): try MetricsBody(metrics: text).encode(to: encoder)
             }
         }
     }

@@ -19,6 +19,8 @@ public final class PipelineController: @unchecked Sendable {
     /// The session server when the config has a `session` section (its streams are the
     /// `clients` node's).
     public var sessionServer: ApplianceSessionServer?
+    /// Reloads accepted and refused since start (for `metrics`).
+    public let reloadCounts = ReloadCounts()
 
     public init(pipeline: BuiltPipeline, device: any AudioDevice, configPath: String, logger: Logger) {
         self.pipeline = pipeline
@@ -124,6 +126,8 @@ public final class PipelineController: @unchecked Sendable {
             return .saved(path: path)
         case .version:
             return .version(.current)
+        case .metrics:
+            return .metrics(metricsText())
         case .device(let playback, let capture):
             try switchDevice(playback: playback, capture: capture)
             return .status(status())
@@ -336,6 +340,12 @@ public final class PipelineController: @unchecked Sendable {
     /// Re-reads the config file and applies what changed while running; on any error the
     /// running pipeline stays untouched and the errors are returned.
     public func reload() -> [Diagnostic] {
+        let problems = reloadFromFile()
+        reloadCounts.record(accepted: problems.isEmpty)
+        return problems
+    }
+
+    private func reloadFromFile() -> [Diagnostic] {
         let configuration: PipelineConfiguration
         do {
             configuration = try ConfigurationParser.parse(contentsOf: configPath)

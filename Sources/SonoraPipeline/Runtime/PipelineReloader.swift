@@ -34,6 +34,10 @@ struct PipelineReloader {
         if PipelineWriter.sessionLines(old.session) != PipelineWriter.sessionLines(new.session) {
             throw ConfigurationErrors([Diagnostic(new.session?.location ?? top, "session changed; it takes effect on restart, not on reload (nothing was changed)")])
         }
+        // The metrics endpoint is bound when the appliance starts.
+        if old.metrics?.listen != new.metrics?.listen {
+            throw ConfigurationErrors([Diagnostic(new.metrics?.location ?? top, "metrics changed; it takes effect on restart, not on reload (nothing was changed)")])
+        }
         if deviceChanged {
             do { try controller.switchDevice(playback: new.device.playback, capture: new.device.capture) } catch {
                 throw ConfigurationErrors([Diagnostic(new.device.playbackLocation ?? new.device.location ?? top, "\(error.message) (nothing was changed)")])

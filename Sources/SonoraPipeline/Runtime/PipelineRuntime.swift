@@ -136,7 +136,15 @@ public final class PipelineRuntime {
             }
             server?.start()
         }
+        let metricsServer: MetricsHTTPServer?
+        do { metricsServer = try startMetricsEndpoint(configuration, controller: controller) } catch {
+            server?.stop()
+            sessionServer?.stop()
+            pipeline.graph.uninitialize()
+            throw error
+        }
         do { try pipeline.graph.start() } catch {
+            metricsServer?.stop()
             server?.stop()
             sessionServer?.stop()
             throw .device(error)
@@ -167,6 +175,7 @@ public final class PipelineRuntime {
         controller.serialized { controller.pipeline.graph.stop() }
         sessionServer?.stop()
         server?.stop()
+        metricsServer?.stop()
         reportRecorderFailures(controller, reported: &reported)
         do { try controller.pipeline.finishRecorders() } catch {
             if !reported.contains((error as? AudioError)?.message ?? "\(error)") { logger.error("recorder: \(error)") }

@@ -65,6 +65,7 @@ enum PipelineWriter {
         lines += ["status:", "  interval: \(configuration.status.interval)"]
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
         lines += sessionLines(configuration.session)
+        if let metrics = configuration.metrics { lines += ["metrics:", "  listen: \(quote(metrics.listen))"] }
         return lines.joined(separator: "\n") + "\n"
     }
 
