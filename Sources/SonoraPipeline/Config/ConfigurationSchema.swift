@@ -100,6 +100,7 @@ public enum ConfigurationSchema {
                     ],
                 ],
                 "session": sessionObject,
+                "transport": transportObject,
             ],
         ]
     }

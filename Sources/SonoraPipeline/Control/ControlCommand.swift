@@ -13,6 +13,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     case save
     case device
     case version
+    case transport
+    case patch
 
     /// The name on the wire (`"cmd"`).
     public var name: String { rawValue }
@@ -27,7 +29,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .getProperty: ["node", "property"]
         case .setProperty: ["node", "property", "value"]
         case .save: ["path"]
-        case .device: []
+        case .device, .transport: []
+        case .patch: ["node"]
         }
     }
 
@@ -38,6 +41,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .set: ["scope", "element", "ramp"]
         case .save: ["overwrite"]
         case .device: ["playback", "capture"]
+        case .transport: TransportRequest.fields
+        case .patch: PatchRequest.optionalFields
         default: []
         }
     }
@@ -60,6 +65,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .save: "writes the running pipeline as a config (an existing file only with overwrite)"
         case .device: "moves the running pipeline to another device (same rate and period); attached programs get a route change"
         case .version: "the protocol's and Sonora's versions"
+        case .transport: "the graph transport: play, stop, locate a beat, tempo, meter (\"at\": an exact sample time)"
+        case .patch: "an LV2 node's patch properties by URI, label or URID; sets one with value"
         }
     }
 
@@ -78,6 +85,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .save: #"{"cmd":"save","path":"/etc/sonora/now.yaml"}"#
         case .device: #"{"cmd":"device","playback":"hw:Headphones"}"#
         case .version: #"{"cmd":"version"}"#
+        case .transport: #"{"cmd":"transport","action":"tempo","tempo":96}"#
+        case .patch: #"{"cmd":"patch","node":"synth","property":"http://example.org/plugin#gain","value":0.5}"#
         }
     }
 

@@ -19,6 +19,8 @@ public enum ControlRequest: Equatable, Sendable {
     /// Another device for the running pipeline: nil keeps that side as it is.
     case device(playback: String?, capture: String?)
     case version
+    case transport(TransportRequest)
+    case patch(PatchRequest)
 
     /// A parameter by node, name or ID, and (optionally) scope and element.
     public struct ParameterSelector: Equatable, Sendable {
@@ -63,6 +65,8 @@ public enum ControlRequest: Equatable, Sendable {
         case .save: .save
         case .device: .device
         case .version: .version
+        case .transport: .transport
+        case .patch: .patch
         }
     }
 }
@@ -205,6 +209,8 @@ extension ControlRequest: Decodable {
                 }
             }
             self = .device(playback: playback, capture: capture)
+        case .transport: self = .transport(try TransportRequest(fields))
+        case .patch: self = .patch(try PatchRequest(fields))
         }
     }
 }
@@ -255,6 +261,8 @@ extension ControlRequest: Encodable {
         case .device(let playback, let capture):
             try container.encodeIfPresent(playback, forKey: FieldKey("playback"))
             try container.encodeIfPresent(capture, forKey: FieldKey("capture"))
+        case .transport(let request): try request.encode(into: &container)
+        case .patch(let request): try request.encode(into: &container)
         }
     }
 

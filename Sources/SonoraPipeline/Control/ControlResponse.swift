@@ -14,6 +14,8 @@ public enum ControlResponse: Equatable, Sendable {
     case reloaded
     case saved(path: String)
     case version(VersionInfo)
+    case transport(TransportReading)
+    case patch(PatchReading)
     case failure(ControlFailure)
 
     public var isSuccess: Bool {
@@ -271,6 +273,8 @@ extension ControlResponse {
         case .reload: return .reloaded
         case .save: return .saved(path: try decoder.decode(SavedBody.self, from: data).path)
         case .version: return .version(try decoder.decode(VersionInfo.self, from: data))
+        case .transport: return .transport(try decoder.decode(TransportReading.self, from: data))
+        case .patch: return .patch(try decoder.decode(PatchReading.self, from: data))
         }
     }
 
@@ -297,6 +301,8 @@ extension ControlResponse {
             case .reloaded, .failure: break
             case .saved(let path): try SavedBody(path: path).encode(to: encoder)
             case .version(let info): try info.encode(to: encoder)
+            case .transport(let reading): try reading.encode(to: encoder)
+            case .patch(let reading): try reading.encode(to: encoder)
             }
         }
     }

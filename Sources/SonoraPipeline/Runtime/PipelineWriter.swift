@@ -64,6 +64,7 @@ enum PipelineWriter {
         lines += ["status:", "  interval: \(configuration.status.interval)"]
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
         lines += sessionLines(configuration.session)
+        lines += transportLines(configuration.transport)
         return lines.joined(separator: "\n") + "\n"
     }
 
