@@ -37,7 +37,9 @@ extension CtlCommand {
         var property: PatchRequest.Property?
         if args.count >= 2 { property = UInt32(args[1]).map { .urid($0) } ?? .name(args[1]) }
         var value: ControlValue?
-        if args.count == 3 { value = Self.flag(args[2]).map { .flag($0) } ?? (try Self.value(args[2])) }
+        if args.count == 3 {
+            if let flag = Self.flag(args[2]), Double(args[2]) == nil { value = .flag(flag) } else { value = try Self.value(args[2]) }
+        }
         return .patch(PatchRequest(node: args[0], property: property, value: value))
     }
 
