@@ -70,12 +70,16 @@ struct TransportPositionTests {
         #expect(firstSound(out, from: 31000) == 54000 + first || out.count < 54000 + first)
     }
 
-    @Test func stopAtAnExactFrameSilencesThePlugin() throws {
+    /// At a cycle boundary: eg-metro's stopped branch clears `end - begin` floats from the start
+    /// of its buffer, not from `begin` (lv2-examples 1.18's metro.c), so a stop inside a cycle
+    /// leaves its output wrong whatever the host does; the exact frame of a mid-cycle stop is
+    /// checked through the host callbacks (HostCallbackTransportTests) and by the event's time here.
+    @Test func stopSilencesThePlugin() throws {
         let transport = try Transport(sampleRate: 48000, tempo: 120, isPlaying: true)
         let reference = try render(try Transport(sampleRate: 48000, tempo: 120, isPlaying: true))
-        let out = try render(transport) { try transport.stop(at: 700) }
-        #expect(Array(out[0..<700]) == Array(reference[0..<700]))
-        #expect(out[700...].allSatisfy { $0 == 0 })
+        let out = try render(transport) { try transport.stop(at: 1024) }
+        #expect(Array(out[0..<1024]) == Array(reference[0..<1024]))
+        #expect(out[1024...].allSatisfy { $0 == 0 })
     }
 
     @Test(.enabled(if: AllocationCounter.isAvailable))
