@@ -47,6 +47,7 @@ struct TransportPositionTests {
         let transport = try Transport(sampleRate: 48000, tempo: 120)
         // Frame 1000 is 488 frames into the second 512-frame cycle.
         let out = try render(transport) { try transport.play(at: 1000) }
+        #expect(firstSound(reference) != nil && firstSound(out) != nil, "the metronome clicks")
         #expect(out[0..<1000].allSatisfy { $0 == 0 })
         #expect(Array(out[1000..<48000]) == Array(reference[0..<47000]), "the same clicks, 1000 frames later, bit for bit")
     }
@@ -78,6 +79,7 @@ struct TransportPositionTests {
         let transport = try Transport(sampleRate: 48000, tempo: 120, isPlaying: true)
         let reference = try render(try Transport(sampleRate: 48000, tempo: 120, isPlaying: true))
         let out = try render(transport) { try transport.stop(at: 1024) }
+        #expect(firstSound(out) != nil, "it clicked before the stop")
         #expect(Array(out[0..<1024]) == Array(reference[0..<1024]))
         #expect(out[1024...].allSatisfy { $0 == 0 })
     }
