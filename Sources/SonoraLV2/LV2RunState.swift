@@ -1,5 +1,6 @@
 import CLilv
 import SonoraCore
+import SonoraUnits
 
 /// A MIDI message for a plugin's MIDI input, `frameOffset` frames into the next render.
 public struct LV2MIDIEvent: BitwiseCopyable, Sendable {
@@ -63,6 +64,13 @@ struct LV2RunState {
     /// Index (into `atoms`) of the control input that takes patch messages, or -1.
     var patchPort: Int32
     var patches: Unmanaged<RecordRing>
+
+    /// Index (into `atoms`) of the input that takes time:Position from the graph's transport, or -1;
+    /// whether the plugin has had its first position, the URIDs and a scratch list for one slice's positions.
+    var positionPort: Int32
+    var positionSent: Bool
+    var positionURIDs: LV2PositionURIDs
+    var positionEvents: UnsafeMutablePointer<TransportPositionChange>
 
     var atomOutputs: Unmanaged<RecordRing>
     var sequenceURID: UInt32

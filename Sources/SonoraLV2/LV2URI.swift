@@ -80,6 +80,7 @@ public enum LV2URI {
     public static let timeBarBeat = ext + "time#barBeat"
     public static let timeBeatsPerBar = ext + "time#beatsPerBar"
     public static let timeBeatUnit = ext + "time#beatUnit"
+    public static let timeBeat = ext + "time#beat"
 
     // Port metadata
     public static let portGroup = ext + "port-groups#group"

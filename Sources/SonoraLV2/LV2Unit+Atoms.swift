@@ -30,6 +30,7 @@ extension LV2Unit {
         }
         let sliceEnd = context.frameOffset + context.frameCount
         state.pointee.midiCycleEnd = sliceEnd
+        let positionCount = state.pointee.positionPort >= 0 ? collectPositions(state, context) : 0
         for index in 0..<state.pointee.atomCount {
             let atom = state.pointee.atoms[index]
             let sequence = atom.buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
@@ -41,13 +42,19 @@ extension LV2Unit {
                 if index == Int(state.pointee.patchPort) && context.frameOffset == 0 {
                     appendPatches(state, to: sequence, capacity: atom.capacity)
                 }
-                guard atom.takesMIDI else { continue }
-                for eventIndex in 0..<state.pointee.pendingMIDICount {
-                    let event = state.pointee.pendingMIDI[eventIndex]
-                    let offset = Int(event.frameOffset)
-                    guard offset >= context.frameOffset && offset < sliceEnd else { continue }
-                    appendMIDI(event, time: offset - context.frameOffset, to: sequence, capacity: atom.capacity, urid: state.pointee.midiURID)
+                // time:Position and MIDI on one sequence: merged in frame order.
+                let positions = index == Int(state.pointee.positionPort) ? positionCount : 0
+                var positionIndex = 0
+                if atom.takesMIDI {
+                    for eventIndex in 0..<state.pointee.pendingMIDICount {
+                        let event = state.pointee.pendingMIDI[eventIndex]
+                        let offset = Int(event.frameOffset)
+                        guard offset >= context.frameOffset && offset < sliceEnd else { continue }
+                        appendPositions(state, positions, &positionIndex, through: offset - context.frameOffset, to: sequence, capacity: atom.capacity)
+                        appendMIDI(event, time: offset - context.frameOffset, to: sequence, capacity: atom.capacity, urid: state.pointee.midiURID)
+                    }
                 }
+                appendPositions(state, positions, &positionIndex, through: Int.max, to: sequence, capacity: atom.capacity)
             } else {
                 sequence.pointee.atom.type = state.pointee.chunkURID
                 sequence.pointee.atom.size = UInt32(atom.capacity - MemoryLayout<LV2_Atom>.size)

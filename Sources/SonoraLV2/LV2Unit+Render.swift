@@ -100,6 +100,8 @@ extension LV2Unit {
                 pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
                 patchPort: Int32(atomPorts.firstIndex { $0.index == patchPortIndex } ?? -1),
                 patches: Unmanaged.passUnretained(patchQueue),
+                positionPort: Int32(atomPorts.firstIndex { $0.index == transportInputPort?.index } ?? -1), positionSent: false,
+                positionURIDs: LV2PositionURIDs(urids), positionEvents: allocate(TransportPositionChange.self, LV2PositionURIDs.sliceCapacity),
                 atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
                 chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
         run = state

@@ -27,6 +27,9 @@ struct CtlCommand: ParsableCommand {
               sonora ctl save --overwrite /etc/sonora/current.yaml
               sonora ctl device hw:Headphones
               sonora ctl metrics                     # Prometheus' text format
+              sonora ctl transport tempo 96                # also: play, stop, locate 8, meter 3/4
+              sonora ctl transport play --at 480000        # at an exact graph sample time
+              sonora ctl patch synth gain 0.5              # an LV2 patch property by label, URI or URID
             """
     )
 
@@ -48,6 +51,9 @@ struct CtlCommand: ParsableCommand {
     @Flag(help: "save: replace an existing file (without it, an existing path is refused).")
     var overwrite = false
 
+    @Option(help: "transport: the graph sample time a change is due at (frames; `transport` shows the current one).")
+    var at: Int64?
+
     @Flag(help: "Print the daemon's JSON answer.")
     var json = false
 
@@ -67,7 +73,7 @@ struct CtlCommand: ParsableCommand {
     func request() throws -> ControlRequest {
         // A word such as --scpoe is a mistyped option, not a value (values never start with --).
         if let option = words.first(where: { $0.hasPrefix("--") }) {
-            let known = ["--socket", "--scope", "--element", "--ramp", "--timeout", "--overwrite", "--json", "--help"]
+            let known = ["--socket", "--scope", "--element", "--ramp", "--timeout", "--overwrite", "--at", "--json", "--help"]
             throw ValidationError("unknown option '\(option)'\(Self.hint(option, known))")
         }
         let verbs = ControlVerb.allCases.map(\.rawValue)
@@ -81,6 +87,7 @@ struct CtlCommand: ParsableCommand {
         }
         if scope != nil || element != nil { guard verb == .get || verb == .set else { throw ValidationError("--scope and --element go with get and set") } }
         if ramp != nil { guard verb == .set else { throw ValidationError("--ramp goes with set") } }
+        if at != nil { guard verb == .transport else { throw ValidationError("--at goes with transport") } }
         switch verb {
         case .nodes: try need(0...0); return .nodes
         case .meters: try need(0...0); return .meters
@@ -117,6 +124,8 @@ struct CtlCommand: ParsableCommand {
         case .save:
             try need(1...1)
             return .save(path: URL(fileURLWithPath: args[0]).standardizedFileURL.path, overwrite: overwrite)
+        case .transport: return try transportRequest(args)
+        case .patch: return try patchRequest(args)
         }
     }
 
@@ -226,6 +235,10 @@ struct CtlCommand: ParsableCommand {
             print("sonora \(info.sonora), control protocol \(info.protocol)")
         case .metrics(let text):
             print(text, terminator: "")
+        case .transport(let reading):
+            Self.printTransport(reading)
+        case .patch(let reading):
+            Self.printPatch(reading)
         case .failure:
             break
         }
@@ -235,7 +248,7 @@ struct CtlCommand: ParsableCommand {
 /// `sonora ctl`'s words for the protocol's commands (`property` is both get- and
 /// set-property), derived from `ControlCommand` so a new command needs a usage here.
 enum ControlVerb: String, CaseIterable {
-    case nodes, params, get, set, property, meters, status, reload, save, device, version, metrics
+    case nodes, params, get, set, property, meters, status, reload, save, device, version, metrics, transport, patch
 
     init(_ command: ControlCommand) {
         switch command {
@@ -251,6 +264,8 @@ enum ControlVerb: String, CaseIterable {
         case .device: self = .device
         case .version: self = .version
         case .metrics: self = .metrics
+        case .transport: self = .transport
+        case .patch: self = .patch
         }
     }
 
@@ -263,6 +278,8 @@ enum ControlVerb: String, CaseIterable {
         case .property: "property NODE NAME [VALUE]"
         case .save: "save PATH"
         case .device: "device PLAYBACK [CAPTURE]"
+        case .transport: "transport [ACTION [VALUE]]"
+        case .patch: "patch NODE [PROPERTY [VALUE]]"
         }
     }
 

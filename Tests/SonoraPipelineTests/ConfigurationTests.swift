@@ -55,7 +55,7 @@ struct ConfigurationTests {
               - {from: "a:x", to: output}
             """
         #expect(problems(text) == [
-            "1:1: unknown key 'engin' in the pipeline; did you mean 'engine'? (allowed: version, engine, device, nodes, connections, control, status, session, metrics)",
+            "1:1: unknown key 'engin' in the pipeline; did you mean 'engine'? (allowed: version, engine, device, nodes, connections, control, status, session, metrics, transport)",
             "2:23: engine.sample_rate 12 is out of range 8000…384000",
             "2:35: engine.period must be a whole number, not '64x'",
             "4:34: node 'a': `colour` does not apply to ToneGenerator (it takes no options of its own; every node takes id, kind, parameters, preset, bypass, comment)",
@@ -167,7 +167,7 @@ struct ConfigurationTests {
     func schema() throws {
         let object = try JSONSerialization.jsonObject(with: Data(ConfigurationSchema.json.utf8)) as? [String: Any]
         let properties = object?["properties"] as? [String: Any] ?? [:]
-        #expect(Set(properties.keys) == ["version", "engine", "device", "nodes", "connections", "control", "status", "session", "metrics"])
+        #expect(Set(properties.keys) == ["version", "engine", "device", "nodes", "connections", "control", "status", "session", "metrics", "transport"])
     }
 }
 

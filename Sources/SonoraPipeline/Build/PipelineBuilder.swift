@@ -126,6 +126,7 @@ struct BuildContext {
         connect(headNode: headNode, inputNode: inputNode)
         checkReachability(headNode: headNode)
 
+        attachTransport()
         guard diagnostics.isEmpty else { throw ConfigurationErrors(diagnostics) }
         do {
             try graph.initialize()

@@ -7,7 +7,7 @@ import Yams
 /// options, bad connection syntax — with its position. Checks that need the units
 /// (parameter names, ranges, elements, files) are the builder's.
 public enum ConfigurationParser {
-    static let topKeys = ["version", "engine", "device", "nodes", "connections", "control", "status", "session", "metrics"]
+    static let topKeys = ["version", "engine", "device", "nodes", "connections", "control", "status", "session", "metrics", "transport"]
     static let engineKeys = ["sample_rate", "period", "periods", "channels"]
     static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output", "voice_processing"]
     static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
@@ -183,6 +183,7 @@ public enum ConfigurationParser {
                 case "status": configuration.status = status(value)
                 case "session": configuration.session = session(value)
                 case "metrics": configuration.metrics = metrics(value)
+                case "transport": configuration.transport = transport(value)
                 default: error(keyNode, "unknown key '\(key)'")
                 }
             }

@@ -102,6 +102,7 @@ public enum ConfigurationSchema {
                 ],
                 "session": sessionObject,
                 "metrics": metricsObject,
+                "transport": transportObject,
             ],
         ]
     }

@@ -20,6 +20,8 @@ public struct PipelineConfiguration: Sendable {
     public var session: Session?
     /// The metrics endpoint (nil: no `metrics:` section, no listener).
     public var metrics: Metrics?
+    /// The graph transport's start state (nil: no `transport:` section; stopped, 120 BPM, 4/4).
+    public var transport: TransportSettings?
     /// Problems the parser found in nodes' kinds and options. They do not stop the parse,
     /// so the builder still checks the rest and every problem is reported in one pass.
     public var nodeProblems: [Diagnostic] = []

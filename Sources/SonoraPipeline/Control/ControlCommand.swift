@@ -14,6 +14,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
     case device
     case version
     case metrics
+    case transport
+    case patch
 
     /// The name on the wire (`"cmd"`).
     public var name: String { rawValue }
@@ -28,7 +30,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .getProperty: ["node", "property"]
         case .setProperty: ["node", "property", "value"]
         case .save: ["path"]
-        case .device: []
+        case .device, .transport: []
+        case .patch: ["node"]
         }
     }
 
@@ -39,6 +42,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .set: ["scope", "element", "ramp"]
         case .save: ["overwrite"]
         case .device: ["playback", "capture"]
+        case .transport: TransportRequest.fields
+        case .patch: PatchRequest.optionalFields
         default: []
         }
     }
@@ -62,6 +67,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .device: "moves the running pipeline to another device (same rate and period); attached programs get a route change"
         case .version: "the protocol's and Sonora's versions"
         case .metrics: "xruns, load, lateness, meters, reloads, clients in Prometheus' text format"
+        case .transport: "the graph transport: play, stop, locate a beat, tempo, meter (\"at\": an exact sample time)"
+        case .patch: "an LV2 node's patch properties by URI, label or URID; sets one with value"
         }
     }
 
@@ -81,6 +88,8 @@ public enum ControlCommand: String, CaseIterable, Codable, Sendable {
         case .device: #"{"cmd":"device","playback":"hw:Headphones"}"#
         case .version: #"{"cmd":"version"}"#
         case .metrics: #"{"cmd":"metrics"}"#
+        case .transport: #"{"cmd":"transport","action":"tempo","tempo":96}"#
+        case .patch: #"{"cmd":"patch","node":"synth","property":"http://example.org/plugin#gain","value":0.5}"#
         }
     }
 

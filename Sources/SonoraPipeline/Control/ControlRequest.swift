@@ -21,6 +21,8 @@ public enum ControlRequest: Equatable, Sendable {
     case version
     /// Every series in Prometheus' text exposition format.
     case metrics
+    case transport(TransportRequest)
+    case patch(PatchRequest)
 
     /// A parameter by node, name or ID, and (optionally) scope and element.
     public struct ParameterSelector: Equatable, Sendable {
@@ -66,6 +68,8 @@ public enum ControlRequest: Equatable, Sendable {
         case .device: .device
         case .version: .version
         case .metrics: .metrics
+        case .transport: .transport
+        case .patch: .patch
         }
     }
 }
@@ -209,6 +213,8 @@ extension ControlRequest: Decodable {
                 }
             }
             self = .device(playback: playback, capture: capture)
+        case .transport: self = .transport(try TransportRequest(fields))
+        case .patch: self = .patch(try PatchRequest(fields))
         }
     }
 }
@@ -259,6 +265,8 @@ extension ControlRequest: Encodable {
         case .device(let playback, let capture):
             try container.encodeIfPresent(playback, forKey: FieldKey("playback"))
             try container.encodeIfPresent(capture, forKey: FieldKey("capture"))
+        case .transport(let request): try request.encode(into: &container)
+        case .patch(let request): try request.encode(into: &container)
         }
     }
 

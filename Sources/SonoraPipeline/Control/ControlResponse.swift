@@ -16,6 +16,8 @@ public enum ControlResponse: Equatable, Sendable {
     case version(VersionInfo)
     /// Prometheus' text exposition (format 0.0.4), whole, in `"metrics"`.
     case metrics(String)
+    case transport(TransportReading)
+    case patch(PatchReading)
     case failure(ControlFailure)
 
     public var isSuccess: Bool {
@@ -275,6 +277,8 @@ extension ControlResponse {
         case .save: return .saved(path: try decoder.decode(SavedBody.self, from: data).path)
         case .version: return .version(try decoder.decode(VersionInfo.self, from: data))
         case .metrics: return .metrics(try decoder.decode(MetricsBody.self, from: data).metrics)
+        case .transport: return .transport(try decoder.decode(TransportReading.self, from: data))
+        case .patch: return .patch(try decoder.decode(PatchReading.self, from: data))
         }
     }
 
@@ -302,6 +306,8 @@ extension ControlResponse {
             case .saved(let path): try SavedBody(path: path).encode(to: encoder)
             case .version(let info): try info.encode(to: encoder)
             case .metrics(let text): try MetricsBody(metrics: text).encode(to: encoder)
+            case .transport(let reading): try reading.encode(to: encoder)
+            case .patch(let reading): try reading.encode(to: encoder)
             }
         }
     }

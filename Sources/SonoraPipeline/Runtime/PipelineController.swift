@@ -131,6 +131,10 @@ public final class PipelineController: @unchecked Sendable {
         case .device(let playback, let capture):
             try switchDevice(playback: playback, capture: capture)
             return .status(status())
+        case .transport(let transport):
+            return try performTransport(transport)
+        case .patch(let patch):
+            return try performPatch(patch)
         }
     }
 

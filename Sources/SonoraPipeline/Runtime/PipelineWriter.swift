@@ -66,6 +66,7 @@ enum PipelineWriter {
         if !configuration.status.meters.isEmpty { lines.append("  meters: [\(configuration.status.meters.map(quote).joined(separator: ", "))]") }
         lines += sessionLines(configuration.session)
         if let metrics = configuration.metrics { lines += ["metrics:", "  listen: \(quote(metrics.listen))"] }
+        lines += transportLines(configuration.transport)
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -51,6 +51,9 @@ public final class AudioGraph: @unchecked Sendable {
     private static let stagedCapacity = 4096
     @exclusivity(unchecked) private var stagedCount = 0
     @exclusivity(unchecked) private var head: Unmanaged<AudioUnit>?
+    /// The transport (see AudioGraph+Transport.swift) and its unretained handle for the render path.
+    var attachedTransport: Transport?
+    @exclusivity(unchecked) var realtimeTransport: Unmanaged<Transport>?
     private let framesRendered = Atomic<Int>(0)
     private let appliedBatch = Atomic<Int>(0)
     private var batch = 0
@@ -209,6 +212,7 @@ public final class AudioGraph: @unchecked Sendable {
         }
         try checkFormats(of: connections)
         for node in nodes { try wireUninitialized(node) }
+        handTransport(to: nodes)
         var initialized: [AudioUnit] = []
         do {
             for node in nodes {
@@ -226,6 +230,7 @@ public final class AudioGraph: @unchecked Sendable {
         appliedFanOut = fanOutNodes
         outputNode = headNode
         head = Unmanaged.passUnretained(units[headNode]!)
+        realtimeTransport = attachedTransport.map { Unmanaged.passUnretained($0) }
         isInitialized = true
     }
 
@@ -233,6 +238,7 @@ public final class AudioGraph: @unchecked Sendable {
         guard isInitialized else { return }
         stop()
         head = nil
+        realtimeTransport = nil
         for unit in units.values { unit.uninitialize() }
         retired.removeAll()
         isInitialized = false
@@ -290,6 +296,7 @@ public final class AudioGraph: @unchecked Sendable {
         }
         var initializedNow: [AudioUnit] = []
         do {
+            handTransport(to: added)
             for node in added.sorted() {
                 try wireUninitialized(node)
                 try units[node]!.initialize()
@@ -379,9 +386,11 @@ public final class AudioGraph: @unchecked Sendable {
     ) -> AudioError.Code {
         guard let head else { return .uninitialized }
         applyCommands()
+        realtimeTransport?._withUnsafeGuaranteedRef { $0.beginCycle(sampleTime: timeStamp.sampleTime, frameCount: frameCount) }
         let status = head._withUnsafeGuaranteedRef {
             $0.render(flags: &flags, timeStamp: timeStamp, bus: 0, frameCount: frameCount, into: buffers)
         }
+        realtimeTransport?._withUnsafeGuaranteedRef { $0.endCycle() }
         framesRendered.add(frameCount, ordering: .releasing)
         return status
     }

@@ -68,6 +68,9 @@ open class AudioUnit: @unchecked Sendable {
     /// Read on the realtime thread; written only while it does not render.
     @exclusivity(unchecked) var core: UnsafeMutablePointer<RealtimeCore>?
     var commandsSent = 0
+    /// Core Audio's HostCallbacks property: the graph's transport, read while rendering (nil
+    /// without one). Set by `AudioGraph` before the unit renders in it.
+    @exclusivity(unchecked) public var hostCallbacks: HostCallbacks?
     /// Objects the realtime thread may still use, kept until it has applied the command that replaced them.
     var retired: [(afterCommand: Int, object: AnyObject)] = []
 
