@@ -190,6 +190,8 @@ struct ServiceNotifyCLITests {
         usleep(1_500_000)
         #expect(notify.count("WATCHDOG=1") > pingsUnplugged, "the pings stopped while the device was being re-opened: \(notify.messages.suffix(12))")
         try FileManager.default.removeItem(atPath: unplug)
+        // The driver re-opens with back-off (50 ms, doubling): back well within three seconds.
+        usleep(3_000_000)
 
         run.signal(SIGTERM)
         let outcome = run.wait(timeout: 60)
