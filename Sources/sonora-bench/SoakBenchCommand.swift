@@ -18,7 +18,8 @@ struct SoakBenchCommand: ParsableCommand {
             compared with the cycles its appliance ran.
 
             Rows (goals from issue 21): RSS growth after the warm-up (the first minute, or a
-            sixth of a short run, at least 10 s) under 1 MB; descriptors and threads flat; no
+            sixth of a short run, at least 10 s; the highest sample against the first) under
+            1 MB; descriptors and threads flat (the last sample against the first); no
             xrun across reloads or at all; no reload or request refused; the recording holds
             every cycled frame; every device loss recovered. The table also prints the
             samples and a plot of RSS and xruns against time. --json prints one object:

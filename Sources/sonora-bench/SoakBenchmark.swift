@@ -215,8 +215,10 @@ struct SoakBenchmark {
             let settled = reports[index].samples.filter { $0.seconds >= warmupSeconds }
             if let first = settled.first {
                 reports[index].rssGrowthKilobytes = (settled.map(\.rssKilobytes).max() ?? 0) - first.rssKilobytes
-                reports[index].descriptorGrowth = (settled.map(\.descriptors).max() ?? 0) - first.descriptors
-                reports[index].threadGrowth = (settled.map(\.threads).max() ?? 0) - first.threads
+                // Descriptors and threads: last against first (a control connection being
+                // served, or a device being re-opened, holds one for a moment — not a leak).
+                reports[index].descriptorGrowth = settled.last!.descriptors - first.descriptors
+                reports[index].threadGrowth = settled.last!.threads - first.threads
             } else {
                 notes.append("\(appliance.device): no sample after the \(Int(warmupSeconds)) s warm-up; growth not measured")
             }
