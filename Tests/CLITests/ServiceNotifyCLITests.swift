@@ -154,6 +154,36 @@ struct ServiceNotifyCLITests {
         #expect(!outcome.stderr.hasPrefix("<") && outcome.stderr.contains(" info sonora.run"), "\(outcome.stderr)")
     }
 
+    @Test("READY=1 waits for the first I/O cycle, not for the process or its control socket: a device stalled from the start gets no READY=1 until it runs")
+    func readyWaitsForTheFirstCycle() throws {
+        let unplugFolder = folder + "/loop"
+        try FileManager.default.createDirectory(atPath: unplugFolder, withIntermediateDirectories: true)
+        let loop = "ready\(getpid())"
+        let stall = unplugFolder + "/" + loop + ".stall"
+        FileManager.default.createFile(atPath: stall, contents: nil)
+        let notify = try FakeNotifySocket(name: folder + "/notify.sock")
+        let control = "/tmp/sonora-svr-\(getpid()).sock"
+        let path = folder + "/ready.yaml"
+        try config(device: "\"sonoraloop:\(loop)\"", socket: control).write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try CLIRunner(executable: sonoraBinary!).launch(
+            ["run", path], environment: environment(notify, watchdogMicroseconds: 400_000, extra: ["SONORALOOP_UNPLUG_DIR": unplugFolder]))
+        // The control socket answers (the process is up, its device opened), with no cycle done.
+        var answered: [String: Any] = [:]
+        for _ in 0..<400 where run.isRunning {
+            answered = json(controlExchange(control, "{\"cmd\":\"status\"}\n"))
+            if answered["ok"] as? Bool == true { break }
+            usleep(25_000)
+        }
+        let cycles = (answered["status"] as? [String: Any])?["cycles"] as? Int
+        #expect(cycles == 0, "\(answered)")
+        usleep(1_000_000)
+        #expect(!notify.messages.contains { $0.contains("READY=1") || $0.contains("WATCHDOG=1") }, "\(notify.messages)")
+        try FileManager.default.removeItem(atPath: stall)
+        #expect(notify.wait { $0.contains { $0.contains("READY=1") } }, "no READY=1 once the device ran: \(notify.messages)")
+        run.signal(SIGTERM)
+        #expect(run.wait(timeout: 60).status == 0)
+    }
+
     @Test("a stuck I/O thread (the loopback driver blocks in poll) stops the watchdog pings; they come back when it runs again, and a vanished device being re-opened keeps them going")
     func stuckIOThreadStopsPings() throws {
         let control = folder + "/loop"
