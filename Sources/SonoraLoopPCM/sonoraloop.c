@@ -62,6 +62,11 @@
  * SONORALOOP_UNPLUG_DIR set, loop NAME is unplugged while the file $SONORALOOP_UNPLUG_DIR/NAME
  * exists: opening fails with -ENODEV and a running stream's pointer reports -ENODEV (checked
  * once per period, at poll), as a USB card pulled out does.
+ *
+ * Stalling (for tests of a hung driver, eg. a supervisor's watchdog): while the file
+ * $SONORALOOP_UNPLUG_DIR/NAME.stall exists, the thread that asks a stream of loop NAME for
+ * its poll events blocks in the plugin (checked once per period, at poll), as a wedged
+ * driver blocks its caller; removing the file lets it go on (it then finds an xrun).
  */
 #define _GNU_SOURCE
 #ifndef PIC
@@ -122,6 +127,7 @@ typedef struct {
 	float *near;                      /* near-end talker (capture with a room), or NULL */
 	uint64_t near_frames;
 	char *unplug_path;                /* $SONORALOOP_UNPLUG_DIR/LOOP, or NULL */
+	char stall_path[4096];            /* $SONORALOOP_UNPLUG_DIR/LOOP.stall, or "" */
 	atomic_int unplugged;
 } sl_t;
 
@@ -578,6 +584,10 @@ static int sl_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	uint64_t ticks, appl = io->appl_ptr;
 	(void)pfd; (void)nfds;
 
+	while (s->stall_path[0] && access(s->stall_path, F_OK) == 0) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
 	if (s->unplug_path && access(s->unplug_path, F_OK) == 0) {
 		s->unplugged = 1;
 		*revents = POLLERR;
@@ -800,6 +810,8 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 			return -ENOMEM;
 		}
 		s->unplug_path = unplug;
+		if (unplug && (size_t)snprintf(s->stall_path, sizeof(s->stall_path), "%s.stall", unplug) >= sizeof(s->stall_path))
+			s->stall_path[0] = 0;
 	}
 	if (room && (err = sl_parse_room(s, room)) < 0) {
 		free(s->unplug_path);

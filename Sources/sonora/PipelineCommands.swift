@@ -25,6 +25,13 @@ struct RunCommand: ParsableCommand {
             run moves it to NAME-recovered-PID.EXT, a WAV's sizes extended to every whole
             frame on disk (and says so).
 
+            As a systemd service (dist/sonora.service, Type=notify) it speaks the notify
+            protocol when NOTIFY_SOCKET is set: READY=1 after the first I/O cycle, STATUS=
+            with each status line, WATCHDOG=1 (with WatchdogSec=) only while the I/O thread
+            advances, RELOADING=1/READY=1 around reloads, STOPPING=1. Log lines carry
+            journald's <N> priority prefixes and no timestamp when stderr is not a terminal
+            (--log-format picks one).
+
             Examples:
               sonora run Configs/default.yaml
               sonora run Configs/default.yaml --seconds 5
@@ -41,13 +48,20 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: "Log lines: journal (<N> priority prefixes, for journald), plain (timestamped), or auto (journal when stderr is not a terminal).")
+    var logFormat = "auto"
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard ["auto", "journal", "plain"].contains(logFormat) else { throw ValidationError("unknown --log-format '\(logFormat)' (auto, journal, plain)") }
         if let seconds { guard seconds > 0 else { throw ValidationError("--seconds must be > 0") } }
     }
 
     func run() throws {
         PipelineRuntime.blockSignals()
+        if logFormat == "journal" || (logFormat == "auto" && isatty(STDERR_FILENO) == 0) {
+            LoggingSystem.bootstrap { JournalLogHandler(label: $0) }
+        }
         var logger = Logger(label: "sonora.run")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let runtime = PipelineRuntime(configPath: config, options: .init(seconds: seconds), logger: logger) { line in

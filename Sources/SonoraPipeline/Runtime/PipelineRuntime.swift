@@ -26,6 +26,10 @@ public final class PipelineRuntime {
     public let options: Options
     let logger: Logger
     let status: (String) -> Void
+    /// systemd's notify protocol (READY, STATUS, WATCHDOG, RELOADING); inert without NOTIFY_SOCKET.
+    let service = ServiceSupervision()
+    /// "running CONFIG on DEVICE": the supervisor's status until the first status line.
+    private var runningLine = ""
 
     /// `status` receives the status lines (stdout in the CLI); events go to `logger`.
     public init(configPath: String, options: Options, logger: Logger, status: @escaping (String) -> Void) {
@@ -129,7 +133,13 @@ public final class PipelineRuntime {
         var server: ControlServer?
         if let path = configuration.socketPath {
             do {
-                server = try ControlServer(path: path, timeout: configuration.control.requestTimeout, logger: logger) { request in controller.handle(request) }
+                server = try ControlServer(path: path, timeout: configuration.control.requestTimeout, logger: logger) { [service] request in
+                    guard request.command == .reload else { return controller.handle(request) }
+                    return service.reloading({ controller.handle(request) }) { response in
+                        if case .failure = response { return "reload over the control socket refused; the running pipeline is unchanged" }
+                        return "reloaded over the control socket"
+                    }
+                }
             } catch {
                 pipeline.graph.uninitialize()
                 throw .control("\(error)")
@@ -153,6 +163,7 @@ public final class PipelineRuntime {
         let deviceName = device.driver == "alsa" ? "ALSA \(device.format.playback?.pcmName ?? device.format.capture?.pcmName ?? "")" : "the \(device.driver) device"
         logger.info("running \(configPath) on \(deviceName): \(device.format.sampleRate) Hz, period \(device.format.periodFrames) × \(device.format.periods)\(server.map { ", control at \($0.path)" } ?? "")\(sessionServer.map { ", session server at \($0.server.path)" } ?? "")")
         for note in device.format.notes { logger.notice("\(note)") }
+        runningLine = "running \(configPath) on \(deviceName)"
 
         var reported = Set<String>()
         waitForSignals(controller: controller, reported: &reported)
@@ -211,35 +222,46 @@ public final class PipelineRuntime {
         let started = HostTime.now.seconds
         var nextStatus = started + controller.pipeline.configuration.status.interval
         while true {
-            var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+            // Until READY=1 is out, look at the device more often: the supervisor is waiting.
+            var timeout = timespec(tv_sec: 0, tv_nsec: service.isEnabled && !service.isReady ? 5_000_000 : 100_000_000)
             let signal = sigtimedwait(&set, nil, &timeout)
             switch signal {
             case SIGHUP:
                 reload(controller)
             case _ where Self.stopSignals.contains(signal):
                 logger.info("\(Self.signalName(signal)): stopping")
+                service.stopping("\(Self.signalName(signal)): stopping")
                 return
             default:
                 break
             }
             for event in controller.device.takeEvents() {
                 logger.notice("\(event)")
+                service.saw(event)
                 controller.sessionServer?.deviceReported(event)
             }
             reportRecorderFailures(controller, reported: &reported)
             let now = HostTime.now.seconds
             let interval = controller.pipeline.configuration.status.interval
             if interval > 0 && now >= nextStatus {
-                status(statusLine(controller))
+                let line = statusLine(controller)
+                status(line)
+                service.status(line)
                 nextStatus = now + interval
             }
-            if let seconds = options.seconds, now - started >= seconds { return }
+            service.tick(statistics: controller.device.statistics, running: runningLine)
+            if let seconds = options.seconds, now - started >= seconds {
+                service.stopping("stopping after \(seconds) s")
+                return
+            }
         }
     }
 
     func reload(_ controller: PipelineController) {
         logger.info("SIGHUP: reloading \(configPath)")
-        let problems = controller.serialized { controller.reload() }
+        let problems = service.reloading({ controller.serialized { controller.reload() } }) {
+            $0.isEmpty ? "reloaded \(self.configPath)" : "reload refused; the running pipeline is unchanged"
+        }
         if problems.isEmpty {
             logger.info("reloaded \(configPath)")
         } else {
