@@ -38,7 +38,7 @@ extension BuildContext {
         for connection in configuration.connections where connection.to == spec.id {
             if connection.from == "input" {
                 widths[connection.toInput] = configuration.engine.channels
-            } else if let source = nodes.first(where: { $0.id == connection.from }),
+            } else if let source = nodes.first(where: { $0.id == connection.from }) ?? keptNodes.first(where: { $0.id == connection.from }),
                 connection.fromBus >= 0, connection.fromBus < source.unit.elementCount(.output),
                 let format = try? source.unit.streamFormat(scope: .output, element: connection.fromBus)
             {

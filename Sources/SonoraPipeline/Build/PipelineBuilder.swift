@@ -45,6 +45,8 @@ struct BuildContext {
     var diagnostics: [Diagnostic] = []
     let graph: AudioGraph
     var nodes: [PipelineNode] = []
+    /// A reload's nodes kept running: sources whose widths new nodes take.
+    var keptNodes: [PipelineNode] = []
     var parameters: [String: [ResolvedParameter]] = [:]
     let format: StreamFormat
 
