@@ -58,7 +58,7 @@ struct ConfigurationTests {
             "1:1: unknown key 'engin' in the pipeline; did you mean 'engine'? (allowed: version, engine, device, nodes, connections, control, status, session)",
             "2:23: engine.sample_rate 12 is out of range 8000…384000",
             "2:35: engine.period must be a whole number, not '64x'",
-            "4:34: node 'a': `colour` does not apply to ToneGenerator (it takes no options of its own; every node takes id, kind, parameters, preset, bypass, comment)",
+            "4:34: node 'a': `colour` does not apply to ToneGenerator (it takes no options of its own; every node takes id, kind, parameters, preset, bypass, channels, comment)",
             "5:5: a node needs an `id`",
             "6:5: node id 'a' is used twice (first at 4:5)",
             "8:5: a connection needs both `from` and `to`",
