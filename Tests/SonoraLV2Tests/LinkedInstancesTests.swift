@@ -125,6 +125,20 @@ struct LinkedInstancesTests {
         for channel in rendered { #expect(SignalMeasurement.maximumDifference([channel], [[0.5, 0.25, -0.5, 1].map { $0 * factor }]) < 1e-5) }
     }
 
+    @Test("latency is the first instance's, reported once (not summed over the instances); meters read the first")
+    func latencyReportedOnce() throws {
+        let unit = try Self.linked("http://plugin.org.uk/swh-plugins/artificialLatency", instances: 2, maximumFrames: 256)
+        try unit.setParameter(try unit.instances[0].parameterID(symbol: "delay"), to: 10)
+        try unit.setRenderCallback(Feed([Fixtures.input]), input: 0)
+        try unit.initialize()
+        defer { unit.uninitialize() }
+        _ = try Self.render(unit, frames: 1024, blockSize: 256)
+        // 10 ms at 48 kHz: 480 frames, once for the pair.
+        #expect(unit.instances[0].latencyFrames == 480)
+        #expect(unit.latency == 0.01)
+        #expect(try unit.parameter(try unit.instances[0].parameterID(symbol: "latency")) == 480)
+    }
+
     @Test("a plugin with unlike input and output buses cannot be linked, and says why")
     func refusesUnlikeBuses() throws {
         // eg-sampler has no audio input.
