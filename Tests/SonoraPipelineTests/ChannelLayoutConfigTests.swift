@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import SonoraHAL
 import SonoraCore
 import SonoraLV2
 import SonoraPipeline
@@ -190,6 +192,38 @@ struct ChannelLayoutConfigTests {
               - {from: comp, to: output}
             """)
         #expect(found.first?.contains("place a channel_map before it") == true, "\(found)")
+    }
+
+    @Test("save writes `channels:` as declared, and the saved file reads back the same")
+    func saveKeepsDeclarations() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-channels-save")
+        let configuration = try ConfigurationParser.parse("""
+            nodes:
+              - {id: loud, kind: tone, channels: 1}
+              - {id: quiet, kind: tone, channels: 1}
+              - {id: pair, kind: merger}
+              - {id: apart, kind: splitter, channels: {output: [1, 1]}}
+              - {id: again, kind: merger, channels: {input: [1, 1], output: 2}}
+            connections:
+              - {from: loud, to: "pair:0"}
+              - {from: quiet, to: "pair:1"}
+              - {from: pair, to: apart}
+              - {from: "apart:0", to: "again:0"}
+              - {from: "apart:1", to: "again:1"}
+              - {from: again, to: output}
+            """, file: folder.path + "/in.yaml")
+        let pipeline = try PipelineBuilder.build(configuration, target: .offline)
+        defer { pipeline.graph.uninitialize() }
+        let controller = PipelineController(
+            pipeline: pipeline, device: try TimerDevice(configuration: .init(), mode: .offline), configPath: configuration.file,
+            logger: Logger(label: "test"))
+        let saved = folder.path + "/saved.yaml"
+        try controller.save(to: saved)
+        let written = try String(contentsOfFile: saved, encoding: .utf8)
+        #expect(written.contains("    channels: 1\n") && written.contains("    channels: {output: [1, 1]}\n"), "\(written)")
+        let again = try ConfigurationParser.parse(contentsOf: saved)
+        #expect(again.nodes.map { $0.channels?.yaml } == configuration.nodes.map { $0.channels?.yaml })
+        #expect(PipelineBuilder.check(again, offline: true).isEmpty)
     }
 
     @Test("`channels:` is checked: a width out of range or the wrong shape is an error at the value")
