@@ -225,7 +225,7 @@ let package = Package(
         .testTarget(
             name: "SonoraPipelineTests",
             dependencies: [
-                "SonoraPipeline", "SonoraToolbox", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
+                "SonoraPipeline", "SonoraLV2", "SonoraToolbox", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -56,6 +56,15 @@ public struct AudioBufferList: @unchecked Sendable, BitwiseCopyable {
         return AudioBufferList(channels: channelPointers, channelCount: count, frameCount: frameCount, frameOffset: frameOffset)
     }
 
+    /// `count` channels starting at channel `first` (no copy): one instance's share of a
+    /// wider bus when linked plugin instances each take a few of its channels.
+    @inlinable
+    public func channels(from first: Int, count: Int) -> AudioBufferList {
+        precondition(first >= 0 && count >= 0 && first + count <= channelCount, "channel range out of bounds")
+        return AudioBufferList(
+            channels: channelPointers + first, channelCount: count, frameCount: frameCount, frameOffset: frameOffset)
+    }
+
     /// Sets every sample to zero.
     @inlinable
     public func clear() {

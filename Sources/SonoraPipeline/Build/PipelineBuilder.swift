@@ -45,6 +45,8 @@ struct BuildContext {
     var diagnostics: [Diagnostic] = []
     let graph: AudioGraph
     var nodes: [PipelineNode] = []
+    /// A reload's nodes kept running: sources whose widths new nodes take.
+    var keptNodes: [PipelineNode] = []
     var parameters: [String: [ResolvedParameter]] = [:]
     let format: StreamFormat
 
@@ -68,7 +70,10 @@ struct BuildContext {
     mutating func error(_ location: SourceLocation, _ message: String) { diagnostics.append(Diagnostic(location, message)) }
 
     mutating func build() throws(ConfigurationErrors) -> BuiltPipeline {
-        for spec in configuration.nodes { addNode(spec) }
+        // Sources first, so each node is made knowing how wide its sources are; listed in file order.
+        for spec in nodesInBuildOrder { addNode(spec) }
+        let order = Dictionary(configuration.nodes.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        nodes.sort { (order[$0.id] ?? 0) < (order[$1.id] ?? 0) }
         if !isOffline { checkRunOnly() }
 
         // The head: the I/O unit on the device, or a generic output offline.
@@ -196,23 +201,19 @@ struct BuildContext {
             return
         }
         var build = NodeBuild(spec: spec, kind: kind, configuration: configuration, target: target, format: format)
+        let upstream = upstreamWidths(of: spec)
+        build.inputChannels = upstream
         let unit = kind.make(&build)
         diagnostics += build.diagnostics
         guard let unit else { return }
-        configure(unit, kind: kind, spec)
+        configure(unit, kind: kind, spec, upstream: upstream, kindOutputs: build.outputChannels)
         nodes.append(PipelineNode(id: spec.id, kind: kind.name, node: graph.addNode(unit, name: spec.id), unit: unit, inputFiles: build.inputFiles, sources: build.sources))
     }
 
     /// What every node takes: formats, bypass, preset and parameters.
-    mutating func configure(_ unit: AudioUnit, kind: NodeKind, _ spec: NodeSpec) {
-        // Formats: the engine's on every element (unless the kind keeps its own).
-        for scope in kind.usesEngineFormat ? [AudioUnitScope.input, .output] : [] {
-            for element in 0..<unit.elementCount(scope) {
-                do { try unit.setStreamFormat(format, scope: scope, element: element) } catch {
-                    self.error(spec.location, "node '\(spec.id)' (\(kind.name)) does not take \(format) on \(scope) \(element): \(error.message)")
-                }
-            }
-        }
+    mutating func configure(_ unit: AudioUnit, kind: NodeKind, _ spec: NodeSpec, upstream: [Int: Int] = [:], kindOutputs: [Int]? = nil) {
+        // Formats: the engine's rate, channels declared or inferred per element (unless the kind keeps its own).
+        if kind.usesEngineFormat { applyChannels(unit, kind: kind, spec, upstream: upstream, kindOutputs: kindOutputs) }
         if let bypass = spec.bypass, bypass.value.boolean == true {
             do { try unit.setBypass(true) } catch { self.error(bypass.location, "node '\(spec.id)': \(error.message)") }
         }
@@ -325,6 +326,7 @@ struct BuildContext {
                 continue
             }
             taken[key] = connection.location
+            guard checkWidths(connection, from: source, to: destination) else { continue }
             do {
                 try graph.connect(source, bus: connection.fromBus, to: destination, input: connection.toInput)
                 // Formats are known now; checked here so the error points at the connection.

@@ -320,6 +320,7 @@ public enum ConfigurationParser {
                 case "parameters": spec.parameters = parameters(value, node: id)
                 case "preset": if let text = string(value, "preset") { spec.preset = (text, location(value)) }
                 case "bypass": if let flag = boolean(value, "bypass of node '\(id)'") { spec.bypass = LocatedOption(value: .boolean(flag), location: location(value)) }
+                case "channels": if let declaration = channelDeclaration(value, node: id) { spec.channels = declaration } else { spec.invalidOptions.insert(key) }
                 default:
                     guard let option = kind?.option(key) else { continue }
                     guard let typed = optionValue(value, option, node: id) else { spec.invalidOptions.insert(key); continue }
@@ -376,6 +377,14 @@ public enum ConfigurationParser {
                     coordinates.append(value)
                 }
                 return .point(SIMD3(coordinates[0], coordinates[1], coordinates[2]))
+            case .integers(let range):
+                guard let items = node.sequence, !items.isEmpty else { error(node, "\(what) must be a list of whole numbers such as [1, 0]"); return nil }
+                var numbers: [Int] = []
+                for (index, item) in items.enumerated() {
+                    guard let number = integer(item, "\(what), entry \(index)", in: range) else { return nil }
+                    numbers.append(number)
+                }
+                return .integers(numbers)
             case .list(let fields):
                 guard let sequence = node.sequence else { error(node, "\(what) must be a list (lines starting with '- ')"); return nil }
                 guard !sequence.isEmpty else { error(node, "\(what) is empty; give at least one"); return nil }

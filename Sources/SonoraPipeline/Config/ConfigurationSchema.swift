@@ -33,6 +33,7 @@ public enum ConfigurationSchema {
             ],
             "preset": ["type": ["string", "integer"], "description": "a factory preset's name or number"],
             "bypass": ["type": "boolean"],
+            "channels": channelsSchema,
             "comment": ["type": "string"],
         ]
         let nodeAlternatives: [[String: Any]] = catalog.kinds.map { kind in
@@ -120,6 +121,7 @@ public enum ConfigurationSchema {
             if let unit { schema["oneOf"] = [number, ["type": "string", "pattern": "^\\s*[-+0-9.eE]+\\s*(\(unit))?\\s*$"]] } else { schema.merge(number) { a, _ in a } }
         case .choice(let words): schema["enum"] = words
         case .name: schema.merge(["type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]*$", "maxLength": ConfigurationParser.maximumIDLength]) { a, _ in a }
+        case .integers(let range): schema.merge(["type": "array", "minItems": 1, "items": ["type": "integer", "minimum": range.lowerBound, "maximum": range.upperBound]]) { a, _ in a }
         case .point: schema.merge(["type": "array", "items": ["type": "number"], "minItems": 3, "maxItems": 3]) { a, _ in a }
         case .list(let fields):
             var properties: [String: Any] = [:]

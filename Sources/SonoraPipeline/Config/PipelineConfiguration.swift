@@ -116,6 +116,8 @@ public struct NodeSpec: Sendable {
     public var parameters: [ParameterSetting] = []
     public var preset: (value: String, location: SourceLocation)?
     public var bypass: LocatedOption?
+    /// Channels per element as declared (`channels:`); the rest is inferred from the sources.
+    public var channels: ChannelDeclaration?
     /// The kind's own options (`file`, `loop`, `inputs`, `uri` …), typed as the kind says.
     public var options: [String: LocatedOption] = [:]
     /// Options given but refused by the parser (reported in `nodeProblems`).

@@ -2,7 +2,7 @@ import SonoraLV2
 import SonoraUnits
 
 extension NodeKind {
-    /// Any installed LV2 plugin, by URI; its main buses must have the engine's channel count.
+    /// Any installed LV2 plugin, by URI; a plugin narrower than its input runs as linked instances.
     public static let lv2 = NodeKind(
         name: "lv2",
         summary: "an installed LV2 plugin (`sonora plugins` lists them); parameters by port symbol or name, presets by label",
@@ -21,15 +21,24 @@ extension NodeKind {
             build.error(at: "uri", error)
             return nil
         }
-        let channels = build.configuration.engine.channels
-        // The main buses run at the engine's channel count; others (sidechains, CV) keep the
-        // plugin's and are silent unless connected from a node of that width.
-        for (scope, buses) in [("input", plugin.layout.inputs), ("output", plugin.layout.outputs)] {
-            for (element, bus) in buses.prefix(1).enumerated() where bus.ports.count != channels {
-                build.error(at: "uri", "\(plugin.plugin.name) has \(bus.ports.count) channel\(bus.ports.count == 1 ? "" : "s") on \(scope) \(element) (\(bus.name)); the engine runs \(channels) — use a \(channels)-channel plugin or set engine.channels")
-                return nil
-            }
+        // The main input runs as wide as its source (or as declared); a plugin narrower than
+        // that whose input and output are alike runs as linked instances (dual mono …).
+        guard let mainInput = plugin.layout.inputs.first?.ports.count else { return plugin }
+        let width = build.inputWidth(0)
+        if width == mainInput { return plugin }
+        let mainOutput = plugin.layout.outputs.first?.ports.count ?? 0
+        func channels(_ count: Int) -> String { "\(count) channel\(count == 1 ? "" : "s")" }
+        guard plugin.layout.inputs.count == 1, plugin.layout.outputs.count == 1, mainOutput == mainInput, width % mainInput == 0 else {
+            build.error(
+                at: "uri",
+                "\(plugin.plugin.name) takes \(channels(mainInput)) on input 0 (\(plugin.layout.inputs[0].name)) and gives \(channels(mainOutput)); its input runs at \(channels(width)), which linked instances cannot fill — place a channel_map before it (or use a \(width)-channel plugin)")
+            return nil
         }
-        return plugin
+        do {
+            return try LV2LinkedUnit(uri: text, instances: width / mainInput, options: options)
+        } catch {
+            build.error(at: "uri", error)
+            return nil
+        }
     }
 }

@@ -17,6 +17,15 @@ public struct NodeBuild {
     /// Names of the node's sources, input element by element, when its kind has them
     /// (a mixer3d's); `NODE.NAME` on the control socket.
     public var sources: [String] = []
+    /// Width of each input element as its source gives it (sources built already).
+    public var inputChannels: [Int: Int] = [:]
+    /// Output widths the kind sets (a channel map's: its map's length); nil: inferred.
+    public var outputChannels: [Int]?
+
+    /// The width the node's input `element` runs at: declared, else its source's, else the engine's.
+    public func inputWidth(_ element: Int) -> Int {
+        spec.channels?.input?.width(element) ?? inputChannels[element] ?? configuration.engine.channels
+    }
 
     init(spec: NodeSpec, kind: NodeKind, configuration: PipelineConfiguration, target: PipelineBuilder.Target, format: StreamFormat) {
         self.spec = spec

@@ -50,7 +50,7 @@ public struct NodeKind: Sendable {
     }
 
     /// Keys every node takes, whatever its kind.
-    public static let commonKeys = ["id", "kind", "parameters", "preset", "bypass", "comment"]
+    public static let commonKeys = ["id", "kind", "parameters", "preset", "bypass", "channels", "comment"]
 
     /// Every name this kind answers to.
     public var names: [String] { [name] + aliases }
@@ -75,6 +75,8 @@ public struct NodeOption: Sendable, Hashable {
         case choice([String])
         /// A point `[x, y, z]` of finite numbers.
         case point
+        /// A list of whole numbers, each in the range.
+        case integers(ClosedRange<Int>)
         /// A name: a letter or `_`, then letters, digits, `_` and `-` (at most 64 characters).
         case name
         /// A list of mappings, each taking these fields (a required field must be in every item).
@@ -101,6 +103,7 @@ public enum OptionValue: Sendable, Hashable, CustomStringConvertible {
     case text(String)
     case number(Double)
     case point(SIMD3<Double>)
+    case integers([Int])
     /// A list option's items, each field with where it was written.
     case list([[String: LocatedOption]])
 
@@ -111,6 +114,7 @@ public enum OptionValue: Sendable, Hashable, CustomStringConvertible {
         case .text(let text): text
         case .number(let number): Self.format(number)
         case .point(let point): "[\(Self.format(point.x)), \(Self.format(point.y)), \(Self.format(point.z))]"
+        case .integers(let numbers): "[" + numbers.map(String.init).joined(separator: ", ") + "]"
         case .list(let items): "[" + items.map { item in
             "{" + item.keys.sorted().map { "\($0): \(item[$0]!.value)" }.joined(separator: ", ") + "}"
         }.joined(separator: ", ") + "]"
@@ -127,6 +131,7 @@ public enum OptionValue: Sendable, Hashable, CustomStringConvertible {
     public var integer: Int? { if case .integer(let number) = self { number } else { nil } }
     public var number: Double? { if case .number(let number) = self { number } else { nil } }
     public var point: SIMD3<Double>? { if case .point(let point) = self { point } else { nil } }
+    public var integers: [Int]? { if case .integers(let numbers) = self { numbers } else { nil } }
     public var list: [[String: LocatedOption]]? { if case .list(let items) = self { items } else { nil } }
 }
 

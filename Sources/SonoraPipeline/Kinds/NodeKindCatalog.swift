@@ -8,7 +8,7 @@ public struct NodeKindCatalog: Sendable {
 
     public static let standard: NodeKindCatalog = {
         let registry = AudioComponentRegistry.shared
-        let special: [NodeKind] = [.player, .recorder, .mixer, .mixer3d, .meter, .lv2, .clients]
+        let special: [NodeKind] = [.player, .recorder, .mixer, .mixer3d, .meter, .lv2, .clients, .splitter, .merger, .channelMap]
         let shortNames = [
             "ToneGenerator": ["tone"], "GraphicEQ": ["eq"], "ParametricEQ": ["peq"], "SampleDelay": ["delay"],
             "VoiceProcessor": ["voice"],

@@ -51,7 +51,7 @@ struct PipelineReloader {
             // Values only: a list option's items carry where they were written, and a line
             // moved in the file is no change.
             a.nodeKind?.name == b.nodeKind?.name && a.options.mapValues(\.value.description) == b.options.mapValues(\.value.description)
-                && changedFiles[a.id]?.isEmpty != false
+                && changedFiles[a.id]?.isEmpty != false && a.channels?.yaml == b.channels?.yaml
         }
         let kept = new.nodes.filter { spec in oldNodes[spec.id].map { sameShape($0, spec) } ?? false }.map(\.id)
         let removed = old.nodes.filter { spec in newNodes[spec.id].map { !sameShape(spec, $0) } ?? true }.map(\.id)
@@ -68,7 +68,10 @@ struct PipelineReloader {
                 controller.logger.notice("node '\(id)': \(files.map(\.path).joined(separator: ", ")) changed on disk; reloading it")
             }
             var context = BuildContext(configuration: new, target: .live(controller.device), graph: graph)
-            for spec in added { context.addNode(spec) }
+            // New nodes take their widths from the kept nodes that feed them, sources first.
+            context.keptNodes = nodes
+            let addedIDs = Set(added.map(\.id))
+            for spec in context.nodesInBuildOrder where addedIDs.contains(spec.id) { context.addNode(spec) }
             if !context.diagnostics.isEmpty { throw ConfigurationErrors(context.diagnostics) }
             for id in removed {
                 if let node = pipeline.node(id) {

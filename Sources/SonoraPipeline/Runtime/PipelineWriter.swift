@@ -42,6 +42,7 @@ enum PipelineWriter {
                     lines.append("    \(option.key): \(yaml(value))")
                 }
             }
+            if let channels = spec.channels { lines.append("    channels: \(channels.yaml)") }
             guard let node else { continue }
             if node.unit.isBypassed { lines.append("    bypass: true") }
             if let preset = node.unit.presentPreset { lines.append("    preset: \(quote(preset.name))") }
@@ -73,7 +74,7 @@ enum PipelineWriter {
     /// An option's value as YAML (a list's items are written by the caller).
     static func yaml(_ value: OptionValue) -> String {
         switch value {
-        case .boolean, .integer, .number, .point, .list: "\(value)"
+        case .boolean, .integer, .number, .point, .list, .integers: "\(value)"
         case .text(let text): quote(text)
         }
     }

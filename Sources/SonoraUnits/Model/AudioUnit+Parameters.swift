@@ -102,6 +102,7 @@ extension AudioUnit {
         throws(AudioError) -> Float
     {
         let slot = try parameterSlot(ParameterAddress(id, scope: scope, element: element))
+        if let source = parameterSource { return try source.parameter(id, scope: scope, element: element) }
         let info = try definition(id, scope: scope).definition.info
         if info.flags.contains(.meterReadOnly) {
             guard let core else { return info.defaultValue }
@@ -157,6 +158,7 @@ extension AudioUnit {
                         slot: Int32(slot), frameOffset: Int32(clamping: bufferOffset), duration: Int32(clamping: duration),
                         startValue: startValue ?? 0, endValue: applied, hasStartValue: startValue != nil)))
         }
+        parameterWasScheduled(address, from: startValue, to: applied, duration: duration, bufferOffset: bufferOffset)
         return ParameterChange(requested: end, applied: applied)
     }
 }

@@ -186,6 +186,16 @@ open class AudioUnit: @unchecked Sendable {
         return .noError
     }
 
+    /// Called on the control side after a parameter is set or a ramp is scheduled (initialized
+    /// or not): a unit that drives others (linked plugin instances) passes the change on.
+    open func parameterWasScheduled(
+        _ address: ParameterAddress, from start: Float?, to end: Float, duration: Int, bufferOffset: Int
+    ) {}
+
+    /// A unit whose parameter values live in another unit (the first of linked instances)
+    /// answers parameter reads from it; nil: from its own values.
+    open var parameterSource: AudioUnit? { nil }
+
     /// Seconds of latency the unit adds (Latency property).
     open var latency: Double { 0 }
 

@@ -2,8 +2,13 @@ import SonoraCore
 
 /// One input copied to every output element ('aufc'/'splt', as Core Audio's
 /// AUSplitter). The input is pulled once per cycle however many outputs render.
+/// Outputs narrower than the input, together as wide as it, take its channels in turn
+/// instead (the reverse of `MergerUnit`: a stereo input to two mono outputs).
 public final class SplitterUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .formatConverter, subType: "splt", manufacturer: .apple)
+
+    /// Per output element, its first input channel when splitting; nil when copying.
+    private var firstChannels: UnsafeMutablePointer<Int>?
 
     public init(outputs: Int = 2) {
         super.init(
@@ -11,16 +16,51 @@ public final class SplitterUnit: AudioUnit, @unchecked Sendable {
             outputCountIsWritable: true)
     }
 
+    deinit { firstChannels?.deallocate() }
+
+    /// Whether the outputs split the input's channels apart rather than copy it.
+    public var splitsChannels: Bool {
+        guard let input = try? streamFormat(scope: .input, element: 0).channelsPerFrame else { return false }
+        let widths = (0..<elementCount(.output)).map { (try? streamFormat(scope: .output, element: $0).channelsPerFrame) ?? 0 }
+        return widths.contains { $0 != input } && widths.reduce(0, +) == input
+    }
+
     public override func validateFormats() throws(AudioError) {
         try super.validateFormats()
         let channels = try streamFormat(scope: .input, element: 0).channelsPerFrame
-        for bus in 0..<elementCount(.output) where try streamFormat(scope: .output, element: bus).channelsPerFrame != channels {
-            throw AudioError(.failedInitialization, "Splitter: output \(bus) must have the input's \(channels) channels")
+        var total: UInt32 = 0
+        var copies = true
+        for bus in 0..<elementCount(.output) {
+            let width = try streamFormat(scope: .output, element: bus).channelsPerFrame
+            total += width
+            if width != channels { copies = false }
+        }
+        guard copies || total == channels else {
+            throw AudioError(
+                .failedInitialization,
+                "Splitter: outputs must each have the input's \(channels) channels (copies), or together \(channels) (split apart); they have \(total) together")
         }
     }
 
+    public override func allocateRenderResources() throws(AudioError) {
+        firstChannels?.deallocate()
+        firstChannels = nil
+        guard splitsChannels else { return }
+        let starts = UnsafeMutablePointer<Int>.allocate(capacity: elementCount(.output))
+        var next = 0
+        for bus in 0..<elementCount(.output) {
+            starts[bus] = next
+            next += Int(try streamFormat(scope: .output, element: bus).channelsPerFrame)
+        }
+        firstChannels = starts
+    }
+
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        context.output.copy(from: context.input(0))
+        if let firstChannels {
+            context.output.copy(from: context.input(0).channels(from: firstChannels[context.bus], count: context.output.channelCount))
+        } else {
+            context.output.copy(from: context.input(0))
+        }
         return .noError
     }
 }
