@@ -98,8 +98,9 @@ clean:
 # `make test`: the static release build alone takes longer than make test's remaining budget.
 .PHONY: deb deb-test
 deb: deps
+	@scripts/install-deps.sh patchelf
 	scripts/build-deb.sh
 
 deb-test: deps
-	@scripts/install-deps.sh $(TEST_PACKAGES) lintian
+	@scripts/install-deps.sh $(TEST_PACKAGES) lintian patchelf
 	scripts/deb-test.sh

@@ -34,6 +34,16 @@ install -m 0644 "$bin/libasound_module_pcm_sonoraloop.so" "$root/usr/lib/$multia
 install -m 0644 Plugins/sonora-gain.lv2/*.ttl "$bin/libSonoraGainLV2.so" "$root/usr/lib/lv2/sonora-gain.lv2/"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/sonora" \
   "$root/usr/lib/$multiarch/alsa-lib/libasound_module_pcm_sonoraloop.so" "$root/usr/lib/lv2/sonora-gain.lv2/libSonoraGainLV2.so"
+# FFmpeg opens on first use (Sources/CFFmpegLoader): no av* symbol is left for libavformat to
+# resolve, but CFFmpeg's pkg-config line still puts it in DT_NEEDED (which would map FFmpeg's ~90
+# libraries at start). Dropped here, after checking nothing is bound to it.
+if nm -D --undefined-only "$root/usr/bin/sonora" | grep -qE ' (av|avformat|avcodec|avio|swr)_'; then
+  echo "build-deb: sonora binds an FFmpeg symbol directly; CFFmpegLoader must define it" >&2
+  exit 1
+fi
+for needed in $(readelf -d "$root/usr/bin/sonora" | sed -n 's/.*NEEDED.*\[\(libav[a-z]*\.so\.[0-9]*\)\].*/\1/p'); do
+  patchelf --remove-needed "$needed" "$root/usr/bin/sonora"
+done
 install -m 0644 dist/sonora.service "$root/lib/systemd/system/sonora.service"
 install -m 0644 dist/sonora.yaml "$root/etc/sonora/sonora.yaml"
 

@@ -76,7 +76,8 @@ for object in /usr/bin/sonora "/usr/lib/$multiarch/alsa-lib/libasound_module_pcm
   grep -qF "$swift_root" <<<"$libraries" && fail "ldd $object loads from the toolchain ($swift_root)"
   grep -qi 'swift' <<<"$libraries" && fail "ldd $object names a Swift library"
 done
-pass "ldd: no library from $swift_root, none missing"
+ldd /usr/bin/sonora | grep -q libavformat && fail "/usr/bin/sonora loads FFmpeg at start (it opens it on first use)"
+pass "ldd: no library from $swift_root, none missing, no FFmpeg until used"
 
 work=$(mktemp -d)
 chmod 0755 "$work"
@@ -112,19 +113,22 @@ hidden /usr/bin/sonora run loop-lv2.yaml --seconds 2 2>"$work/loop.err" || { cat
 grep -q 'sonoraloop' "$work/loop.err" || { cat "$work/loop.err" >&2; fail "did not run on the sonoraloop device"; }
 frames=$(hidden /usr/bin/sonora info heard.wav --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("frames", 0))')
 [[ "$frames" -gt 48000 ]] || fail "the loopback capture holds $frames frames (expected over a second)"
-pass "sonora run on sonoraloop: (installed ALSA plugin) through sonora-gain.lv2 (installed bundle): $frames frames captured"
+pass "sonora run on sonoraloop (installed ALSA plugin) through sonora-gain.lv2 (installed bundle): $frames frames captured"
 
-# Resident memory once the pipeline runs (sampled 3 s in, the I/O thread and status line going).
-rss_of() { # CONFIG SECONDS → kB
-  local config=$1 pid
-  hidden /usr/bin/sonora run "$config" --seconds 5 >/dev/null 2>"$work/rss.err" &
+# Resident memory once the pipeline runs: 2 s after its "running … on" line (the I/O thread going).
+rss_of() { # CONFIG → kB
+  local config=$1 pid child="" kilobytes
+  hidden /usr/bin/sonora run "$config" --seconds 30 >/dev/null 2>"$work/rss.err" &
   pid=$!
-  sleep 3
-  local child
-  child=$(pgrep -P "$pid" -x sonora || pgrep -P "$(pgrep -P "$pid" | head -1)" -x sonora || true)
+  for _ in $(seq 300); do grep -q '] running ' "$work/rss.err" && break; sleep 0.1; done
+  sleep 2
+  for candidate in $pid $(pgrep -P "$pid"); do [[ $(cat "/proc/$candidate/comm" 2>/dev/null) == sonora ]] && child=$candidate; done
   [[ -n "$child" ]] || { wait "$pid" || true; cat "$work/rss.err" >&2; fail "sonora run $config did not stay up"; }
-  awk '/^VmRSS:/{print $2}' "/proc/$child/status"
+  kilobytes=$(awk '/^VmRSS:/{print $2}' "/proc/$child/status")
+  if grep -q libavformat "/proc/$child/maps"; then echo "$config" >>"$work/ffmpeg-mapped"; fi
+  kill -INT "$child"
   wait "$pid" || { cat "$work/rss.err" >&2; fail "sonora run $config exited with an error"; }
+  echo "$kilobytes"
 }
 mkdir -p "$work/configs/sounds"
 cp "$root_dir/Configs/default.yaml" "$root_dir/Configs/effects-lv2.yaml" "$work/configs/"
@@ -132,6 +136,13 @@ cp "$root_dir/Configs/sounds/melody.wav" "$work/configs/sounds/"
 sed 's|socket: /run/sonora/server.sock.*|socket: '"$work"'/server.sock|' /etc/sonora/sonora.yaml >"$work/etc-sonora.yaml"
 rss_etc=$(rss_of etc-sonora.yaml)
 rss_default=$(rss_of configs/default.yaml)
+[[ ! -s "$work/ffmpeg-mapped" ]] || fail "FFmpeg mapped while running: $(cat "$work/ffmpeg-mapped") (WAV files only)"
+# FFmpeg still opens when needed: an AAC file in MP4 (made by ffmpeg) read by the installed binary.
+if command -v ffmpeg >/dev/null; then
+  ffmpeg -v error -f lavfi -i sine=frequency=440:duration=0.5 -c:a aac "$work/tone.m4a"
+  hidden /usr/bin/sonora info tone.m4a --json | grep -q '"channels" : 1' || fail "the installed sonora cannot read an AAC file (FFmpeg on first use)"
+  pass "FFmpeg opened on first use: sonora info tone.m4a"
+fi
 echo "deb-test: VmRSS of the installed sonora on the null device: /etc/sonora/sonora.yaml $rss_etc kB, Configs/default.yaml $rss_default kB"
 ((rss_default <= RSS_LIMIT_DEFAULT_KB)) || fail "Configs/default.yaml holds $rss_default kB (bound $RSS_LIMIT_DEFAULT_KB kB)"
 if lv2info urn:dragonfly:room >/dev/null 2>&1 && lv2info urn:zamaudio:ZamCompX2 >/dev/null 2>&1; then
