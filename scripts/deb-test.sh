@@ -37,20 +37,21 @@ info=$(dpkg-deb --info "$deb")
 version=$(dpkg-deb --field "$deb" Version)
 depends=$(dpkg-deb --field "$deb" Depends)
 [[ $(dpkg-deb --field "$deb" Package) == sonora ]] || fail "Package is not sonora"
-grep -q '^ *postinst' <<<"$info" || fail "no postinst"
+grep -qE ' postinst +#!' <<<"$info" || fail "no postinst"
 grep -q 'libasound2' <<<"$depends" || fail "Depends lacks libasound2: $depends"
 grep -q 'adduser' <<<"$depends" || fail "Depends lacks adduser (postinst uses it): $depends"
 grep -qi 'swift' <<<"$depends" && fail "Depends names a Swift package: $depends"
 pass "dpkg-deb --info: sonora $version, Depends: $depends"
 
-contents=$(dpkg-deb --contents "$deb" | awk '{print $NF}')
+listing=$(dpkg-deb --contents "$deb")
+contents=$(awk '{print $NF}' <<<"$listing")
 for path in ./usr/bin/sonora "./usr/lib/$multiarch/alsa-lib/libasound_module_pcm_sonoraloop.so" \
   ./usr/lib/lv2/sonora-gain.lv2/manifest.ttl ./usr/lib/lv2/sonora-gain.lv2/gain.ttl \
   ./usr/lib/lv2/sonora-gain.lv2/libSonoraGainLV2.so ./lib/systemd/system/sonora.service \
   ./etc/sonora/sonora.yaml ./usr/share/doc/sonora/copyright; do
   grep -qxF "$path" <<<"$contents" || fail "dpkg-deb --contents lacks $path"
 done
-dpkg-deb --contents "$deb" | grep -q ' root/root .* \./usr/bin/sonora$' || fail "/usr/bin/sonora not owned by root"
+grep -q ' root/root .* \./usr/bin/sonora$' <<<"$listing" || fail "/usr/bin/sonora not owned by root"
 [[ $(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles) == /etc/sonora/sonora.yaml ]] || fail "conffiles is not /etc/sonora/sonora.yaml"
 pass "dpkg-deb --contents: binary, loopback plugin, LV2 bundle, unit, config, copyright"
 
