@@ -90,3 +90,17 @@ plugins: deps
 
 clean:
 	rm -rf .build .build-tsan
+
+# The Debian package: sonora with the Swift runtime linked in, the loopback ALSA plugin, the LV2
+# bundle, the unit file, /etc/sonora/sonora.yaml (scripts/build-deb.sh; its own release build in
+# .build-deb). `make deb-test` builds, checks (dpkg-deb, lintian), installs it, runs the installed
+# binary with the toolchain hidden, measures its memory, and purges it again (root). Not part of
+# `make test`: the static release build alone takes longer than make test's remaining budget.
+.PHONY: deb deb-test
+deb: deps
+	@scripts/install-deps.sh patchelf
+	scripts/build-deb.sh
+
+deb-test: deps
+	@scripts/install-deps.sh $(TEST_PACKAGES) lintian patchelf
+	scripts/deb-test.sh

@@ -45,6 +45,9 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libmp3lame-dev", "libopus-dev"])]
         ),
+        // FFmpeg's functions as Sonora calls them, forwarding to libavformat opened on first use
+        // (dlopen): a process that never touches FFmpeg does not map its ~90 libraries.
+        .target(name: "CFFmpegLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // JACK's ring buffer, the anchor `sonora-bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
@@ -92,7 +95,7 @@ let package = Package(
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,
         // FLAC, Opus through FFmpeg) over libsndfile, libsoxr and libavcodec/libavformat.
-        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr", "CFFmpeg", "CMySofa"]),
+        .target(name: "SonoraFile", dependencies: ["SonoraCore", "SonoraDSP", "CSndfile", "CSoxr", "CFFmpeg", "CFFmpegLoader", "CMySofa"]),
 
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(

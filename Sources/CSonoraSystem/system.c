@@ -34,6 +34,20 @@ int sonora_thread_set_name(const char *name) {
     return pthread_setname_np(pthread_self(), truncated);
 }
 
+__attribute__((noinline)) void sonora_prefault_stack(size_t bytes) {
+    volatile unsigned char *stack = __builtin_alloca(bytes);
+    for (size_t offset = 0; offset < bytes; offset += 4096) stack[offset] = 0;
+}
+
+int sonora_lock_memory_on_fault(void) {
+#ifdef MCL_ONFAULT
+    return mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT);
+#else
+    errno = EINVAL;
+    return -1;
+#endif
+}
+
 int sonora_current_cpu(void) {
     return sched_getcpu();
 }

@@ -15,6 +15,14 @@ int sonora_thread_attr_set_affinity(pthread_attr_t *attributes, int cpu);
 /// Names the calling thread (at most 15 bytes are kept). Returns 0 or an errno value.
 int sonora_thread_set_name(const char *name);
 
+/// Writes one byte in every page of the next `bytes` of the calling thread's stack, so a
+/// realtime thread never takes its first page faults mid-cycle when memory is locked on fault.
+void sonora_prefault_stack(size_t bytes);
+
+/// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): locks the pages the process has touched
+/// and those it touches later, not every page of every mapped library. Returns 0 or -1 with errno.
+int sonora_lock_memory_on_fault(void);
+
 /// The CPU the calling thread runs on (sched_getcpu), or -1.
 int sonora_current_cpu(void);
 

@@ -28,7 +28,21 @@ public enum ALSAConfiguration {
             // The test bundle can sit one level deeper than the products.
             if directory.hasSuffix("/.build") || directory.isEmpty { break }
         }
-        return nil
+        // Installed (the Debian package): alsa-lib's plugin folder beside /usr/bin.
+        let executableFolder = executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]
+        let installed = "\(executableFolder)/../lib/\(multiarchTriple)/alsa-lib/\(loopPluginFileName)"
+        return access(installed, R_OK) == 0 ? installed : nil
+    }
+
+    /// Debian's multiarch folder name for this machine's libraries.
+    private static var multiarchTriple: String {
+        #if arch(x86_64)
+            "x86_64-linux-gnu"
+        #elseif arch(arm64)
+            "aarch64-linux-gnu"
+        #else
+            "unknown"
+        #endif
     }
 
     /// A JACK loop through libasound2-plugins' `jack` PCM: the playback client's outputs

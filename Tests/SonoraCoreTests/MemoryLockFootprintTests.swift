@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SonoraCore
+import Synchronization
+import Testing
+
+/// Locking memory locks what the process touches, not every page it maps: an appliance's
+/// resident size is what it uses (issue 21's footprint), and realtime stacks are resident
+/// before the first cycle.
+@Suite(.serialized) struct MemoryLockFootprintTests {
+    /// Kilobytes from a `/proc/self/status` line ("VmRSS:  1234 kB").
+    private static func statusKilobytes(_ key: String) -> Int {
+        guard let file = fopen("/proc/self/status", "r") else { return -1 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard text.hasPrefix(key + ":") else { continue }
+            return Int(text.dropFirst(key.count + 1).split(whereSeparator: \.isWhitespace).first ?? "") ?? -1
+        }
+        return -1
+    }
+
+    /// Kilobytes of file-backed mappings not resident now (what locking everything would fault in).
+    private static func mappedFileKilobytesNotResident() -> Int {
+        guard let file = fopen("/proc/self/smaps", "r") else { return -1 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4096)
+        var fileBacked = false
+        var size = 0
+        var total = 0
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let fields = text.split(whereSeparator: \.isWhitespace)
+            if let first = fields.first, first.contains("-"), fields.count >= 5, first.first?.isHexDigit == true {
+                // Readable file mappings (a library's PROT_NONE gaps are never locked).
+                fileBacked = fields.count >= 6 && fields[5].hasPrefix("/") && fields[1].hasPrefix("r")
+            } else if fileBacked, fields.first == "Size:" {
+                size = Int(fields[1]) ?? 0
+            } else if fileBacked, fields.first == "Rss:" {
+                total += max(0, size - (Int(fields[1]) ?? 0))
+            }
+        }
+        return total
+    }
+
+    @Test(.enabled(if: getuid() == 0, "mlockall needs root or a large RLIMIT_MEMLOCK"))
+    func lockingMemoryFaultsInNothingUntouched() throws {
+        let untouched = Self.mappedFileKilobytesNotResident()
+        // The test binary maps FFmpeg, ICU and the Swift runtime: far more than it touches.
+        try #require(untouched > 32 * 1024, "only \(untouched) kB mapped and not resident: nothing to prove")
+        let before = Self.statusKilobytes("VmRSS")
+        let warning = RealtimeThread.lockMemory()
+        let after = Self.statusKilobytes("VmRSS")
+        RealtimeThread.unlockMemory()
+        #expect(warning == nil)
+        // Locking everything would add `untouched` (hundreds of MB); on fault it adds what
+        // the suites running beside this one happen to touch meanwhile.
+        #expect(after - before < min(16 * 1024, untouched / 2), "resident \(before) kB → \(after) kB after lockMemory(); \(untouched) kB were mapped and untouched")
+    }
+
+    @Test func aRealtimeThreadsStackIsResidentBeforeItsBodyRuns() throws {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let probedPages = 24  // 96 kB below the body's frame, within the half that is prefaulted
+        let resident = Atomic<Int>(-1)
+        // An unusual stack size, so glibc's cache of exited threads' stacks does not hand this
+        // thread a stack another test has already touched.
+        let options = RealtimeThreadOptions(name: "stack-probe", priority: nil, stackSize: 344 * 1024)
+        let thread = try RealtimeThread(options) {
+            var marker: UInt8 = 0
+            withUnsafeMutablePointer(to: &marker) { pointer in
+                let top = Int(bitPattern: pointer) & ~(pageSize - 1)
+                let start = UnsafeMutableRawPointer(bitPattern: top - probedPages * pageSize)!
+                var vector = [UInt8](repeating: 0, count: probedPages)
+                guard mincore(start, probedPages * pageSize, &vector) == 0 else { return }
+                resident.store(vector.count { $0 & 1 == 1 }, ordering: .relaxed)
+            }
+        }
+        thread.join()
+        #expect(resident.load(ordering: .relaxed) == probedPages)
+    }
+}
