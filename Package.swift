@@ -28,8 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        // `sonora ctl metrics` and the opt-in /metrics endpoint: Prometheus' text exposition.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // `sonora ctl metrics` and the opt-in /metrics endpoint: Prometheus' text exposition (swift-prometheus brings swift-metrics' CoreMetrics).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [

@@ -121,7 +121,7 @@ rss_of() { # CONFIG → kB
   local config=$1 pid child="" kilobytes
   hidden /usr/bin/sonora run "$config" --seconds 30 >/dev/null 2>"$work/rss.err" &
   pid=$!
-  for _ in $(seq 300); do grep -q '] running ' "$work/rss.err" && break; sleep 0.1; done
+  for _ in $(seq 300); do grep -qE '(\] |^<6>)running ' "$work/rss.err" && break; sleep 0.1; done
   sleep 2
   for candidate in $pid $(pgrep -P "$pid"); do [[ $(cat "/proc/$candidate/comm" 2>/dev/null) == sonora ]] && child=$candidate; done
   [[ -n "$child" ]] || { wait "$pid" || true; cat "$work/rss.err" >&2; fail "sonora run $config did not stay up"; }
