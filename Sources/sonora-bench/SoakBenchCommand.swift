@@ -22,7 +22,9 @@ struct SoakBenchCommand: ParsableCommand {
             1 MB; descriptors and threads flat (the last sample against the first); no
             xrun across reloads or at all; no reload or request refused; the recording holds
             every cycled frame; every device loss recovered. The table also prints the
-            samples and a plot of RSS and xruns against time. --json prints one object:
+            samples and a plot of RSS and xruns against time. --json prints the rows as every
+            benchmark does (an array of {"metric", "unit", "sonora", "anchor", "anchor_value",
+            "better"}); --json-report prints one object with the samples too:
             {"seconds", "warmup_seconds", "rows": [rows as the other benchmarks],
             "appliances": [{"device", "samples": [{"seconds", "rss_kb", "descriptors",
             "threads", "cycles", "xruns", "interruptions"}], "reloads", "reloads_refused",
@@ -35,6 +37,7 @@ struct SoakBenchCommand: ParsableCommand {
             Examples:
               sonora-bench soak --minutes 30
               sonora-bench soak --seconds 60 --json
+              sonora-bench soak --minutes 30 --json-report > soak.json
               sonora-bench soak --minutes 5 --device null --sample-every 10
             """
     )
@@ -54,12 +57,16 @@ struct SoakBenchCommand: ParsableCommand {
     @Option(help: "Devices to soak: null, loopback (repeat the option for both; default both).")
     var device: [String] = []
 
-    @Flag(help: "Print one JSON object (rows, samples, counts).")
+    @Flag(help: "Print the rows as JSON (an array, as every benchmark).")
     var json = false
+
+    @Flag(help: "Print one JSON object: rows, samples over time, counts.")
+    var jsonReport = false
 
     var duration: Double { seconds ?? (minutes ?? 30) * 60 }
 
     func validate() throws {
+        guard !(json && jsonReport) else { throw ValidationError("give --json or --json-report, not both") }
         guard minutes == nil || seconds == nil else { throw ValidationError("give --minutes or --seconds, not both") }
         guard duration >= 10 && duration <= 7 * 86400 else { throw ValidationError("the soak must last 10 s … 7 days") }
         guard sampleEvery >= 1 && sampleEvery <= 3600 else { throw ValidationError("--sample-every must be in 1…3600 s") }
@@ -75,6 +82,10 @@ struct SoakBenchCommand: ParsableCommand {
             devices: device.isEmpty ? ["null", "loopback"] : Array(Set(device)).sorted().reversed())
         let report = try benchmark.run { message in FileHandle.standardError.write(Data(("soak: " + message + "\n").utf8)) }
         if json {
+            BenchmarkReport.print(report.rows, json: true, notes: report.notes)
+            return
+        }
+        if jsonReport {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))

@@ -9,7 +9,7 @@ import Testing
 struct SoakBenchCLITests {
     @Test("60 s soak: memory, descriptors and threads flat after warm-up, every reload and request answered, the device loss recovered, recordings complete, no xrun across reloads")
     func oneMinute() throws {
-        let outcome = try CLIRunner(executable: sonoraBenchBinary!, timeout: 240).run(["soak", "--seconds", "60", "--json"])
+        let outcome = try CLIRunner(executable: sonoraBenchBinary!, timeout: 240).run(["soak", "--seconds", "60", "--json-report"])
         try #require(outcome.status == 0, "\(outcome.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any], "\(outcome.stdout)")
         #expect((report["notes"] as? [String])?.isEmpty == true, "\(report["notes"] ?? "")")
