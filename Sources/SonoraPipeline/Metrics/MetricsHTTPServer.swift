@@ -348,6 +348,8 @@ public final class MetricsHTTPServer: @unchecked Sendable {
         connection.answering = true
         // The answer gets its own deadline: a client that does not read it is dropped.
         connection.deadline = Self.now() + timeout
+        // Counted before the client can read the answer: whoever got it sees it counted.
+        publish()
         flush(connection)
     }
 
