@@ -42,10 +42,19 @@ extension PipelineController {
         return .transport(Self.reading(transport))
     }
 
-    /// Waits (at most 250 ms) until the I/O thread has rendered a cycle past `sampleTime`.
+    /// Waits (at most 250 ms) until the I/O thread has ended two cycles after `sampleTime` was
+    /// read: the first may have begun — and taken its changes — before this change was queued
+    /// (its answer then showed the transport before a locate); the second began after it.
     private func waitForCycle(of transport: Transport, after sampleTime: Int64) {
+        var last = sampleTime
+        var cyclesEnded = 0
         for _ in 0..<250 {
-            if transport.sampleTime != sampleTime { return }
+            let now = transport.sampleTime
+            if now != last {
+                cyclesEnded += 1
+                last = now
+                if cyclesEnded == 2 { return }
+            }
             usleep(1000)
         }
     }
