@@ -91,7 +91,9 @@ struct AudioQueueDeviceTests {
         try queue.prime()
         device.countsAllocations = true
         try device.run(cycles: 40)  // 10,240 frames: the 9,000 queued, then silence
-        waitUntil { !queue.isRunning }
+        // The queue's thread marks the end, then stops the unit: wait for both (the clean run
+        // once read the unit between the two).
+        waitUntil { !queue.isRunning && !io.isRunning }
         #expect(!queue.isRunning)
         #expect(!io.isRunning)
         let played = device.played.map { Array($0.dropFirst(warmFrames)) }
