@@ -54,14 +54,14 @@ master)
     exec ip netns exec "$prefix-m" unshare --mount --propagation private sh -c '
         mount -t tmpfs tmpfs /dev/shm || { echo "cannot mount a private /dev/shm" >&2; exit 77; }
         export JACK_NO_START_SERVER=1 JACK_NO_AUDIO_RESERVATION=1
-        log=$(mktemp)
-        jackd --no-realtime -d dummy -r "$1" -p "$2" >"$log" 2>&1 &
+        # jackd reports on stdout (the caller keeps it): slaves joining, packets missing.
+        jackd --no-realtime -d dummy -r "$1" -p "$2" 2>&1 &
         jack=$!
-        trap "kill \$jack 2>/dev/null; wait \$jack 2>/dev/null; rm -f \$log; exit 0" TERM INT
+        trap "kill \$jack 2>/dev/null; wait \$jack 2>/dev/null; exit 0" TERM INT
         tries=0
         until jack_lsp >/dev/null 2>&1; do
             tries=$((tries + 1))
-            if [ $tries -gt 200 ] || ! kill -0 $jack 2>/dev/null; then echo "jackd did not start:" >&2; cat "$log" >&2; exit 77; fi
+            if [ $tries -gt 200 ] || ! kill -0 $jack 2>/dev/null; then echo "jackd did not start" >&2; exit 77; fi
             sleep 0.05
         done
         jack_load netmanager >/dev/null || { echo "jack_load netmanager failed" >&2; exit 77; }

@@ -114,17 +114,16 @@ struct NetJackNetworkTests {
         let masterName = try NetJackDeviceName.parse("master,name=sm")
         let configuration = AudioDeviceConfiguration(sampleRate: Self.rate, periodFrames: Self.period, inputChannels: 1, outputChannels: 1)
         // Both open at once: the master waits for a slave to announce itself.
-        nonisolated(unsafe) var slave: NetJackSlaveDevice?
-        nonisolated(unsafe) var slaveError: Error?
+        let slaveResult = ResultBox<NetJackSlaveDevice>()
         let slaveDone = DispatchSemaphore(value: 0)
         Thread {
-            do {
-                slave = try rig.inNamespace("\(rig.prefix)-s1") { () throws -> NetJackSlaveDevice in
+            slaveResult.value = Result {
+                try rig.inNamespace("\(rig.prefix)-s1") { () throws -> NetJackSlaveDevice in
                     let device = try NetJackSlaveDevice(name: slaveName, configuration: configuration)
                     try device.start(IOProcedure(loop))
                     return device
                 }
-            } catch { slaveError = error }
+            }
             slaveDone.signal()
         }.start()
         let seconds = 6
@@ -135,15 +134,15 @@ struct NetJackNetworkTests {
             return device
         }
         slaveDone.wait()
-        if let slaveError { throw slaveError }
+        let slave = try slaveResult.value.get()
         #expect(probe.wait(cycles: seconds * Self.rate / Self.period, seconds: Double(seconds) * 3))
         master.stop()
-        slave?.stop()
+        slave.stop()
         #expect(master.networkLatencyCycles == 1)
         #expect(master.format.roundTripFrames == 2 * Self.period)
         #expect(probe.measuredRoundTrip() == master.format.roundTripFrames)
         #expect(probe.captureMatchesPattern(roundTrip: master.format.roundTripFrames))
         #expect(master.statistics.interruptions == 0)
-        #expect(slave?.statistics.interruptions == 0)
+        #expect(slave.statistics.interruptions == 0)
     }
 }

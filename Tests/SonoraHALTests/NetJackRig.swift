@@ -87,21 +87,21 @@ final class NetJackRig: @unchecked Sendable {
     }
 
     /// Runs `body` on a new thread inside namespace `name` (e.g. "\(prefix)-s1") and waits for it.
-    func inNamespace<T>(_ name: String, _ body: @escaping () throws -> T) throws -> T {
-        nonisolated(unsafe) var result: Result<T, Error> = .failure(RigError("thread did not run"))
+    func inNamespace<T>(_ name: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             defer { done.signal() }
             do {
                 try self.enter(name)
-                result = .success(try body())
+                result.value = .success(try body())
             } catch {
-                result = .failure(error)
+                result.value = .failure(error)
             }
         }
         thread.start()
         done.wait()
-        return try result.get()
+        return try result.value.get()
     }
 
     private func enter(_ name: String) throws {
@@ -186,4 +186,9 @@ final class LoopBack: IOCycleTarget, @unchecked Sendable {
         cycles.store(index + 1, ordering: .releasing)
         return 0
     }
+}
+
+/// A result handed from one thread to another (the handing over is ordered by a semaphore).
+final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, Error> = .failure(RigError("thread did not run"))
 }
