@@ -77,6 +77,7 @@ bench: release
 	.build/release/sonora-bench voice
 	.build/release/sonora-bench queue
 	.build/release/sonora-bench sounds
+	.build/release/sonora-bench network
 	@scripts/install-deps.sh $(TEST_PACKAGES)
 	.build/release/sonora-bench lv2
 	.build/release/sonora-bench server
