@@ -49,6 +49,8 @@ let package = Package(
         .target(name: "CFFmpegLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // JACK's ring buffer, the anchor `sonora-bench ring` measures against.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        // libjacknet: netjack2's slave and master API (the `netjack:` devices); no pkg-config file of its own.
+        .systemLibrary(name: "CJackNet", providers: [.apt(["libjack-jackd2-dev"])]),
         // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // OpenAL Soft (1.19 on Debian 12): the reference the positional API is checked against, through its
@@ -89,7 +91,7 @@ let package = Package(
         // HAL: audio devices (ALSA mmap I/O thread, null, offline, in-process loopback), enumeration, xrun accounting.
         .target(
             name: "SonoraHAL",
-            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", "CJackNet", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,

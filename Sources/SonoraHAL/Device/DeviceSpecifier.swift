@@ -28,6 +28,8 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// A running Sonora appliance, through its server socket (nil: `SONORA_SERVER`, else
     /// `ApplianceSocket.defaultPath`).
     case appliance(socketPath: String?)
+    /// netjack2 over the network (libjacknet), as slave or master (`netjack:…`).
+    case netJack(NetJackDeviceName)
 
     @available(*, deprecated, renamed: "inProcess(latencyFrames:paced:)", message: "the in-process loopback is `inprocess`; `sonoraloop` is the ALSA loopback plugin")
     public static func loopback(latencyFrames: Int, paced: Bool) -> DeviceSpecifier { .inProcess(latencyFrames: latencyFrames, paced: paced) }
@@ -88,6 +90,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case "jackloop":
             try Self.noArgument(argument, text, "jackloop")
             self = .alsa(capture: Self.jackLoopCapture, playback: Self.jackLoopPlayback)
+        case "netjack": self = .netJack(try NetJackDeviceName.parse(argument ?? ""))
         case "alsa":
             guard let argument, !argument.isEmpty else { throw AudioError(.badDevice, "'\(shown)': name the ALSA PCM after `alsa:` (alsa:PCM)") }
             self = .alsa(capture: argument, playback: argument)
@@ -137,6 +140,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .offline: "offline"
         case .inProcess: "inprocess"
         case .appliance: "sonora"
+        case .netJack: "netjack"
         }
     }
 
@@ -152,6 +156,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .offline: return "offline"
         case .inProcess(let frames, _): return frames.map { "inprocess:\($0)" } ?? "inprocess"
         case .appliance(let path): return path.map { "sonora:\($0)" } ?? "sonora"
+        case .netJack(let name): return "netjack:\(name.text)"
         }
     }
 
@@ -159,7 +164,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// means one of Sonora's devices or is refused).
     public static func isReserved(_ pcm: String) -> Bool {
         let head = split(pcm).head
-        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora"].contains(head)
+        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora", "netjack"].contains(head)
     }
 
     private static func split(_ text: String) -> (head: String, argument: String?) {

@@ -1,0 +1,230 @@
+import CJackNet
+import Logging
+import SonoraCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sonora as a netjack2 slave (`netjack:slave…`): plays and captures over the network in
+/// a JACK master's clock (jackd's `netmanager`, `jack_net_master`, or Sonora's own
+/// `NetJackMasterDevice`), with no local JACK server.
+///
+/// libjacknet owns the I/O thread: it receives the master's cycle, calls the process
+/// callback, and sends the reply. The callback reaches the device's preallocated
+/// `NetJackSlaveCycle` through an unmanaged pointer and calls the `IOProcedure` once per
+/// period with the usual realtime rules. When the master goes silent (link down, master
+/// gone) libjacknet calls the restart callback and waits for a master again: that is an
+/// interruption; the first cycle after it ends it, with the cycles lost counted.
+public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
+    public let name: NetJackDeviceName
+    public let format: DeviceFormat
+    /// The master's name (its host) as it answered.
+    public let masterName: String
+    /// The network latency master and slave agreed on, in periods.
+    public let networkLatencyCycles: Int
+    public var driver: String { "netjack" }
+
+    private let net: OpaquePointer
+    private let cycle: NetJackSlaveCycle
+    private let watcher: NetJackWatcher
+    private let running = Atomic<Bool>(false)
+
+    /// Connects to a master (blocks until one answers or `name.timeoutSeconds` pass). The
+    /// period and rate are the master's; the channel counts are the configuration's.
+    public init(name: NetJackDeviceName, configuration: AudioDeviceConfiguration, logger: Logger = Logger(label: "sonora.netjack")) throws(AudioError) {
+        try configuration.validate()
+        self.name = name
+        var request = jack_slave_t(
+            audio_input: Int32(configuration.inputChannels), audio_output: Int32(configuration.outputChannels),
+            midi_input: 0, midi_output: 0, mtu: Int32(name.mtu), time_out: Int32(name.timeoutSeconds),
+            encoder: name.encoder.code, kbps: Int32(name.kbps), latency: Int32(name.latencyCycles))
+        var result = jack_master_t()
+        guard let net = jack_net_slave_open(name.address, Int32(name.port), name.clientName, &request, &result) else {
+            throw AudioError(
+                .badDevice,
+                "netjack:\(name.text): no netjack2 master answered at \(name.address):\(name.port) within \(name.timeoutSeconds) s (is jackd's netmanager loaded there — `jack_load netmanager` — with this multicast address and port, and a route to it?)")
+        }
+        self.net = net
+        masterName = withUnsafeBytes(of: result.master_name) { bytes in
+            String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        let period = Int(result.buffer_size)
+        let rate = Int(result.sample_rate)
+        networkLatencyCycles = name.latencyCycles
+        var notes: [String] = []
+        if period != configuration.periodFrames { notes.append("period \(period) frames is the master's (asked \(configuration.periodFrames))") }
+        if rate != configuration.sampleRate { notes.append("rate \(rate) Hz is the master's (asked \(configuration.sampleRate))") }
+        if configuration.requiresExactPeriod && period != configuration.periodFrames {
+            jack_net_slave_close(net)
+            throw AudioError(.badDevice, "netjack:\(name.text): the master runs \(period)-frame periods, not \(configuration.periodFrames) (exact period required)")
+        }
+        let label = "netjack:\(name.text)"
+        // The round trip a master that loops our output straight back adds: the network
+        // latency, plus one cycle for the master to turn it round.
+        let roundTrip = period * (name.latencyCycles + 1)
+        let capture = configuration.inputChannels > 0
+            ? DeviceStreamFormat(pcmName: label, channels: configuration.inputChannels, sampleFormat: "FLOAT", access: "network", periodFrames: period, periods: name.latencyCycles + 1, bufferFrames: period)
+            : nil
+        let playback = configuration.outputChannels > 0
+            ? DeviceStreamFormat(pcmName: label, channels: configuration.outputChannels, sampleFormat: name.encoder == .float ? "FLOAT" : name.encoder.rawValue.uppercased(), access: "network", periodFrames: period, periods: name.latencyCycles + 1, bufferFrames: roundTrip)
+            : nil
+        format = DeviceFormat(sampleRate: rate, periodFrames: period, periods: name.latencyCycles + 1, capture: capture, playback: playback, notes: notes)
+        do {
+            cycle = try NetJackSlaveCycle(periodFrames: period, sampleRate: rate, inputChannels: configuration.inputChannels, outputChannels: configuration.outputChannels)
+        } catch {
+            jack_net_slave_close(net)
+            throw error
+        }
+        let cycle = cycle
+        watcher = NetJackWatcher(
+            label: label, monitor: cycle.monitor, logger: logger,
+            lostCycles: { cycle.lostCycles.load(ordering: .relaxed) }, recoveries: { cycle.recoveries.load(ordering: .relaxed) })
+        let context = Unmanaged.passUnretained(cycle).toOpaque()
+        jack_set_net_slave_process_callback(net, netJackSlaveProcess, context)
+        jack_set_net_slave_restart_callback(net, netJackSlaveRestart, context)
+        jack_set_net_slave_error_callback(net, netJackSlaveError, context)
+    }
+
+    deinit {
+        stop()
+        jack_net_slave_close(net)
+    }
+
+    public var isRunning: Bool { running.load(ordering: .relaxed) }
+    public var statistics: DeviceStatistics { cycle.monitor.snapshot }
+    public func takeEvents() -> [DeviceEvent] { cycle.monitor.takeEvents() }
+    public func resetLoad() { cycle.monitor.resetLoad() }
+    public var wakeUpLateness: LatenessDistribution { cycle.monitor.lateness.distribution() }
+    /// Master cycles missed while the network was interrupted (by the slave's clock).
+    public var lostCycles: Int { cycle.lostCycles.load(ordering: .relaxed) }
+    /// Packets libjacknet reported as damaged (sync or data) — each one a period partly lost.
+    public var packetErrors: Int { cycle.packetErrors.load(ordering: .relaxed) }
+
+    public func start(_ procedure: IOProcedure) throws(AudioError) {
+        guard !running.load(ordering: .relaxed) else { throw AudioError(.illegalOperation, "device is already running") }
+        cycle.engine.procedure = procedure
+        cycle.stopping.store(false, ordering: .relaxed)
+        try watcher.start()
+        // The process thread starts here, so it runs in this thread's network namespace.
+        guard jack_net_slave_activate(net) == 0 else {
+            watcher.stop()
+            throw AudioError(.badDevice, "netjack:\(name.text): libjacknet could not start its process thread")
+        }
+        running.store(true, ordering: .relaxed)
+    }
+
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        // A restart in progress gives up instead of waiting for a master again.
+        cycle.stopping.store(true, ordering: .relaxed)
+        jack_net_slave_deactivate(net)
+        watcher.stop()
+    }
+}
+
+/// What the slave's process callback works on, reached through an unmanaged pointer:
+/// the engine (period buffers, clock, procedure) and the interruption bookkeeping.
+final class NetJackSlaveCycle: @unchecked Sendable {
+    let monitor = DeviceMonitor()
+    let engine: IOEngine
+    let inputChannels: Int
+    let outputChannels: Int
+    let periodNanoseconds: UInt64
+    let stopping = Atomic<Bool>(false)
+    let interrupted = Atomic<Bool>(false)
+    let restartAttempts = Atomic<Int>(0)
+    let lostCycles = Atomic<Int>(0)
+    let recoveries = Atomic<Int>(0)
+    let packetErrors = Atomic<Int>(0)
+    /// When the last cycle ran (ns, CLOCK_MONOTONIC); 0 before the first.
+    let lastCycle = Atomic<UInt64>(0)
+
+    init(periodFrames: Int, sampleRate: Int, inputChannels: Int, outputChannels: Int) throws(AudioError) {
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+        periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(sampleRate)
+        engine = try IOEngine(
+            periodFrames: periodFrames, sampleRate: sampleRate, inputChannels: inputChannels, outputChannels: outputChannels,
+            outputOffsetFrames: 0, monitor: monitor)
+    }
+
+    /// One master cycle, on libjacknet's thread: network input → procedure → network output.
+    @inline(__always)
+    func process(
+        frames: Int, audioInputs: Int, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
+        audioOutputs: Int, outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+    ) -> Int32 {
+        let wake = HostTime.now
+        let last = lastCycle.load(ordering: .relaxed)
+        if last == 0 {
+            engine.restartClock(at: wake.seconds)
+        } else if interrupted.load(ordering: .relaxed) {
+            // Back after an interruption: the master's clock ran on meanwhile.
+            let gap = wake.nanoseconds &- last
+            let lost = max(0, Int((gap + periodNanoseconds / 2) / periodNanoseconds) - 1)
+            lostCycles.wrappingAdd(lost, ordering: .relaxed)
+            engine.skip(frames: lost * engine.periodFrames)
+            engine.restartClock(at: wake.seconds)
+            interrupted.store(false, ordering: .releasing)
+            recoveries.wrappingAdd(1, ordering: .relaxed)
+            monitor.post(.interruptionEnded(attempts: Int32(truncatingIfNeeded: restartAttempts.exchange(0, ordering: .relaxed))))
+        } else {
+            engine.periodBoundary(at: wake.seconds)
+        }
+        let count = min(frames, engine.periodFrames)
+        let input = engine.inputList
+        for channel in 0..<inputChannels {
+            if channel < audioInputs, let inputs, let source = inputs[channel] {
+                input.samples(channel).update(from: source, count: count)
+                if count < engine.periodFrames { (input.samples(channel) + count).update(repeating: 0, count: engine.periodFrames - count) }
+            } else {
+                input.samples(channel).update(repeating: 0, count: engine.periodFrames)
+            }
+        }
+        _ = engine.render()
+        let output = engine.outputList
+        if let outputs {
+            for channel in 0..<min(audioOutputs, outputChannels) {
+                if let target = outputs[channel] { target.update(from: output.samples(channel), count: count) }
+            }
+            for channel in min(audioOutputs, outputChannels)..<max(audioOutputs, 0) {
+                if let target = outputs[channel] { target.update(repeating: 0, count: frames) }
+            }
+        }
+        engine.recordLoad(since: wake.nanoseconds)
+        lastCycle.store(HostTime.now.nanoseconds, ordering: .relaxed)
+        return 0
+    }
+
+    /// The master went silent; libjacknet is about to look for one again. Returns
+    /// non-zero (give up) once the device is stopping.
+    func networkLost() -> Int32 {
+        if stopping.load(ordering: .relaxed) { return 1 }
+        restartAttempts.wrappingAdd(1, ordering: .relaxed)
+        if !interrupted.exchange(true, ordering: .acquiringAndReleasing) {
+            monitor.add(monitor.interruptions)
+            monitor.post(.interruptionBegan(.capture, errno: ETIMEDOUT))
+        }
+        return 0
+    }
+}
+
+// libjacknet's callbacks: C functions reaching the cycle state without reference counting.
+
+private let netJackSlaveProcess: JackNetSlaveProcessCallback = { frames, audioInputs, inputs, _, _, audioOutputs, outputs, _, _, context in
+    Unmanaged<NetJackSlaveCycle>.fromOpaque(context!)._withUnsafeGuaranteedRef { cycle in
+        cycle.process(frames: Int(frames), audioInputs: Int(audioInputs), inputs: inputs, audioOutputs: Int(audioOutputs), outputs: outputs)
+    }
+}
+
+private let netJackSlaveRestart: JackNetSlaveRestartCallback = { context in
+    Unmanaged<NetJackSlaveCycle>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.networkLost() }
+}
+
+private let netJackSlaveError: JackNetSlaveErrorCallback = { _, context in
+    Unmanaged<NetJackSlaveCycle>.fromOpaque(context!)._withUnsafeGuaranteedRef { cycle in
+        _ = cycle.packetErrors.wrappingAdd(1, ordering: .relaxed)
+    }
+}

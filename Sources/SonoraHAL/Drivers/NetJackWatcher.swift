@@ -1,0 +1,66 @@
+import Logging
+import SonoraCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A normal-priority thread beside a netjack device that logs what the I/O side only
+/// counts (interruptions, recoveries, cycles lost): logging is not allowed where they
+/// are counted. It polls the counters every 50 ms.
+final class NetJackWatcher: @unchecked Sendable {
+    private let label: String
+    private let monitor: DeviceMonitor
+    private let logger: Logger
+    /// Reads of the device's counters (control side only).
+    private let lostCycles: @Sendable () -> Int
+    private let recoveries: @Sendable () -> Int
+    private let running = Atomic<Bool>(false)
+    private var thread: RealtimeThread?
+
+    init(label: String, monitor: DeviceMonitor, logger: Logger, lostCycles: @escaping @Sendable () -> Int, recoveries: @escaping @Sendable () -> Int) {
+        self.label = label
+        self.monitor = monitor
+        self.logger = logger
+        self.lostCycles = lostCycles
+        self.recoveries = recoveries
+    }
+
+    func start() throws(AudioError) {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        thread = try RealtimeThread(RealtimeThreadOptions(name: "sonora-netjack-w", priority: nil, flushDenormals: false)) { [self] in watch() }
+    }
+
+    func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        thread?.join()
+        thread = nil
+        report()
+    }
+
+    private var loggedInterruptions = 0
+    private var loggedRecoveries = 0
+
+    private func watch() {
+        loggedInterruptions = monitor.interruptions.load(ordering: .relaxed)
+        loggedRecoveries = recoveries()
+        while running.load(ordering: .relaxed) {
+            usleep(50_000)
+            report()
+        }
+    }
+
+    private func report() {
+        let interruptions = monitor.interruptions.load(ordering: .relaxed)
+        if interruptions > loggedInterruptions {
+            logger.warning("\(label): the master went silent (network interrupted, \(interruptions) so far); waiting for it again")
+            loggedInterruptions = interruptions
+        }
+        let recovered = recoveries()
+        if recovered > loggedRecoveries {
+            logger.notice("\(label): the master is back; \(lostCycles()) cycle(s) lost to interruptions so far")
+            loggedRecoveries = recovered
+        }
+    }
+}

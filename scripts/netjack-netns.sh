@@ -1,0 +1,81 @@
+#!/bin/sh
+# A private network for netjack2 tests: a master namespace and N slave namespaces on one
+# bridge, addresses only inside them (10.77.X.0/24; nothing changes in the host's own
+# namespace but the namespace names).
+#   scripts/netjack-netns.sh up PREFIX SLAVES SUBNET   # PREFIX-m, PREFIX-s1..N; master 10.77.SUBNET.1, slave i 10.77.SUBNET.(10+i)
+#   scripts/netjack-netns.sh down PREFIX               # removes them (and whatever runs in them)
+#   scripts/netjack-netns.sh master PREFIX RATE PERIOD # in PREFIX-m: jackd (dummy) + netmanager; loops every slave's
+#                                                      # returned channels straight back to it; runs until killed
+#   scripts/netjack-netns.sh link PREFIX I up|down     # slave I's link
+# Exits 77 (skip) when namespaces cannot be made (not root, no `ip`, no veth/bridge).
+set -u
+cmd=$1; prefix=$2
+case "$cmd" in
+up)
+    slaves=$3; subnet=$4
+    command -v ip >/dev/null 2>&1 || { echo "no ip command (iproute2)" >&2; exit 77; }
+    [ "$(id -u)" = 0 ] || { echo "network namespaces need root" >&2; exit 77; }
+    ip netns add "$prefix-m" 2>/dev/null || { echo "cannot make a network namespace (ip netns add failed)" >&2; exit 77; }
+    ip -n "$prefix-m" link set lo up
+    ip -n "$prefix-m" link add br0 type bridge || { echo "cannot make a bridge in a namespace" >&2; "$0" down "$prefix"; exit 77; }
+    ip -n "$prefix-m" link set br0 type bridge mcast_snooping 0 2>/dev/null
+    ip -n "$prefix-m" addr add "10.77.$subnet.1/24" dev br0
+    ip -n "$prefix-m" link set br0 up
+    ip -n "$prefix-m" route add 224.0.0.0/4 dev br0
+    i=1
+    while [ $i -le "$slaves" ]; do
+        ns="$prefix-s$i"
+        ip netns add "$ns" || { "$0" down "$prefix"; exit 77; }
+        ip -n "$ns" link set lo up
+        # Both ends are made in the slave's namespace, then one moves to the master's.
+        ip -n "$ns" link add eth0 type veth peer name "p$i" || { echo "cannot make a veth pair" >&2; "$0" down "$prefix"; exit 77; }
+        ip -n "$ns" link set "p$i" netns "$prefix-m"
+        ip -n "$prefix-m" link set "p$i" master br0
+        ip -n "$prefix-m" link set "p$i" up
+        ip -n "$ns" addr add "10.77.$subnet.$((10 + i))/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" route add 224.0.0.0/4 dev eth0
+        i=$((i + 1))
+    done
+    ;;
+down)
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-"); do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+        ip netns del "$ns" 2>/dev/null
+    done
+    exit 0
+    ;;
+link)
+    ip -n "$prefix-s$3" link set eth0 "$4"
+    ;;
+master)
+    rate=$3; period=$4
+    command -v jackd >/dev/null 2>&1 || { echo "jackd not installed (Debian: jackd2)" >&2; exit 77; }
+    exec ip netns exec "$prefix-m" unshare --mount --propagation private sh -c '
+        mount -t tmpfs tmpfs /dev/shm || { echo "cannot mount a private /dev/shm" >&2; exit 77; }
+        export JACK_NO_START_SERVER=1 JACK_NO_AUDIO_RESERVATION=1
+        # jackd reports on stdout (the caller keeps it): slaves joining, packets missing.
+        jackd --no-realtime -d dummy -r "$1" -p "$2" 2>&1 &
+        jack=$!
+        trap "kill \$jack 2>/dev/null; wait \$jack 2>/dev/null; exit 0" TERM INT
+        tries=0
+        until jack_lsp >/dev/null 2>&1; do
+            tries=$((tries + 1))
+            if [ $tries -gt 200 ] || ! kill -0 $jack 2>/dev/null; then echo "jackd did not start" >&2; exit 77; fi
+            sleep 0.05
+        done
+        jack_load netmanager >/dev/null || { echo "jack_load netmanager failed" >&2; exit 77; }
+        echo ready
+        # Loop each slave back: what it returns (SLAVE:from_slave_N) goes back to it (SLAVE:to_slave_N).
+        while kill -0 $jack 2>/dev/null; do
+            for port in $(jack_lsp 2>/dev/null | grep ":from_slave_"); do
+                jack_connect "$port" "$(echo "$port" | sed "s/:from_slave_/:to_slave_/")" 2>/dev/null && echo "looped $port"
+            done
+            sleep 0.1
+        done
+    ' sh "$rate" "$period"
+    ;;
+*)
+    echo "usage: $0 up|down|master|link PREFIX …" >&2; exit 2
+    ;;
+esac
