@@ -136,6 +136,11 @@ struct ScaleBenchmark {
     func finish(_ graph: AudioGraph, last: AudioGraph.Node, channels: Int, keep: [AnyObject]) throws -> Built {
         let output = GenericOutputUnit()
         try output.setMaximumFramesPerSlice(frames)
+        if channels != 2 {
+            let format = StreamFormat.canonical(sampleRate: 48000, channels: channels)
+            try output.setStreamFormat(format, scope: .input, element: 0)
+            try output.setStreamFormat(format, scope: .output, element: 0)
+        }
         let head = graph.addNode(output)
         try graph.connect(last, bus: 0, to: head, input: 0)
         try graph.initialize()
