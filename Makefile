@@ -88,6 +88,7 @@ bench: release
 	.build/release/sonora-bench lv2
 	.build/release/sonora-bench server
 	.build/release/sonora-bench positional
+	.build/release/sonora-bench scale
 
 # Sonora's own LV2 plugins as installable bundles in .build/lv2 (put it on LV2_PATH).
 plugins: deps

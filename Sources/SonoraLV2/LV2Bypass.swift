@@ -25,15 +25,17 @@ struct LV2Bypass {
     /// Keeps the dry history (only when the plugin can report latency: otherwise the input is used directly).
     mutating func record(_ input: AudioBufferList) {
         guard let history else { return }
-        let mask = Self.historyFrames - 1
+        // At most two block copies per channel (before and after the line's wrap), not a
+        // masked store per frame: this runs every render of a plugin with a latency port.
+        let frames = min(input.frameCount, Self.historyFrames)
+        let skipped = input.frameCount - frames
+        let start = (writePosition + skipped) & (Self.historyFrames - 1)
+        let firstCount = min(frames, Self.historyFrames - start)
         for channel in 0..<min(channels, input.channelCount) {
             let line = history + channel * Self.historyFrames
-            let samples = input.samples(channel)
-            var position = writePosition
-            for frame in 0..<input.frameCount {
-                line[position & mask] = samples[frame]
-                position += 1
-            }
+            let samples = UnsafePointer(input.samples(channel)) + skipped
+            (line + start).update(from: samples, count: firstCount)
+            if frames > firstCount { line.update(from: samples + firstCount, count: frames - firstCount) }
         }
         writePosition += input.frameCount
     }

@@ -40,6 +40,14 @@ struct LV2RunState {
     var controlInputCount: Int
     var controlOutputs: UnsafeMutablePointer<Control>
     var controlOutputCount: Int
+    /// Control inputs are copied from the parameter ramps only while this is > 0 (frames):
+    /// set when a change is announced (epoch) or bypass flips, counted down per slice.
+    var changes: LV2ControlChanges
+    var seenEpoch: Int
+    var controlCopyFrames: Int
+    /// Frames a change may take to be applied after it is announced (two cycles).
+    var controlSlack: Int
+    var lastBypassed: Bool
     var atoms: UnsafeMutablePointer<AtomPort>
     var atomCount: Int
 

@@ -95,6 +95,8 @@ extension LV2Unit {
                 values: values, connected: connected, inputs: inputs, inputCount: inputChannels.count,
                 outputs: outputs, outputCount: outputChannels.count, controlInputs: controlInputs,
                 controlInputCount: inputCount, controlOutputs: controlOutputs, controlOutputCount: outputCount,
+                changes: controlChanges, seenEpoch: controlChanges.epoch, controlCopyFrames: 1,
+                controlSlack: 2 * maximumFrames + 1, lastBypassed: isBypassed,
                 atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
                 lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
                 pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
@@ -128,13 +130,27 @@ extension LV2Unit {
             return .noError
         }
 
-        for index in 0..<state.pointee.controlInputCount {
-            let control = state.pointee.controlInputs[index]
-            state.pointee.values[Int(control.port)] = context.parameter(Int(control.slot))
-        }
+        // Controls: copied only while a change may be in flight (LV2ControlChanges), or when
+        // bypass flips (the enabled port's value comes back from its ramp).
         let bypassed = context.isBypassed
+        let epoch = state.pointee.changes.epoch
+        if epoch != state.pointee.seenEpoch {
+            state.pointee.seenEpoch = epoch
+            state.pointee.controlCopyFrames = state.pointee.changes.span + state.pointee.controlSlack
+        }
+        if bypassed != state.pointee.lastBypassed {
+            state.pointee.lastBypassed = bypassed
+            state.pointee.controlCopyFrames = max(state.pointee.controlCopyFrames, 1)
+        }
         let enabledPort = Int(state.pointee.bypass.enabledPort)
-        if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
+        if state.pointee.controlCopyFrames > 0 {
+            for index in 0..<state.pointee.controlInputCount {
+                let control = state.pointee.controlInputs[index]
+                state.pointee.values[Int(control.port)] = context.parameter(Int(control.slot))
+            }
+            if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
+            state.pointee.controlCopyFrames = max(0, state.pointee.controlCopyFrames - frames)
+        }
         for index in 0..<state.pointee.inputCount {
             let channel = state.pointee.inputs[index]
             let samples = context.input(Int(channel.element)).samples(Int(channel.channel))

@@ -62,6 +62,8 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     /// Problems the set-port-value callback met during one restore.
     var stateErrors: [String] = []
     var lastReportedLatency = 0
+    /// Parameter changes announced to the realtime side (see LV2ControlChanges).
+    let controlChanges = LV2ControlChanges()
 
     public static let manufacturer: FourCharCode = "LV2 "
 
@@ -118,6 +120,7 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     deinit {
         freeRunState()
         stateScratch.deallocate()
+        controlChanges.deallocate()
     }
 
     /// A stable four-character subtype from the URI (FNV-1a), so ClassInfo names the plugin.
@@ -210,6 +213,13 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     }
 
     // MARK: Overrides (bodies in LV2Unit+Render.swift and LV2Unit+State.swift)
+
+    /// The realtime side copies controls into the port floats only after a change (LV2ControlChanges).
+    public override func parameterWasScheduled(
+        _ address: ParameterAddress, from start: Float?, to end: Float, duration: Int, bufferOffset: Int
+    ) {
+        controlChanges.announce(span: bufferOffset + duration)
+    }
 
     public override func process(_ context: RenderContext) -> AudioError.Code { renderSlice(context) }
 

@@ -24,6 +24,8 @@ struct LV2Benchmark {
         ("dragonfly plate", "urn:dragonfly:plate"),
         ("lsp compressor_stereo", "http://lsp-plug.in/plugins/lv2/compressor_stereo"),
         ("x42-eq stereo", "http://gareus.org/oss/lv2/fil4#stereo"),
+        // The lightest plugin there is (one multiply per sample): its row is almost all host work.
+        ("eg-amp", "http://lv2plug.in/plugins/eg-amp"),
     ]
 
     /// Feeds every input channel from preallocated stereo signal memory by sample time (no ARC, no allocation).
@@ -130,11 +132,17 @@ struct LV2Benchmark {
             let ratios = zip(sonoraTimes, loopTimes).map { $0 / $1 }
             let ratio = median(ratios)
             let realtime = Double(seconds) / median(sonoraTimes)
+            let blocks = Double((frames + blockSize - 1) / blockSize)
+            // Host work per render: the time over the C loop, per block (median of the trials' differences).
+            let hostWork = median(zip(sonoraTimes, loopTimes).map { ($0 - $1) / blocks * 1e9 })
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): LV2Unit ÷ bare C run() loop, overhead", unit: "%", sonora: (ratio - 1) * 100,
                     anchor: "bare C loop + 3 %", anchorValue: 3, better: .lower))
-            let blocks = Double((frames + blockSize - 1) / blockSize)
+            rows.append(
+                BenchmarkRow(
+                    metric: "\(name): host work per \(blockSize)-frame render (LV2Unit − bare C loop)", unit: "ns",
+                    sonora: hostWork, anchor: "30 ns per render", anchorValue: 30, better: .lower))
             notes.append(
                 String(
                     format: "  %@: Sonora %.3f s, C loop %.3f s for %d s of audio (%.0f× realtime); %+.0f ns per %d-frame render; trials %+.1f … %+.1f %%",

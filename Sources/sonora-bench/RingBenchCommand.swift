@@ -11,7 +11,9 @@ struct RingBenchCommand: ParsableCommand {
             interleaved frames), and copies the same bytes with memcpy on one thread.
             Goals: Sonora's rings at or above JACK's at every chunk size; at 4096 frames
             the sample ring at least half of memcpy. A last row tells whether the
-            mirrored (double-mapped) byte ring pays. Every contender runs in each trial,
+            mirrored (double-mapped) byte ring pays; rows "one thread write + read" give
+            the per-call cost of the sample ring beside JACK's ring without the hand-over
+            between cores (fastest trial). Every contender runs in each trial,
             back to back, and rows report the median of the per-trial ratios, so the
             machine's changing load affects both sides of a ratio alike.
 

@@ -60,6 +60,16 @@ struct RingBenchmark {
                     chunk, median(trials.map(\.sampleRing)), median(trials.map(\.byteRing)),
                     median(trials.map(\.jack)), median(trials.map(\.memcpy))))
         }
+        // One thread, write + read per call pair: the per-operation cost, without the hand-over.
+        for chunk in chunkFrames {
+            let cost = try operationCost(chunk: chunk, trials: trials)
+            rows.append(
+                BenchmarkRow(
+                    metric: "sample ring ÷ JACK ring, one thread write + read, \(chunk)-frame stereo chunks (per call)",
+                    unit: "ratio", sonora: cost.jack / cost.sampleRing, anchor: "JACK jack_ringbuffer_t = 1", anchorValue: 1,
+                    better: .higher))
+            notes.append(String(format: "  %5d frames, one thread: sample ring %.1f ns, JACK %.1f ns per write + read (fastest trial)", chunk, cost.sampleRing, cost.jack))
+        }
         let mirroring = try measureMirroring(chunkBytes: 1000 * channels * 4)
         rows.append(
             BenchmarkRow(

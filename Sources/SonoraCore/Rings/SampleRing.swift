@@ -57,19 +57,27 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// Copies as many of `source`'s frames as fit; returns the number written.
+    ///
+    /// One look at the cursors and straight channel copies: no region is built, since at
+    /// small chunks the per-call bookkeeping, not the copy, is what a ring costs.
     @inlinable
     public func write(from source: AudioBufferList) -> Int {
         precondition(source.channelCount == channelCount, "source has \(source.channelCount) channels, ring \(channelCount)")
-        let region = writeRegion(maxFrames: source.frameCount)
-        let firstCount = region.first.frameCount
-        let secondCount = region.second.frameCount
+        let (position, free) = cursors.producerView(wanted: source.frameCount, capacity: capacity)
+        let count = min(source.frameCount, free)
+        guard count > 0 else { return 0 }
+        let start = position & mask
+        let firstCount = min(count, capacity &- start)
+        let secondCount = count &- firstCount
+        let channels = self.channels
         for channel in 0..<channelCount {
             let from = UnsafePointer(source.samples(channel))
-            copySamples(from: from, to: region.first.samples(channel), count: firstCount)
-            if secondCount > 0 { copySamples(from: from + firstCount, to: region.second.samples(channel), count: secondCount) }
+            let to = channels[channel]
+            copySamples(from: from, to: to + start, count: firstCount)
+            if secondCount > 0 { copySamples(from: from + firstCount, to: to, count: secondCount) }
         }
-        cursors.advanceWrite(by: region.frameCount)
-        return region.frameCount
+        cursors.publishWrite(position &+ count)
+        return count
     }
 
     // MARK: Consumer
@@ -97,29 +105,35 @@ public final class SampleRing: @unchecked Sendable {
     @inlinable
     public func read(into destination: AudioBufferList) -> Int {
         precondition(destination.channelCount == channelCount, "destination has \(destination.channelCount) channels, ring \(channelCount)")
-        let region = readRegion(maxFrames: destination.frameCount)
-        let firstCount = region.first.frameCount
-        let secondCount = region.second.frameCount
+        let (position, filled) = cursors.consumerView(wanted: destination.frameCount)
+        let count = min(destination.frameCount, filled)
+        guard count > 0 else { return 0 }
+        let start = position & mask
+        let firstCount = min(count, capacity &- start)
+        let secondCount = count &- firstCount
+        let channels = self.channels
         for channel in 0..<channelCount {
             let to = destination.samples(channel)
-            copySamples(from: region.first.samples(channel), to: to, count: firstCount)
-            if secondCount > 0 { copySamples(from: region.second.samples(channel), to: to + firstCount, count: secondCount) }
+            let from = UnsafePointer(channels[channel])
+            copySamples(from: from + start, to: to, count: firstCount)
+            if secondCount > 0 { copySamples(from: from, to: to + firstCount, count: secondCount) }
         }
-        cursors.advanceRead(by: region.frameCount)
-        return region.frameCount
+        cursors.publishRead(position &+ count)
+        return count
     }
 
     /// Filled frames as seen from any thread: a snapshot for meters and logs.
     public var approximateFillLevel: Int { cursors.approximateCount() }
 
+    /// The two spans of `count` frames from `position`; the bounds hold by construction
+    /// (`count` never exceeds what the cursors allow), so no range is checked again.
     @inlinable
     func region(at position: Int, count: Int) -> SampleRingRegion {
         let start = position & mask
-        let firstCount = min(count, capacity - start)
-        let list = AudioBufferList(channels: channels, channelCount: channelCount, frameCount: capacity)
+        let firstCount = min(count, capacity &- start)
         return SampleRingRegion(
-            first: list.frames(from: start, count: firstCount),
-            second: list.frames(from: 0, count: count - firstCount))
+            first: AudioBufferList(channels: channels, channelCount: channelCount, frameCount: firstCount, frameOffset: start),
+            second: AudioBufferList(channels: channels, channelCount: channelCount, frameCount: count &- firstCount))
     }
 }
 
