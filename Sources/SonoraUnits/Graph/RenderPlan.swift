@@ -58,15 +58,16 @@ final class RenderPlan {
     // What tests and benchmarks read.
     /// (node, bus) of every step, in render (exit) order.
     let renderOrder: [(node: Int, bus: Int)]
-    /// Per step in render order: the plan buffer it writes (-1: the caller's), and the buffers it reads.
-    let bufferUse: [(writes: Int, reads: [Int])]
+    /// Per step in render order: the plan buffer it writes (-1: the caller's), and what it
+    /// reads: the step (render-order index) whose output it takes and that step's buffer.
+    let bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])]
     /// Plan buffers (besides a one-frame placeholder).
     var bufferCount: Int { buffers.count - 1 }
     let inPlaceSteps: Int
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
-        renderOrder: [(node: Int, bus: Int)], bufferUse: [(writes: Int, reads: [Int])], inPlaceSteps: Int
+        renderOrder: [(node: Int, bus: Int)], bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])], inPlaceSteps: Int
     ) {
         self.steps = .allocate(capacity: max(steps.count, 1))
         self.steps.initialize(from: steps, count: steps.count)
@@ -200,7 +201,8 @@ final class RenderPlan {
         var released = [Bool](repeating: false, count: drafts.count)
         var inPlace = 0
         var renderOrder: [(node: Int, bus: Int)] = []
-        var bufferUse: [(writes: Int, reads: [Int])] = []
+        var bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])] = []
+        var renderIndex = [Int](repeating: -1, count: drafts.count)
         for (position, op) in ops.enumerated() where op & 1 == 1 {
             let step = Int(op >> 1)
             let draft = drafts[step]
@@ -222,8 +224,9 @@ final class RenderPlan {
                     channelsOfBuffer.append(channels)
                 }
             }
+            renderIndex[step] = renderOrder.count
             renderOrder.append((draft.node, draft.bus))
-            bufferUse.append((bufferOf[step], reads.map { bufferOf[$0] }))
+            bufferUse.append((bufferOf[step], reads.map { (renderIndex[$0], bufferOf[$0]) }))
             for source in reads where lastRead[source] == position && !released[source] {
                 released[source] = true
                 if bufferOf[source] >= 0 { free[channelsOfBuffer[bufferOf[source]], default: []].append(bufferOf[source]) }
