@@ -96,7 +96,7 @@ struct RenderPlanEquivalenceTests {
             }
         }
         #expect(facts.steps == 10)
-        #expect(facts.buffers == 1 && facts.inPlace == 7, "a chain of in-place units works in one buffer")
+        #expect(facts.buffers == 1 && facts.inPlace == 8, "a chain of in-place units works in one buffer")
     }
 
     @Test func fanOutAndMerges() throws {
