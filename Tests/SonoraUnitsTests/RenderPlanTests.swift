@@ -450,6 +450,7 @@ struct RenderPlanHandOverTests {
             waitFor(updates)
             #expect(graph.appliedUpdates == updates, "round \(round): insert applied")
             #expect(graph.plan?.stepCount == 3)
+            #expect(graph.planInUse === graph.plan, "round \(round): the realtime side renders the new plan")
             try graph.removeNode(inserted)
             try graph.connect(first, bus: 0, to: output, input: 0)
             try graph.update()
@@ -457,6 +458,7 @@ struct RenderPlanHandOverTests {
             waitFor(updates)
             #expect(graph.appliedUpdates == updates, "round \(round): removal applied")
             #expect(graph.plan?.stepCount == 2)
+            #expect(graph.planInUse === graph.plan, "round \(round): the realtime side renders the new plan")
         }
         // A few cycles after the last fade: the output is the source through the first gain only.
         let seen = shared.cycles.load(ordering: .acquiring)

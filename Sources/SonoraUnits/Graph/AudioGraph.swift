@@ -381,6 +381,9 @@ public final class AudioGraph: @unchecked Sendable {
         return plan
     }
 
+    /// The plan the realtime side renders with (tests: read after `appliedUpdates` shows the batch applied).
+    var planInUse: RenderPlan? { realtimePlan?.takeUnretainedValue() }
+
     /// Update batches the realtime side has applied so far (each `update()` that changed
     /// something is one): a caller can wait for its change to be live.
     public var appliedUpdates: Int { appliedBatch.load(ordering: .acquiring) }
