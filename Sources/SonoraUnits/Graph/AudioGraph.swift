@@ -54,6 +54,14 @@ public final class AudioGraph: @unchecked Sendable {
     /// The transport (see AudioGraph+Transport.swift) and its unretained handle for the render path.
     var attachedTransport: Transport?
     @exclusivity(unchecked) var realtimeTransport: Unmanaged<Transport>?
+    /// The render plan (RenderPlan.swift): compiled at initialize and every update; nil
+    /// when the graph renders by pull (`planRefusal` says why).
+    private(set) var plan: RenderPlan?
+    private(set) var planRefusal: String?
+    /// Off: the graph renders by recursive pull (a reference for tests and benchmarks);
+    /// takes effect at the next initialize or update.
+    var rendersWithPlan = true
+    @exclusivity(unchecked) private var realtimePlan: Unmanaged<RenderPlan>?
     private let framesRendered = Atomic<Int>(0)
     private let appliedBatch = Atomic<Int>(0)
     private var batch = 0
@@ -231,6 +239,8 @@ public final class AudioGraph: @unchecked Sendable {
         outputNode = headNode
         head = Unmanaged.passUnretained(units[headNode]!)
         realtimeTransport = attachedTransport.map { Unmanaged.passUnretained($0) }
+        plan = compilePlan(head: headNode)
+        realtimePlan = plan.map { Unmanaged.passUnretained($0) }
         isInitialized = true
     }
 
@@ -239,6 +249,8 @@ public final class AudioGraph: @unchecked Sendable {
         stop()
         head = nil
         realtimeTransport = nil
+        realtimePlan = nil
+        plan = nil
         for unit in units.values { unit.uninitialize() }
         retired.removeAll()
         isInitialized = false
@@ -310,13 +322,15 @@ public final class AudioGraph: @unchecked Sendable {
         func push(_ command: GraphCommand) {
             while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
         }
-        // Inputs whose source changed, on nodes that stay.
+        // Inputs whose source changed, on nodes that stay (looked up by input: graphs of thousands of nodes).
+        let wantedByInput = Dictionary(connections.map { (InputKey(node: $0.destination, input: $0.input), $0) }) { first, _ in first }
+        let hadByInput = Dictionary(appliedConnections.map { (InputKey(node: $0.destination, input: $0.input), $0) }) { first, _ in first }
         for node in nodes where !added.contains(node) {
             let unit = units[node]!
             for input in 0..<unit.elementCount(.input) {
                 let key = InputKey(node: node, input: input)
-                let wanted = connections.first { $0.destination == node && $0.input == input }
-                let had = appliedConnections.first { $0.destination == node && $0.input == input }
+                let wanted = wantedByInput[key]
+                let had = hadByInput[key]
                 let wantedCallback = callbacks[key]?.callback
                 let hadCallback = appliedCallbacks[key]
                 let sameCallback = wantedCallback?.identity == hadCallback?.identity
@@ -339,6 +353,10 @@ public final class AudioGraph: @unchecked Sendable {
         for node in fanOut.symmetricDifference(appliedFanOut) where units[node] != nil {
             push(.setCachesOutput(unit: Unmanaged.passUnretained(units[node]!), on: fanOut.contains(node)))
         }
+        let oldPlan = plan
+        plan = compilePlan(head: outputNode)
+        if plan != nil || oldPlan != nil { push(.setPlan(plan.map { Unmanaged.passUnretained($0) })) }
+        if let oldPlan { retired.append((batch, oldPlan, nil)) }
         push(.commit(batch: batch))
         // Units removed from the graph live until the realtime side has let go of them.
         for node in appliedNodes.subtracting(nodes) {
@@ -352,6 +370,23 @@ public final class AudioGraph: @unchecked Sendable {
         appliedNodes = Set(nodes)
         appliedFanOut = fanOut
     }
+
+    private func compilePlan(head: Node) -> RenderPlan? {
+        guard rendersWithPlan else {
+            planRefusal = "turned off"
+            return nil
+        }
+        let (plan, refusal) = RenderPlan.compile(head: head, units: units, connections: connections)
+        planRefusal = refusal
+        return plan
+    }
+
+    /// The plan the realtime side renders with (tests: read after `appliedUpdates` shows the batch applied).
+    var planInUse: RenderPlan? { realtimePlan?.takeUnretainedValue() }
+
+    /// Update batches the realtime side has applied so far (each `update()` that changed
+    /// something is one): a caller can wait for its change to be live.
+    public var appliedUpdates: Int { appliedBatch.load(ordering: .acquiring) }
 
     /// Units removed since the last update, kept for retirement.
     private var removedUnits: [Node: AudioUnit] = [:]
@@ -387,8 +422,17 @@ public final class AudioGraph: @unchecked Sendable {
         guard let head else { return .uninitialized }
         applyCommands()
         realtimeTransport?._withUnsafeGuaranteedRef { $0.beginCycle(sampleTime: timeStamp.sampleTime, frameCount: frameCount) }
-        let status = head._withUnsafeGuaranteedRef {
-            $0.render(flags: &flags, timeStamp: timeStamp, bus: 0, frameCount: frameCount, into: buffers)
+        let status: AudioError.Code
+        // The plan needs a valid sample time: the pull renders a fan-out source once per
+        // consumer without one (its cache keys on the sample time), and the plan keeps that.
+        if let realtimePlan, timeStamp.flags.contains(.sampleTimeValid) {
+            status = realtimePlan._withUnsafeGuaranteedRef {
+                $0.render(timeStamp: timeStamp, frameCount: frameCount, into: buffers)
+            }
+        } else {
+            status = head._withUnsafeGuaranteedRef {
+                $0.render(flags: &flags, timeStamp: timeStamp, bus: 0, frameCount: frameCount, into: buffers)
+            }
         }
         realtimeTransport?._withUnsafeGuaranteedRef { $0.endCycle() }
         framesRendered.add(frameCount, ordering: .releasing)
@@ -421,6 +465,8 @@ public final class AudioGraph: @unchecked Sendable {
                 core.pointee.cachesOutput = on
                 for bus in 0..<core.pointee.outputCount { core.pointee.cachedSampleTimes[bus] = -1 }
             }
+        case .setPlan(let plan):
+            realtimePlan = plan
         case .commit:
             break
         }
@@ -518,5 +564,7 @@ public final class AudioGraph: @unchecked Sendable {
 enum GraphCommand: BitwiseCopyable {
     case setInput(unit: Unmanaged<AudioUnit>, element: Int32, source: InputSource)
     case setCachesOutput(unit: Unmanaged<AudioUnit>, on: Bool)
+    /// The plan compiled for the batch (nil: render by pull); the old one is retired with the batch.
+    case setPlan(Unmanaged<RenderPlan>?)
     case commit(batch: Int)
 }

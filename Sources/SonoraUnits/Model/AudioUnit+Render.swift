@@ -146,30 +146,46 @@ extension AudioUnit {
         -> AudioError.Code
     {
         for element in 0..<core.pointee.inputCount {
-            let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
+            let status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
+            if status != .noError { return status }
+        }
+        return .noError
+    }
+
+    /// Fills input `element`'s list for this cycle: from its source (or, from a render
+    /// plan, by copying `rendered`, the source's output the plan already made), then
+    /// crossfades from the old source while a change of source fades in.
+    func pullInput(
+        _ element: Int, _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, frameCount: Int,
+        rendered: AudioBufferList?
+    ) -> AudioError.Code {
+        let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
+        if let rendered {
+            list.copy(from: rendered.frames(from: 0, count: frameCount))
+        } else {
             let status = pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)
             if status != .noError { return status }
-            if case .none = core.pointee.fadeSources[element] { continue }
-            let old = core.pointee.fadeLists[element].frames(from: 0, count: frameCount)
-            let oldStatus = pull(core.pointee.fadeSources[element], element: element, into: old, timeStamp: timeStamp, silentIfNone: true)
-            if oldStatus != .noError { old.clear() }
-            let length = Float(core.pointee.crossfadeFrames)
-            var position = core.pointee.fadePositions[element]
-            let start = position
-            for channel in 0..<list.channelCount {
-                let samples = list.samples(channel)
-                let fading = old.samples(channel)
-                position = start
-                for frame in 0..<frameCount {
-                    let mix = min(1, Float(position) / length)
-                    samples[frame] = fading[frame] + (samples[frame] - fading[frame]) * mix
-                    position += 1
-                }
+        }
+        if case .none = core.pointee.fadeSources[element] { return .noError }
+        let old = core.pointee.fadeLists[element].frames(from: 0, count: frameCount)
+        let oldStatus = pull(core.pointee.fadeSources[element], element: element, into: old, timeStamp: timeStamp, silentIfNone: true)
+        if oldStatus != .noError { old.clear() }
+        let length = Float(core.pointee.crossfadeFrames)
+        var position = core.pointee.fadePositions[element]
+        let start = position
+        for channel in 0..<list.channelCount {
+            let samples = list.samples(channel)
+            let fading = old.samples(channel)
+            position = start
+            for frame in 0..<frameCount {
+                let mix = min(1, Float(position) / length)
+                samples[frame] = fading[frame] + (samples[frame] - fading[frame]) * mix
+                position += 1
             }
-            core.pointee.fadePositions[element] = start + frameCount
-            if start + frameCount >= core.pointee.crossfadeFrames {
-                core.pointee.fadeSources[element] = .none
-            }
+        }
+        core.pointee.fadePositions[element] = start + frameCount
+        if start + frameCount >= core.pointee.crossfadeFrames {
+            core.pointee.fadeSources[element] = .none
         }
         return .noError
     }

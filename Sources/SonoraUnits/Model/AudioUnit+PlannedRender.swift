@@ -1,0 +1,61 @@
+import SonoraCore
+
+extension AudioUnit {
+    /// The second half of `render` for a unit in a render plan (`RenderPlan`): its
+    /// inputs were rendered by earlier steps into the plan's buffers, and its pending
+    /// commands and pre-render notifications ran at the step's start. Binds each input
+    /// to its source's buffer (or pulls it — a render callback, no source, a source the
+    /// plan does not know — and runs a crossfade in the unit's own input buffer), then
+    /// renders with the same kernel as the pull. Realtime-safe.
+    func renderPlanned(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
+    ) -> AudioError.Code {
+        let inputCount = core.pointee.inputCount
+        if bindsInputs {
+            for element in 0..<inputCount {
+                let input = inputs + element
+                var direct = false
+                var status = AudioError.Code.noError
+                if let expected = input.pointee.source, case .connection(let unit, let sourceBus) = core.pointee.inputSources[element],
+                   unit.toOpaque() == expected && sourceBus == input.pointee.bus
+                {
+                    if case .none = core.pointee.fadeSources[element] {
+                        direct = true
+                    } else {
+                        status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: input.pointee.list)
+                    }
+                } else {
+                    status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
+                }
+                input.pointee.direct = direct
+                if status != .noError {
+                    for earlier in 0..<element where inputs[earlier].direct {
+                        core.pointee.inputLists[earlier] = core.pointee.ownedInputLists[earlier]
+                    }
+                    return status
+                }
+                if direct { core.pointee.inputLists[element] = input.pointee.list }
+            }
+            // What the unit's own input buffers hold is not this cycle's: a later pull re-pulls.
+            core.pointee.lastPulledSampleTime = -1
+        } else {
+            for element in 0..<inputCount where inputs[element].direct {
+                core.pointee.inputLists[element] = inputs[element].list
+            }
+        }
+        let status = processSlices(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
+        for element in 0..<inputCount where inputs[element].direct {
+            core.pointee.inputLists[element] = core.pointee.ownedInputLists[element]
+        }
+        if status != .noError { return status }
+        if core.pointee.cachesOutput {
+            // A pull of this unit in the same cycle (a crossfade's old source) gets what the plan rendered.
+            core.pointee.outputCaches[bus].copy(from: output)
+            core.pointee.cachedSampleTimes[bus] = timeStamp.sampleTime
+            core.pointee.cachedFrames[bus] = frameCount
+        }
+        callNotify(core, .postRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
+        return .noError
+    }
+}
