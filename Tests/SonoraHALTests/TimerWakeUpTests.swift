@@ -9,51 +9,62 @@ import Synchronization
 import Testing
 
 /// The predictor behind timer-driven wake-ups, fed a synthetic hardware pointer: a
-/// device clock off nominal, a pointer that moves in 32-frame steps, readings that come
-/// late by a random amount (as wake-ups do).
+/// device clock off nominal, a pointer that moves in steps, wake-ups that come late by a
+/// random amount — read as the device does (wake the headroom before the prediction,
+/// re-read until the period is there).
 @Suite("Period prediction from a hardware pointer")
 struct PeriodPredictorTests {
-    /// A device at `ppm` off 48 kHz whose pointer moves in `grain`-frame steps, read at
-    /// each predicted time plus a random lateness of up to `jitter` seconds. Returns the
-    /// worst error of the prediction over the last half of `periods` (seconds) and the
-    /// measured period.
-    static func simulate(ppm: Double, grain: Int, jitter: Double, periods: Int = 4000) -> (worst: Double, period: Double) {
+    /// A device `ppm` off 48 kHz whose pointer moves in `grain`-frame steps. Each wake-up
+    /// comes at the prediction minus `headroom` plus a random lateness in `lateness`; one
+    /// that comes before the period re-reads the pointer every 2 µs until it has it (a
+    /// bracketed reading), a later one takes its single reading as it is. Returns
+    /// the worst error of the prediction over the last half (seconds) and the measured
+    /// period's error (ppm).
+    static func simulate(ppm: Double, grain: Int, lateness: ClosedRange<Double>, headroom: Double, periods: Int = 4000) -> (worst: Double, ppm: Double) {
         let period = 256
         let rate = 48000 * (1 + ppm * 1e-6)
         let origin = 1000.0  // host seconds at the device's frame 0
         var random = SeededGenerator(seed: 22)
         var predictor = PeriodPredictor(periodFrames: period, sampleRate: 48000)
         func pointer(at time: Double) -> Int { Int(((time - origin) * rate).rounded(.down)) / grain * grain }
-        func ready(_ k: Int) -> Double { origin + Double((k + 1) * period) / rate }  // period k complete
+        func frameTime(_ frames: Int) -> Double { origin + Double(frames) / rate }
         var worst = 0.0
-        var time = ready(0) + 0.0003
+        var time = frameTime(period) + 0.0003
+        var bracketed = false
         for k in 0..<periods {
             let avail = pointer(at: time) - k * period
             precondition(avail >= period)
-            predictor.observe(avail: avail, at: time)
-            let truth = ready(k + 1)
+            predictor.observe(avail: avail, at: time, bracketed: bracketed)
+            let truth = frameTime((k + 2) * period)  // the next period complete
             if k >= periods / 2 { worst = max(worst, abs(predictor.nextReady - truth)) }
-            // The next reading: at the prediction (never before the pointer has the period:
-            // the device code re-reads until it does) plus a random lateness.
-            time = max(predictor.nextReady, truth) + Double.random(in: 0...jitter, using: &random)
+            let wake = predictor.nextReady - headroom + Double.random(in: lateness, using: &random)
+            let crossing = frameTime(((k + 2) * period + grain - 1) / grain * grain)  // the pointer's step that completes it
+            bracketed = pointer(at: wake) - (k + 1) * period < period
+            time = max(wake, crossing + 2e-6)
         }
-        return (worst, predictor.measuredPeriod)
+        let truePeriod = Double(period) / rate
+        return (worst, (predictor.measuredPeriod - truePeriod) / truePeriod * 1e6)
     }
 
-    @Test("predicts the next period within 25 µs through 0–500 µs late readings and a 32-frame pointer")
+    @Test("with a 32-frame pointer and 0–300 µs late wake-ups, 150 µs headroom predicts the period within 10 µs")
     func predictsThroughJitter() {
-        let (worst, period) = Self.simulate(ppm: 0, grain: 32, jitter: 0.0005)
-        // The readings' own lateness (up to 500 µs) is removed: the prediction is far tighter.
-        #expect(worst < 25e-6, "worst prediction error \(worst * 1e6) µs")
-        #expect(abs(period - 256.0 / 48000) < 1e-8)
+        let (worst, ppm) = Self.simulate(ppm: 0, grain: 32, lateness: 0...0.0003, headroom: 0.00015)
+        #expect(worst < 10e-6, "worst prediction error \(worst * 1e6) µs")
+        #expect(abs(ppm) < 5, "measured period off by \(ppm) ppm")
     }
 
     @Test("follows a device clock 300 ppm fast (rate and phase)")
     func followsDrift() {
-        let (worst, period) = Self.simulate(ppm: 300, grain: 32, jitter: 0.0002)
-        let truePeriod = 256 / (48000 * 1.0003)
-        #expect(worst < 25e-6, "worst prediction error \(worst * 1e6) µs")
-        #expect(abs(period - truePeriod) / truePeriod < 30e-6, "measured period off by \((period - truePeriod) / truePeriod * 1e6) ppm")
+        let (worst, ppm) = Self.simulate(ppm: 300, grain: 32, lateness: 0...0.0003, headroom: 0.00015)
+        #expect(worst < 10e-6, "worst prediction error \(worst * 1e6) µs")
+        #expect(abs(ppm) < 5, "measured period off by \(ppm) ppm")
+    }
+
+    @Test("readings up to 2 ms late are dated by the pointer, not by when they were made")
+    func datesLateReadings() {
+        let (worst, ppm) = Self.simulate(ppm: 300, grain: 1, lateness: 0...0.002, headroom: 0)
+        #expect(worst < 40e-6, "worst prediction error \(worst * 1e6) µs")
+        #expect(abs(ppm) < 10, "measured period off by \(ppm) ppm")
     }
 
     @Test("a reading half a period away from the prediction restarts the loop there")
@@ -62,11 +73,11 @@ struct PeriodPredictorTests {
         #expect(!predictor.isLocked)
         predictor.observe(avail: 480, at: 10)
         #expect(predictor.isLocked)
-        #expect(abs(predictor.nextReady - 10.01) < 1e-12)
-        // 4 ms later than predicted (a stall the device survived).
-        predictor.observe(avail: 480, at: 10.014)
+        #expect(abs(predictor.nextReady - 10.01) < 1e-9)
+        // 6 ms later than predicted (a stall the device survived).
+        predictor.observe(avail: 480, at: 10.016)
         #expect(predictor.restarts == 1)
-        #expect(abs(predictor.nextReady - 10.024) < 1e-12)
+        #expect(abs(predictor.nextReady - 10.026) < 1e-9)
         predictor.reset()
         #expect(!predictor.isLocked)
     }

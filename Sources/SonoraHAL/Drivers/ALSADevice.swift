@@ -67,6 +67,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var predictor: PeriodPredictor
     /// I/O thread only: consecutive cycles whose pointer missed its prediction.
     private var timerMisses = 0
+    /// I/O thread only: the last timer wait saw the period arrive between two close readings.
+    private var timerBracketed = false
     private let timerTrusted = Atomic<Bool>(true)
     private let timerFallbacks = Atomic<Int>(0)
     private let timerWakeUps = Atomic<Int>(0)
@@ -311,7 +313,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
         }
         let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds) }
+        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
         engine.periodBoundary(at: wake.seconds)
         if let capture {
             let read = capture.read(into: engine.inputList, offset: 0, frames: period)
@@ -372,7 +374,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             _ = playback.revents(count: count)
         }
         let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds) }
+        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
         engine.periodBoundary(at: wake.seconds)
         // Queue what capture has; a capture overrun restarts capture alone.
         var available = capture.availUpdate()
@@ -415,6 +417,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// poll instead (poll mode, no prediction yet, a missed prediction, stopping).
     @inline(__always)
     private func timerWait(_ pcm: ALSAPCM) -> Int {
+        timerBracketed = false
         guard let headroom = timerHeadroom, predictor.isLocked, timerTrusted.load(ordering: .relaxed) else { return 0 }
         let period = engine.periodFrames
         let ready = predictor.nextReady
@@ -422,15 +425,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         // A pointer that keeps its promise reaches the period within the headroom of the
         // prediction; half a period later it did not (stalled, or moves only at interrupts).
         let deadline = ready + engine.periodSeconds / 2
+        var lastShort = -1.0
         while runner.isRunning {
             let avail = pcm.availSynced()
             if avail < 0 { return avail }
+            let now = HostTime.now.seconds
             if avail >= period {
+                // Seen arriving between two readings close together: an exact observation.
+                timerBracketed = now - lastShort < 20e-6
                 timerMisses = 0
                 timerWakeUps.wrappingAdd(1, ordering: .relaxed)
                 return avail
             }
-            let now = HostTime.now.seconds
+            lastShort = now
             if now > deadline { break }
             // Far from it (the prediction ran early): sleep again; near it: read again.
             let remaining = Double(period - avail) / engine.sampleRate

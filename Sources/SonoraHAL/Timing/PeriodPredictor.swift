@@ -34,16 +34,22 @@ public struct PeriodPredictor: Sendable {
     public var measuredPeriod: Double { loop.period }
 
     /// Feeds one reading of the pointer: `avail` frames were ready at host time `time`
-    /// (seconds), and one period of them is taken now. Returns the error of the
-    /// prediction (seconds; positive: the period was ready later than predicted).
+    /// (seconds), and one period of them is taken now. `bracketed`: a reading just before
+    /// (microseconds) saw less than a period, so the period became ready between the two
+    /// and the moment is exact to the reading interval. Otherwise (the thread woke after
+    /// the period was ready) a pointer that moves in steps only bounds the moment from
+    /// above — it may have been ready up to a step earlier — so such a reading only moves
+    /// the prediction earlier; fed as if exact, the loop would lock onto its own late
+    /// wake-ups. Returns the error used (seconds; positive: ready later than predicted).
     @discardableResult
-    public mutating func observe(avail: Int, at time: Double) -> Double {
+    public mutating func observe(avail: Int, at time: Double, bracketed: Bool = true) -> Double {
         let ready = time - Double(avail - periodFrames) / sampleRate
         guard loop.isLocked else {
             loop.reset(at: ready)
             return 0
         }
-        let error = ready - loop.nextPeriodStart
+        var error = ready - loop.nextPeriodStart
+        if !bracketed { error = min(error, 0) }
         // A jump (a stall the device survived, a pointer reset): start again there
         // rather than slew towards it for seconds.
         if abs(error) > loop.nominalPeriod / 2 {
@@ -51,7 +57,7 @@ public struct PeriodPredictor: Sendable {
             loop.reset(at: ready)
             return error
         }
-        loop.update(at: ready)
+        loop.update(at: loop.nextPeriodStart + error)
         return error
     }
 }
