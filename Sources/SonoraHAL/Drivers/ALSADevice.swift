@@ -439,9 +439,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
             lastShort = now
             if now > deadline { break }
-            // Far from it (the prediction ran early): sleep again; near it: read again.
-            let remaining = Double(period - avail) / engine.sampleRate
-            if remaining > headroom + 50e-6 { Self.sleep(until: now + remaining - headroom) }
+            // Woken before the headroom (a spurious early return): sleep again. Otherwise
+            // read again: a pointer that moves in steps says only that the period is up
+            // to a step away, so sleeping on its word would wake late.
+            if now < ready - headroom - 50e-6 { Self.sleep(until: ready - headroom) }
         }
         guard runner.isRunning else { return 0 }
         timerFallbacks.wrappingAdd(1, ordering: .relaxed)

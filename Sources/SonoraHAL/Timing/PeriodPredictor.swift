@@ -49,7 +49,6 @@ public struct PeriodPredictor: Sendable {
             return 0
         }
         var error = ready - loop.nextPeriodStart
-        if !bracketed { error = min(error, 0) }
         // A jump (a stall the device survived, a pointer reset): start again there
         // rather than slew towards it for seconds.
         if abs(error) > loop.nominalPeriod / 2 {
@@ -57,6 +56,7 @@ public struct PeriodPredictor: Sendable {
             loop.reset(at: ready)
             return error
         }
+        if !bracketed { error = min(error, 0) }
         loop.update(at: loop.nextPeriodStart + error)
         return error
     }
