@@ -209,9 +209,10 @@ struct TimerWakeUpDeviceTests {
         // one of which must be clean. Broken timer wake-ups xrun in every run.
         var xruns: [Int] = []
         for _ in 0..<3 {
-            let (_, device, _) = try Self.run(period: 256, periods: 2, seconds: 10)
+            let (_, device, cycles) = try Self.run(period: 256, periods: 2, seconds: 10)
             xruns.append(device.statistics.xruns)
             #expect(device.usesTimerWakeUps)
+            #expect(device.timerWakeUpCycles >= cycles * 9 / 10, "\(device.timerWakeUpCycles) of \(cycles) cycles on the timer")
             if device.statistics.xruns == 0 { break }
         }
         #expect(xruns.last == 0, "xruns per 10 s run: \(xruns)")
