@@ -17,6 +17,7 @@
  *       min_period_bytes 16      # optional (default 16)
  *       periods_max 16           # optional (default 16, min 2)
  *       skew_ppm 0               # optional int/float: clock = (1 + N*1e-6) x nominal
+ *       granularity 32           # optional: the pointer moves in steps of N frames (1..8192)
  *       room "D:G D:G ..."       # optional, capture only: a known room in the loop
  *       noise_db -70             # optional, with room: white noise added (RMS dBFS)
  *       near "/path/talker.f32"  # optional, with room: a near-end talker (raw FLOAT_LE mono)
@@ -57,6 +58,12 @@
  * so that a capture exactly one buffer behind is not mistaken for empty.
  * Limits: one playback PCM per loop (a second gets -EBUSY), any number of
  * captures; snd_pcm_reset/pause on a running stream are not supported.
+ *
+ * Granularity: by default the pointer moves in whole periods (an interrupt-driven view).
+ * With `granularity N` it moves every N frames, as a card's DMA pointer read at any time
+ * does (counted from the loop clock's origin; N must not exceed the period), so a reader
+ * that wakes on its own timer sees the period fill up.  Poll wake-ups still come when a
+ * period is complete (the first N-frame step at or after the period boundary).
  *
  * Unplugging (for tests of a device that vanishes, from outside the process): with
  * SONORALOOP_UNPLUG_DIR set, loop NAME is unplugged while the file $SONORALOOP_UNPLUG_DIR/NAME
@@ -114,6 +121,7 @@ typedef struct {
 	atomic_int running;               /* read lock-free by poll_revents */
 	unsigned periods_max;
 	double skew_ppm;
+	unsigned granularity;             /* pointer step in frames, 0: whole periods */
 	long double pt_ns;                /* own period time (skew applied) */
 	uint64_t t0, k0, off, last_hw;    /* own clock origin, start period, loop-frame offset */
 	snd_pcm_uframes_t avail_min, boundary;
@@ -178,21 +186,35 @@ static uint64_t periods_at(const sl_t *s, uint64_t now)
 	return now <= s->t0 ? 0 : (uint64_t)((long double)(now - s->t0) / s->pt_ns);
 }
 
-/* Absolute stream frames the "device" has processed since start. */
+/* Absolute stream frames the "device" has processed since start: whole periods, or
+ * whole grains of `granularity` frames on the same clock. */
 static uint64_t hw_abs(const sl_t *s)
 {
 	if (!s->running)
 		return s->last_hw;
-	uint64_t k = periods_at(s, now_ns());
+	uint64_t now = now_ns();
+	if (s->granularity) {
+		uint64_t p = s->io.period_size, g = s->granularity;
+		uint64_t frames = now <= s->t0 ? 0
+			: (uint64_t)((long double)(now - s->t0) * p / s->pt_ns);
+		uint64_t start = s->k0 * p;
+		frames = frames / g * g;
+		return frames > start ? frames - start : 0;
+	}
+	uint64_t k = periods_at(s, now);
 	return (k > s->k0 ? k - s->k0 : 0) * s->io.period_size;
 }
 
-/* Arm the timer at the boundary after the current period, then periodically. */
+/* Arm the timer at the boundary after the current period (with a granularity: the first
+ * step at or after it), then periodically. */
 static void arm_next(sl_t *s)
 {
 	uint64_t k = periods_at(s, now_ns());
+	uint64_t p = s->io.period_size, target = (k + 1) * p;
+	if (s->granularity)
+		target = (target + s->granularity - 1) / s->granularity * s->granularity;
 	/* +2 ns guards against rounding of the non-integer period time */
-	uint64_t at = s->t0 + (uint64_t)((long double)(k + 1) * s->pt_ns) + 2;
+	uint64_t at = s->t0 + (uint64_t)((long double)target * s->pt_ns / p) + 2;
 	timer_set(s, TFD_TIMER_ABSTIME, at, (uint64_t)(s->pt_ns + 0.5L));
 }
 
@@ -285,6 +307,11 @@ static int sl_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 	int err = 0;
 	(void)params;
 
+	if (s->granularity > io->period_size) {
+		SNDERR("sonoraloop: granularity %u frames is more than the period (%lu frames)",
+		       s->granularity, (unsigned long)io->period_size);
+		return -EINVAL;
+	}
 	if (s->ntaps && io->format != SND_PCM_FORMAT_FLOAT_LE) {
 		SNDERR("sonoraloop: a room needs format FLOAT_LE (pin it with format \"FLOAT_LE\"), not %s",
 		       snd_pcm_format_name(io->format));
@@ -727,7 +754,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 {
 	snd_config_iterator_t i, next;
 	const char *loopname = "default";
-	unsigned rate = 0, channels = 0, minpb = 16, pmax = 16;
+	unsigned rate = 0, channels = 0, minpb = 16, pmax = 16, granularity = 0;
 	snd_pcm_format_t format = SND_PCM_FORMAT_UNKNOWN;
 	double skew = 0.0, noise_db = 0.0;
 	const char *room = NULL, *near = NULL;
@@ -760,6 +787,9 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 				return -EINVAL;
 		} else if (!strcmp(id, "periods_max")) {
 			if (sl_get_uint(n, id, &pmax, 2, 1024) < 0)
+				return -EINVAL;
+		} else if (!strcmp(id, "granularity")) {
+			if (sl_get_uint(n, id, &granularity, 1, 8192) < 0)
 				return -EINVAL;
 		} else if (!strcmp(id, "skew_ppm")) {
 			if (snd_config_get_ireal(n, &skew) < 0 || skew <= -1e6 || skew > 1e6) {
@@ -873,6 +903,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(sonoraloop)
 	}
 	s->periods_max = pmax;
 	s->skew_ppm = skew;
+	s->granularity = granularity;
 	s->boundary = 0;
 	s->io.version = SND_PCM_IOPLUG_VERSION;
 	s->io.name = "Sonora loopback";

@@ -4,24 +4,51 @@ import SonoraHAL
 import Synchronization
 
 /// `sonora-bench io`: the I/O thread on Sonora's loopback plugin at small periods with
-/// the other core busy — xruns, wake-up jitter, load — beside JACK2's dummy server at the
-/// same period under the same load, counting its own xruns.
+/// the other core busy — xruns, wake-up lateness, load — in each wake-up mode, beside
+/// JACK2's dummy server at the same period under the same load, counting its own xruns.
+/// `soak`: one long run per mode at 256 frames with no load and no JACK.
 struct IOBenchmark {
     var periods: [Int]
     var seconds: Double
     var bufferPeriods: Int
     var priority: Int32
+    var modes: [Mode] = [.poll]
+    /// The loopback plugin's pointer step (frames).
+    var granularity = 32
+    var soak = false
+
+    enum Mode: Hashable {
+        case poll
+        case timer(headroomMicroseconds: Int)
+
+        var wakeUp: AudioDeviceConfiguration.WakeUp {
+            switch self {
+            case .poll: .poll
+            case .timer(let headroom): .timer(headroomMicroseconds: headroom)
+            }
+        }
+
+        var label: String {
+            switch self {
+            case .poll: "poll"
+            case .timer(let headroom): "timer, \(headroom) µs headroom"
+            }
+        }
+    }
 
     struct Measurement {
         var period: Int
-        var xruns: Int
-        var jitterMean: Double
-        var jitterP99: Double
-        var jitterMax: Double
-        var loadMean: Double
-        var loadMax: Double
+        var mode: Mode
+        var xruns = 0
+        var latenessP50 = 0.0
+        var latenessP99 = 0.0
+        var latenessP999 = 0.0
+        var latenessMax = 0.0
+        var loadMean = 0.0
+        var loadMax = 0.0
         var jackXruns: Int?
-        var cycles: Int
+        var cycles = 0
+        var timerFallbacks = 0
     }
 
     func run(progress: (String) -> Void) throws -> ([BenchmarkRow], [String], [Measurement]) {
@@ -29,60 +56,84 @@ struct IOBenchmark {
         var notes: [String] = []
         var measurements: [Measurement] = []
         let load = BusyLoad()
-        load.start()
+        if !soak { load.start() }
         defer { load.stop() }
         for period in periods {
-            // Sonora and JACK alternate in slices of at most 10 s, so both see the same
-            // background (this VM's load moves over minutes).
-            let rounds = max(1, Int((seconds / 10).rounded(.up)))
+            // The modes and JACK alternate in slices of at most 10 s, so all see the same
+            // background (this VM's load moves over minutes). A soak is one piece.
+            let rounds = soak ? 1 : max(1, Int((seconds / 10).rounded(.up)))
             let slice = seconds / Double(rounds)
-            var total = Measurement(period: period, xruns: 0, jitterMean: 0, jitterP99: 0, jitterMax: 0, loadMean: 0, loadMax: 0, jackXruns: 0, cycles: 0)
-            var lateness: [Double] = []
-            var loadSum = 0.0
+            var totals = modes.map { Measurement(period: period, mode: $0) }
+            var lateness = modes.map { _ in [Double]() }
+            var loadSums = modes.map { _ in 0.0 }
+            var jackXruns: Int? = soak ? nil : 0
             for round in 0..<rounds {
-                progress("period \(period): round \(round + 1)/\(rounds): Sonora on sonoraloop, then JACK2 dummy, \(Int(slice)) s each …")
-                let (part, late) = try measureSonora(period: period, seconds: slice)
-                total.xruns += part.xruns
-                total.cycles += part.cycles
-                total.loadMax = max(total.loadMax, part.loadMax)
-                loadSum += part.loadMean
-                lateness += late
-                if let jack = measureJack(period: period, seconds: slice), let sum = total.jackXruns {
-                    total.jackXruns = sum + jack
+                for (index, mode) in modes.enumerated() {
+                    progress("period \(period): round \(round + 1)/\(rounds): Sonora on sonoraloop (\(mode.label)), \(Int(slice)) s …")
+                    let (part, late) = try measureSonora(period: period, mode: mode, seconds: slice)
+                    totals[index].xruns += part.xruns
+                    totals[index].cycles += part.cycles
+                    totals[index].timerFallbacks += part.timerFallbacks
+                    totals[index].loadMax = max(totals[index].loadMax, part.loadMax)
+                    loadSums[index] += part.loadMean
+                    lateness[index] += late
+                }
+                guard !soak else { continue }
+                progress("period \(period): round \(round + 1)/\(rounds): JACK2 dummy, \(Int(slice)) s …")
+                if let jack = measureJack(period: period, seconds: slice), let sum = jackXruns {
+                    jackXruns = sum + jack
                 } else {
-                    total.jackXruns = nil
+                    jackXruns = nil
                 }
             }
-            total.loadMean = loadSum / Double(rounds)
-            lateness.sort()
-            if !lateness.isEmpty {
-                total.jitterMean = lateness.reduce(0, +) / Double(lateness.count)
-                total.jitterP99 = lateness[min(lateness.count - 1, Int(Double(lateness.count) * 0.99))]
-                total.jitterMax = lateness.last ?? 0
+            for index in modes.indices {
+                var total = totals[index]
+                total.jackXruns = jackXruns
+                total.loadMean = loadSums[index] / Double(rounds)
+                let sorted = lateness[index].sorted()
+                func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+                total.latenessP50 = percentile(0.5)
+                total.latenessP99 = percentile(0.99)
+                total.latenessP999 = percentile(0.999)
+                total.latenessMax = sorted.last ?? 0
+                measurements.append(total)
+                rows += self.rows(for: total)
             }
-            let measurement = total
-            measurements.append(measurement)
-            let ms = Double(period) / 48
-            rows.append(BenchmarkRow(
-                metric: "xruns, period \(period) × \(bufferPeriods) (\(String(format: "%.2f", ms)) ms), \(Int(seconds)) s, other core busy",
-                unit: "xruns", sonora: Double(measurement.xruns),
-                anchor: measurement.jackXruns.map { _ in "JACK2 dummy backend, same period and load" } ?? "JACK2 not available: goal zero",
-                anchorValue: Double(period >= 256 ? 0 : (measurement.jackXruns ?? 0)), better: .lower))
-            rows.append(BenchmarkRow(
-                metric: "wake-up jitter p99, period \(period)", unit: "µs", sonora: measurement.jitterP99 / 1000,
-                anchor: "the period itself", anchorValue: Double(period) / 48 * 1000, better: .lower))
-            rows.append(BenchmarkRow(
-                metric: "I/O-thread load max, period \(period)", unit: "% of period", sonora: measurement.loadMax * 100,
-                anchor: "the whole period", anchorValue: 100, better: .lower))
         }
-        notes.append("jitter = wake-up time minus the straight line fitted through all wake-ups (the device clock); load = share of the period spent in read + render + write")
+        notes.append("lateness = wake-up time minus the straight line fitted through all wake-ups of a run between xruns (the device clock), from the earliest; load = share of the period spent in read + render + write")
+        notes.append("the loopback plugin's pointer moves in \(granularity)-frame steps (granularity), in both modes")
+        if soak { notes.append("soak: no background load and no JACK run beside it") }
         return (rows, notes, measurements)
     }
 
-    private func measureSonora(period: Int, seconds: Double) throws -> (Measurement, [Double]) {
+    private func rows(for m: Measurement) -> [BenchmarkRow] {
+        let ms = Double(m.period) / 48
+        let what = soak
+            ? "xruns, period \(m.period) × \(bufferPeriods) (\(String(format: "%.2f", ms)) ms), \(Int(seconds)) s soak, no load, \(m.mode.label)"
+            : "xruns, period \(m.period) × \(bufferPeriods) (\(String(format: "%.2f", ms)) ms), \(Int(seconds)) s, other core busy, \(m.mode.label)"
+        return [
+            BenchmarkRow(
+                metric: what, unit: "xruns", sonora: Double(m.xruns),
+                anchor: m.jackXruns.map { _ in "JACK2 dummy backend, same period and load" } ?? (soak ? "goal zero" : "JACK2 not available: goal zero"),
+                anchorValue: Double(m.period >= 256 ? 0 : (m.jackXruns ?? 0)), better: .lower),
+            BenchmarkRow(
+                metric: "wake-up lateness p50, period \(m.period), \(m.mode.label)", unit: "µs", sonora: m.latenessP50 / 1000,
+                anchor: "the period itself", anchorValue: ms * 1000, better: .lower),
+            BenchmarkRow(
+                metric: "wake-up lateness p99, period \(m.period), \(m.mode.label)", unit: "µs", sonora: m.latenessP99 / 1000,
+                anchor: "the period itself", anchorValue: ms * 1000, better: .lower),
+            BenchmarkRow(
+                metric: "I/O-thread load max, period \(m.period), \(m.mode.label)", unit: "% of period", sonora: m.loadMax * 100,
+                anchor: "the whole period", anchorValue: 100, better: .lower),
+        ]
+    }
+
+    private func measureSonora(period: Int, mode: Mode, seconds: Double) throws -> (Measurement, [Double]) {
+        var configuration = AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: true)
+        configuration.wakeUp = mode.wakeUp
         let device = try ALSADevice(
-            capture: "sonoraloop:bench-io", playback: "sonoraloop:bench-io",
-            configuration: AudioDeviceConfiguration(periodFrames: period, periods: bufferPeriods, realtimePriority: priority, locksMemory: true))
+            capture: "bench-io", playback: "bench-io", configuration: configuration,
+            alsaConfiguration: "pcm.bench-io { type sonoraloop loop \"bench-io\" granularity \(min(granularity, period)) }")
         let cycles = Int(seconds * 48000) / period
         let recorder = WakeRecorder(capacity: cycles + 16)
         try device.start(IOProcedure(recorder))
@@ -90,9 +141,9 @@ struct IOBenchmark {
         device.stop()
         let statistics = device.statistics
         let lateness = recorder.lateness(periodSeconds: Double(period) / 48000, bufferPeriods: bufferPeriods)
-        return (Measurement(
-            period: period, xruns: statistics.xruns, jitterMean: 0, jitterP99: 0, jitterMax: 0,
-            loadMean: statistics.loadMean, loadMax: statistics.loadMax, jackXruns: nil, cycles: statistics.cycles), lateness)
+        var measurement = Measurement(period: period, mode: mode, xruns: statistics.xruns, loadMean: statistics.loadMean, loadMax: statistics.loadMax, cycles: statistics.cycles)
+        measurement.timerFallbacks = device.timerFallbackCycles
+        return (measurement, lateness)
     }
 
     /// Runs jackd (SCHED_FIFO at the same priority) on the dummy backend for the same time

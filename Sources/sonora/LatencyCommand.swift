@@ -31,6 +31,7 @@ struct LatencyCommand: ParsableCommand {
               sonora latency --device sonoraloop --period 128 --periods 2
               sonora latency --capture hw:1 --playback hw:1 --rate 48000 --period 64 --json
               sonora latency --device sonoraloop --find-minimum --seconds 3
+              sonora latency --device sonoraloop --period 64 --wake-up timer --headroom-us 200
             """
     )
 
@@ -54,6 +55,10 @@ struct LatencyCommand: ParsableCommand {
     var seconds = 1.0
     @Option(help: "Longest round trip to look for, in frames.")
     var maxLatency = 24000
+    @Option(help: "How the ALSA I/O thread wakes: poll (the device's interrupt) or timer (predicted from the device's pointer).")
+    var wakeUp = "poll"
+    @Option(help: "With --wake-up timer: microseconds before the predicted period the thread wakes (0…20000).")
+    var headroomUs = AudioDeviceConfiguration.WakeUp.defaultHeadroomMicroseconds
     @Flag(help: "Search the smallest period × periods that runs without xruns.")
     var findMinimum = false
     @Flag(help: "Print JSON.")
@@ -64,6 +69,10 @@ struct LatencyCommand: ParsableCommand {
             throw ValidationError("give --device, or both --capture and --playback")
         }
         guard seconds > 0 && seconds <= 3600 else { throw ValidationError("--seconds must be in (0, 3600]") }
+        guard wakeUp == "poll" || wakeUp == "timer" else { throw ValidationError("--wake-up must be poll or timer, not '\(wakeUp)'") }
+        guard AudioDeviceConfiguration.WakeUp.headroomRange.contains(headroomUs) else {
+            throw ValidationError("--headroom-us must be in 0…20000, not \(headroomUs)")
+        }
         if let format, DeviceSampleFormat(name: format) == nil {
             throw ValidationError("unknown format '\(format)'; use one of \(DeviceSampleFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -82,9 +91,11 @@ struct LatencyCommand: ParsableCommand {
     private var specifier: DeviceSpecifier { (try? parsedSpecifier()) ?? .null }
 
     private func configuration(period: Int, periods: Int) -> AudioDeviceConfiguration {
-        AudioDeviceConfiguration(
+        var configuration = AudioDeviceConfiguration(
             sampleRate: rate, periodFrames: period, periods: periods, inputChannels: channels, outputChannels: channels,
             sampleFormat: format.flatMap(DeviceSampleFormat.init(name:)), requiresExactPeriod: true, locksMemory: true)
+        if wakeUp == "timer" { configuration.wakeUp = .timer(headroomMicroseconds: headroomUs) }
+        return configuration
     }
 
     func run() throws {

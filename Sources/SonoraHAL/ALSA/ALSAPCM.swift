@@ -156,6 +156,12 @@ final class ALSAPCM: @unchecked Sendable {
     @inline(__always)
     func availUpdate() -> Int { callFrames(.availUpdate) { snd_pcm_avail_update(handle) } }
 
+    /// Available frames with the hardware pointer read first (`snd_pcm_avail`, ALSA's
+    /// hwsync): a card's DMA position now, not the one of its last period interrupt that
+    /// `snd_pcm_avail_update` returns. Timer-driven wake-ups need the position now.
+    @inline(__always)
+    func availSynced() -> Int { callFrames(.availUpdate) { snd_pcm_avail(handle) } }
+
     /// The sound card the PCM sits on (−1 for plugins with no card).
     var card: Int32 {
         var info: OpaquePointer?

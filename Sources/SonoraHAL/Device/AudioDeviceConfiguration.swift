@@ -27,6 +27,25 @@ public struct AudioDeviceConfiguration: Hashable, Sendable {
     public var locksMemory: Bool
     /// Whether capture is resampled to follow playback's clock (two devices).
     public var driftCorrection: DriftCorrection
+    /// How the I/O thread waits for each period (ALSA devices; other drivers have their own clock).
+    public var wakeUp: WakeUp = .poll
+
+    /// How the ALSA I/O thread learns that a period is ready.
+    public enum WakeUp: Hashable, Sendable {
+        /// Sleep in `poll` until ALSA says a period is ready (the device's interrupt).
+        case poll
+        /// Predict, with a delay-locked loop on the hardware pointer, when the next period
+        /// is ready; sleep on an absolute CLOCK_MONOTONIC timer until `headroomMicroseconds`
+        /// before it, then read the pointer until the period is there (PipeWire's "tsched").
+        /// Falls back to `poll` for cycles whose pointer does not keep its promise, and for
+        /// the rest of the run when it keeps failing (a pointer that cannot be trusted).
+        case timer(headroomMicroseconds: Int)
+
+        /// The default headroom: above this machine's typical wake-up lateness (30–100 µs).
+        public static let defaultHeadroomMicroseconds = 150
+        /// Headroom accepted by `validate()`.
+        public static let headroomRange = 0...20_000
+    }
 
     public enum DriftCorrection: String, Hashable, Sendable, CaseIterable {
         /// On when capture and playback are on two different sound cards.
@@ -66,6 +85,9 @@ public struct AudioDeviceConfiguration: Hashable, Sendable {
         if outputChannels < 0 || outputChannels > 64 { problems.append("\(outputChannels) output channels out of 0…64") }
         if inputChannels == 0 && outputChannels == 0 { problems.append("neither input nor output channels") }
         if let priority = realtimePriority, priority < 1 || priority > 99 { problems.append("realtime priority \(priority) out of 1…99") }
+        if case .timer(let headroom) = wakeUp, !WakeUp.headroomRange.contains(headroom) {
+            problems.append("wake-up headroom \(headroom) µs out of \(WakeUp.headroomRange.lowerBound)…\(WakeUp.headroomRange.upperBound)")
+        }
         guard problems.isEmpty else { throw AudioError(.parameterError, problems.joined(separator: "; ")) }
     }
 }

@@ -8,9 +8,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// An ALSA capture/playback pair (either may be absent) driven by one poll-driven
-/// realtime I/O thread: each cycle reads one capture period, calls the procedure, writes
-/// one playback period, straight through the mmap areas where the PCM has mmap.
+/// An ALSA capture/playback pair (either may be absent) driven by one realtime I/O
+/// thread: each cycle reads one capture period, calls the procedure, writes one playback
+/// period, straight through the mmap areas where the PCM has mmap.
+///
+/// The thread waits for each period in `poll` (the default), or, with
+/// `configuration.wakeUp = .timer(headroomMicroseconds:)`, on an absolute CLOCK_MONOTONIC
+/// timer set by a `PeriodPredictor` (a DLL on the hardware pointer) the headroom before
+/// the period is predicted ready; it then reads the pointer until the period is there.
+/// A cycle whose pointer misses its prediction falls back to poll; after
+/// `timerMissLimit` misses in a row the rest of the run polls (a pointer not to trust).
 ///
 /// Duplex streams start together (`snd_pcm_link` where the PCMs support it, otherwise
 /// back to back) with the playback buffer prefilled, so the round trip is exactly
@@ -54,6 +61,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private let compensator: DriftCompensator?
     private let fifoChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private static let logger = Logger(label: "sonora.alsa")
+    /// Timer-driven wake-ups: the headroom in seconds (nil: poll).
+    private let timerHeadroom: Double?
+    /// I/O thread only: predicts the next period from the driving stream's pointer.
+    private var predictor: PeriodPredictor
+    /// I/O thread only: consecutive cycles whose pointer missed its prediction.
+    private var timerMisses = 0
+    /// I/O thread only: the last timer wait saw the period arrive between two close readings.
+    private var timerBracketed = false
+    private let timerTrusted = Atomic<Bool>(true)
+    private let timerFallbacks = Atomic<Int>(0)
+    private let timerWakeUps = Atomic<Int>(0)
+    /// Consecutive misses after which timer wake-ups give way to poll for the rest of the run.
+    public static let timerMissLimit = 8
     /// When set before `start()`, each cycle records `snd_pcm_delay` of both streams
     /// (after the read and after the write) into the statistics.
     public var samplesReportedDelay = false
@@ -108,6 +128,18 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         } else {
             compensator = nil
             linked = Self.link(self.capture, self.playback)
+        }
+        predictor = PeriodPredictor(periodFrames: period, sampleRate: Double(configuration.sampleRate))
+        if case .timer(let microseconds) = configuration.wakeUp {
+            let periodSeconds = Double(period) / Double(configuration.sampleRate)
+            var headroom = Double(microseconds) / 1e6
+            if headroom > periodSeconds / 2 {
+                headroom = periodSeconds / 2
+                format.notes.append("wake-up headroom \(microseconds) µs is more than half the \(period)-frame period; \(Int(headroom * 1e6)) µs used")
+            }
+            timerHeadroom = headroom
+        } else {
+            timerHeadroom = nil
         }
         fifoChannels = .allocate(capacity: max(1, self.capture?.channels ?? 1))
         fifoChannels.initialize(repeating: UnsafeMutablePointer<Float>(bitPattern: 16)!, count: max(1, self.capture?.channels ?? 1))
@@ -164,6 +196,14 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     public func resetLoad() { monitor.resetLoad() }
     public var wakeUpLateness: LatenessDistribution { monitor.lateness.distribution() }
 
+    /// True while the I/O thread wakes on its timer: asked for, and the pointer has kept
+    /// its predictions (false after `timerMissLimit` misses in a row, until the next start).
+    public var usesTimerWakeUps: Bool { timerHeadroom != nil && timerTrusted.load(ordering: .relaxed) }
+    /// Cycles whose period was found on the timer (not in poll).
+    public var timerWakeUpCycles: Int { timerWakeUps.load(ordering: .relaxed) }
+    /// Cycles that fell back to poll because the pointer missed its predicted time.
+    public var timerFallbackCycles: Int { timerFallbacks.load(ordering: .relaxed) }
+
     /// What ALSA reports as the delay of each stream right now (`snd_pcm_delay`), frames.
     public var reportedDelay: (capture: Int?, playback: Int?) {
         pcmSwap.withLock { _ in (capture?.delay(), playback?.delay()) }
@@ -191,6 +231,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             recovery.store(Recovery.none, ordering: .releasing)
         }
         engine.procedure = procedure
+        timerTrusted.store(true, ordering: .relaxed)
         try runner.start(
             name: "sonora-io", configuration: configuration,
             ioLoop: { [unowned self] in self.ioLoop() },
@@ -227,6 +268,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                 }
                 engine.restartClock(at: HostTime.now.seconds)
                 compensator?.reset(keepingRatio: true)
+                predictor.reset()
+                timerMisses = 0
                 needsStart = false
             }
             let failure = compensator == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
@@ -241,12 +284,15 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private func cycle(lastCycleEnd: inout UInt64) -> Failure {
         let driving = capture ?? playback!
         let period = engine.periodFrames
-        // Wait until the driving stream has a period.
+        // Wait until the driving stream has a period: on the timer, else in poll.
+        var avail = timerWait(driving)
+        if avail < 0 { return failure(Int32(avail), driving) }
         var timeouts = 0
-        while true {
-            let avail = driving.availUpdate()
+        while avail == 0 {
+            avail = driving.availUpdate()
             if avail < 0 { return failure(Int32(avail), driving) }
             if avail >= period { break }
+            avail = 0
             let count = driving.refreshPollDescriptors()
             if count < 0 { return failure(count, driving) }
             let timeout = Int32(max(10.0, engine.periodSeconds * 4000))
@@ -267,6 +313,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
         }
         let wake = HostTime.now
+        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
         engine.periodBoundary(at: wake.seconds)
         if let capture {
             let read = capture.read(into: engine.inputList, offset: 0, frames: period)
@@ -306,11 +353,14 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private func driftCycle(lastCycleEnd: inout UInt64) -> Failure {
         guard let capture, let playback, let compensator else { return .none }
         let period = engine.periodFrames
+        var avail = timerWait(playback)
+        if avail < 0 { return failure(Int32(avail), playback) }
         var timeouts = 0
-        while true {
-            let avail = playback.availUpdate()
+        while avail == 0 {
+            avail = playback.availUpdate()
             if avail < 0 { return failure(Int32(avail), playback) }
             if avail >= period { break }
+            avail = 0
             let count = playback.refreshPollDescriptors()
             if count < 0 { return failure(count, playback) }
             let ready = poll(playback.pollDescriptors, nfds_t(count), Int32(max(10.0, engine.periodSeconds * 4000)))
@@ -324,6 +374,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             _ = playback.revents(count: count)
         }
         let wake = HostTime.now
+        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
         engine.periodBoundary(at: wake.seconds)
         // Queue what capture has; a capture overrun restarts capture alone.
         var available = capture.availUpdate()
@@ -358,6 +409,56 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         engine.recordLoad(since: wake.nanoseconds)
         noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
         return .none
+    }
+
+    /// Timer-driven wait: sleeps until the headroom before the predicted period, then reads
+    /// the pointer (sleeping again if it is far off, else re-reading) until the period is
+    /// there. Returns the frames available (≥ one period), a negative ALSA status, or 0:
+    /// poll instead (poll mode, no prediction yet, a missed prediction, stopping).
+    @inline(__always)
+    private func timerWait(_ pcm: ALSAPCM) -> Int {
+        timerBracketed = false
+        guard let headroom = timerHeadroom, predictor.isLocked, timerTrusted.load(ordering: .relaxed) else { return 0 }
+        let period = engine.periodFrames
+        let ready = predictor.nextReady
+        Self.sleep(until: ready - headroom)
+        // A pointer that keeps its promise reaches the period within the headroom of the
+        // prediction; half a period later it did not (stalled, or moves only at interrupts).
+        let deadline = ready + engine.periodSeconds / 2
+        var lastShort = -1.0
+        while runner.isRunning {
+            let avail = pcm.availSynced()
+            if avail < 0 { return avail }
+            let now = HostTime.now.seconds
+            if avail >= period {
+                // Seen arriving between two readings close together: an exact observation.
+                timerBracketed = now - lastShort < 20e-6
+                timerMisses = 0
+                timerWakeUps.wrappingAdd(1, ordering: .relaxed)
+                return avail
+            }
+            lastShort = now
+            if now > deadline { break }
+            // Woken before the headroom (a spurious early return): sleep again. Otherwise
+            // read again: a pointer that moves in steps says only that the period is up
+            // to a step away, so sleeping on its word would wake late.
+            if now < ready - headroom - 50e-6 { Self.sleep(until: ready - headroom) }
+        }
+        guard runner.isRunning else { return 0 }
+        timerFallbacks.wrappingAdd(1, ordering: .relaxed)
+        timerMisses += 1
+        if timerMisses >= Self.timerMissLimit { timerTrusted.store(false, ordering: .relaxed) }
+        return 0
+    }
+
+    /// Sleeps until host time `seconds` on CLOCK_MONOTONIC (absolute: no drift from the
+    /// time spent computing it); returns at once when it has passed.
+    @inline(__always)
+    private static func sleep(until seconds: Double) {
+        guard seconds > 0 else { return }
+        let nanoseconds = UInt64(seconds * 1e9)
+        var target = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
     }
 
     /// Remembers when the last cycle that finished within its period ended: an xrun's

@@ -9,7 +9,7 @@ import Yams
 public enum ConfigurationParser {
     static let topKeys = ["version", "engine", "device", "nodes", "connections", "control", "status", "session", "metrics", "transport"]
     static let engineKeys = ["sample_rate", "period", "periods", "channels"]
-    static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output", "voice_processing"]
+    static let deviceKeys = ["playback", "capture", "fallback", "priority", "input", "output", "voice_processing", "wake_up", "headroom_us"]
     static let parameterKeys = ["name", "id", "scope", "element", "value", "ramp"]
     static let controlKeys = ["socket", "timeout"]
     static let statusKeys = ["interval", "meters"]
@@ -230,8 +230,20 @@ public enum ConfigurationParser {
                 case "voice_processing":
                     device.voiceProcessing = boolean(value, "device.voice_processing") ?? false
                     device.voiceProcessingLocation = location(value)
+                case "wake_up":
+                    if let text = string(value, "device.wake_up") {
+                        if text == "poll" { device.wakesOnTimer = false }
+                        else if text == "timer" { device.wakesOnTimer = true }
+                        else { error(value, "device.wake_up must be `poll` (wait for the device's interrupt) or `timer` (wake on a timer predicted from the device's pointer), not '\(Diagnostic.excerpt(text))'") }
+                    }
+                case "headroom_us":
+                    device.headroomMicroseconds = integer(value, "device.headroom_us", in: 0...20_000)
+                    device.headroomLocation = location(value)
                 default: break
                 }
+            }
+            if device.headroomMicroseconds != nil, !device.wakesOnTimer, let at = device.headroomLocation {
+                diagnostics.append(Diagnostic(at, "device.headroom_us applies to `wake_up: timer` only; add it or remove headroom_us"))
             }
             return device
         }

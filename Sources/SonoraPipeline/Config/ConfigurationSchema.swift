@@ -74,6 +74,8 @@ public enum ConfigurationSchema {
                         "input": ["type": "string", "description": "offline: the file `input` plays"],
                         "output": ["type": "string", "description": "offline: the file `output` writes"],
                         "voice_processing": ["type": ["boolean", "string"], "description": "on: the voice-processing I/O unit (echo canceller) sits between the graph and the device; node `voice` on the control socket"],
+                        "wake_up": ["enum": ["poll", "timer"], "default": "poll", "description": "poll: wait for the device's interrupt; timer: wake on a timer predicted from the device's pointer (ALSA)"],
+                        "headroom_us": ["type": "integer", "minimum": 0, "maximum": 20000, "default": 150, "description": "with wake_up: timer, how long before the predicted period the thread wakes (µs)"],
                     ],
                 ],
                 "nodes": ["type": "array", "items": ["oneOf": nodeAlternatives]],

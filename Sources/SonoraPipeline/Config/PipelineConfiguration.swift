@@ -48,6 +48,11 @@ public struct PipelineConfiguration: Sendable {
         /// plain I/O unit, so the capture is echo-cancelled against exactly what the device plays.
         public var voiceProcessing = false
         public var voiceProcessingLocation: SourceLocation?
+        /// `wake_up: timer`: the I/O thread wakes on a timer predicted from the device's
+        /// pointer, `headroom_us` before the period is ready (ALSA devices).
+        public var wakesOnTimer = false
+        public var headroomMicroseconds: Int?
+        public var headroomLocation: SourceLocation?
         /// Offline: the file the `input` node reads and the file `output` writes.
         public var inputFile: String?
         public var outputFile: String?

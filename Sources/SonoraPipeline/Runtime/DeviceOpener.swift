@@ -13,6 +13,9 @@ public enum DeviceOpener {
             sampleRate: engine.sampleRate, periodFrames: engine.periodFrames, periods: engine.periods,
             inputChannels: device.capture == nil ? 0 : engine.channels, outputChannels: device.playback == nil ? 0 : engine.channels,
             realtimePriority: device.priority, locksMemory: true)
+        if device.wakesOnTimer {
+            settings.wakeUp = .timer(headroomMicroseconds: device.headroomMicroseconds ?? AudioDeviceConfiguration.WakeUp.defaultHeadroomMicroseconds)
+        }
         // No device section at all still plays (into the null device).
         if device.playback == nil && device.capture == nil { settings.outputChannels = engine.channels }
         return try AudioDevices.open(specifier, configuration: settings, fallback: device.fallbackToNull ? .null : .none, logger: logger)

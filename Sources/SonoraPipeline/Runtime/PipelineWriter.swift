@@ -19,6 +19,10 @@ enum PipelineWriter {
         if let input = device.inputFile { lines.append("  input: \(quote(input))") }
         if let output = device.outputFile { lines.append("  output: \(quote(output))") }
         if device.voiceProcessing { lines.append("  voice_processing: on") }
+        if device.wakesOnTimer {
+            lines.append("  wake_up: timer")
+            if let headroom = device.headroomMicroseconds { lines.append("  headroom_us: \(headroom)") }
+        }
         lines.append("nodes:")
         for spec in configuration.nodes {
             lines.append("  - id: \(quote(spec.id))")
