@@ -67,6 +67,8 @@ public enum AudioDevices {
             return try TimerDevice(configuration: configuration, mode: .inProcess(latencyFrames: frames, paced: paced))
         case .appliance(let path):
             return try ApplianceDevice(socketPath: path, configuration: configuration)
+        case .jack(let name):
+            return try JACKDevice(name: name, configuration: configuration)
         }
     }
 }

@@ -28,6 +28,8 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// A running Sonora appliance, through its server socket (nil: `SONORA_SERVER`, else
     /// `ApplianceSocket.defaultPath`).
     case appliance(socketPath: String?)
+    /// Sonora as a JACK client (`jack[:PEER][@SERVER]`, see `JACKDeviceName`).
+    case jack(JACKDeviceName)
 
     @available(*, deprecated, renamed: "inProcess(latencyFrames:paced:)", message: "the in-process loopback is `inprocess`; `sonoraloop` is the ALSA loopback plugin")
     public static func loopback(latencyFrames: Int, paced: Bool) -> DeviceSpecifier { .inProcess(latencyFrames: latencyFrames, paced: paced) }
@@ -88,6 +90,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case "jackloop":
             try Self.noArgument(argument, text, "jackloop")
             self = .alsa(capture: Self.jackLoopCapture, playback: Self.jackLoopPlayback)
+        case "jack": self = .jack(try JACKDeviceName.parse(argument))
         case "alsa":
             guard let argument, !argument.isEmpty else { throw AudioError(.badDevice, "'\(shown)': name the ALSA PCM after `alsa:` (alsa:PCM)") }
             self = .alsa(capture: argument, playback: argument)
@@ -137,6 +140,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .offline: "offline"
         case .inProcess: "inprocess"
         case .appliance: "sonora"
+        case .jack: "jack"
         }
     }
 
@@ -152,6 +156,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .offline: return "offline"
         case .inProcess(let frames, _): return frames.map { "inprocess:\($0)" } ?? "inprocess"
         case .appliance(let path): return path.map { "sonora:\($0)" } ?? "sonora"
+        case .jack(let name): return name.deviceName
         }
     }
 
@@ -159,7 +164,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// means one of Sonora's devices or is refused).
     public static func isReserved(_ pcm: String) -> Bool {
         let head = split(pcm).head
-        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora"].contains(head)
+        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora", "jack"].contains(head)
     }
 
     private static func split(_ text: String) -> (head: String, argument: String?) {
@@ -194,6 +199,7 @@ extension DeviceSpecifier {
     /// names (and that Sonora's loopback plugin is there for `sonoraloop`), so a config
     /// check can refuse what opening would. Sonora's own devices always pass.
     public func checkDefined(alsaConfiguration: String = "") throws(AudioError) {
+        if case .jack(let name) = self { return try name.checkServer() }
         guard case .alsa(let capture, let playback) = self else { return }
         for pcm in Set([capture, playback].compactMap { $0 }).sorted() {
             if pcm.hasPrefix("sonoraloop") && ALSAConfiguration.loopPluginPath == nil {
