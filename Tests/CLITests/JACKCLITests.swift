@@ -89,7 +89,8 @@ struct JACKCLITests {
             let reading = readings.first { ($0["meter"] as? String ?? "").lowercased().contains("peak") } ?? readings.first
             return reading?["value"] as? Double
         }
-        let loud = try #require(try level(), "no meter reading: \(try ctl(["meters"]).stdout)")
+        let meters = try ctl(["meters"]).stdout
+        let loud = try #require(try level(), "no meter reading: \(meters)")
         #expect(try ctl(["set", "trim", "gain", "-20dB"]).status == 0)
         let quiet = try #require(try level())
         #expect(loud > -8 && loud < -4, "\(loud)")

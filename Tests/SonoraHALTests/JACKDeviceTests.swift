@@ -55,8 +55,12 @@ struct JACKDeviceTests {
     func latencyIsReportedAndReadBack() throws {
         let server = try JACKTestServer(period: Self.period)
         let device = try device("system", on: server, inputs: 2, outputs: 2)
-        try device.start(IOProcedure(Probe(capacity: 1024)))
-        defer { device.stop() }
+        let probe = Probe(capacity: 1024)
+        try device.start(IOProcedure(probe))
+        defer {
+            device.stop()
+            withExtendedLifetime(probe) {}
+        }
         // The server's latency pass runs after the connections; give it a few polls.
         var latency = device.portLatency
         for _ in 0..<100 where latency.playback.upperBound == 0 {

@@ -23,7 +23,10 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public let driver = "jack"
     public let name: JACKDeviceName
     public let configuration: AudioDeviceConfiguration
-    public private(set) var format: DeviceFormat
+    /// What the server granted; re-made by the control thread when the period, rate or
+    /// latency changes, so it is read and written under a lock (never on the realtime thread).
+    public var format: DeviceFormat { granted.withLock { $0 } }
+    private let granted: Mutex<DeviceFormat>
     /// The client name the server gave (`sonora`, or `sonora-01` when taken).
     public private(set) var clientName: String
     private let runner = DeviceRunner()
@@ -52,7 +55,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             jack_client_close(opened.client)
             throw error
         }
-        format = Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames)
+        granted = Mutex(Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames))
     }
 
     deinit {
@@ -194,7 +197,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         latencyRanges.withLock { $0 = (capture, playback) }
         // JACK delays a feedback path by one period; the rest is what the ports report.
         let roundTrip = processor.periodFrames + capture.upperBound + playback.upperBound
-        format = Self.format(name: name, configuration: configuration, rate: Int(processor.engine.sampleRate), frames: processor.periodFrames, roundTrip: roundTrip)
+        let made = Self.format(name: name, configuration: configuration, rate: Int(processor.engine.sampleRate), frames: processor.periodFrames, roundTrip: roundTrip)
+        granted.withLock { if $0 != made { $0 = made } }
     }
 
     /// A new client with the same ports and a new processor (after the server came back).
@@ -212,7 +216,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         client = opened.client
         clientName = opened.clientName
         processor = made
-        format = Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames)
+        let granted = Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames)
+        self.granted.withLock { $0 = granted }
     }
 
     // MARK: The control thread
