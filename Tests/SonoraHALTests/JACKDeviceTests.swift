@@ -63,14 +63,14 @@ struct JACKDeviceTests {
         }
         // The server's latency pass runs after the connections; give it a few polls.
         var latency = device.portLatency
-        for _ in 0..<100 where latency.playback.upperBound == 0 {
+        for _ in 0..<100 where latency.playback.lowerBound == 0 || latency.capture.lowerBound == 0 {
             usleep(20_000)
             latency = device.portLatency
         }
         #expect(latency.capture == Self.period...Self.period)
         #expect(latency.playback == 2 * Self.period...2 * Self.period)
         // What Sonora reported to JACK for its own ports (its latency callback).
-        let listing = server.tool("jack_lsp", ["-l", "\(device.clientName):out_1", "\(device.clientName):in_1"])
+        let listing = server.tool("jack_lsp", ["-l", device.clientName])
         #expect(listing.contains("\(device.clientName):out_1\n\tport playback latency = [ 512 512 ] frames\n\tport capture latency = [ 256 256 ] frames"), "\(listing)")
         #expect(listing.contains("\(device.clientName):in_1\n\tport playback latency = [ 512 512 ] frames\n\tport capture latency = [ 256 256 ] frames"), "\(listing)")
         #expect(device.format.roundTripFrames == 4 * Self.period)

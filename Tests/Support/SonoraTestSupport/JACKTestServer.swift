@@ -74,7 +74,7 @@ public final class JACKTestServer: @unchecked Sendable {
     public func tool(_ name: String, _ arguments: [String]) -> String {
         let tool = Process()
         tool.executableURL = URL(fileURLWithPath: "/usr/bin/\(name)")
-        tool.arguments = ["-s", self.name] + arguments
+        tool.arguments = arguments  // (the server through JACK_DEFAULT_SERVER: not every tool takes -s)
         tool.environment = environment
         let pipe = Pipe()
         tool.standardOutput = pipe
