@@ -295,9 +295,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// Keeps libjack's own messages ("jack server is not running …") off stderr.
+    /// Routes libjack's own messages ("jack server is not running …") where alsa-lib's
+    /// go: the debug log, or stderr with `--verbose` (`ALSAConfiguration.showLibraryMessages`).
     static func silenceLibrary() {
-        jack_set_error_function { _ in }
-        jack_set_info_function { _ in }
+        ALSAConfiguration.routeErrors
     }
 }
