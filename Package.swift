@@ -91,7 +91,7 @@ let package = Package(
         // HAL: audio devices (ALSA mmap I/O thread, null, offline, in-process loopback), enumeration, xrun accounting.
         .target(
             name: "SonoraHAL",
-            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", "CJackNet", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", "CJack", "CJackNet", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,

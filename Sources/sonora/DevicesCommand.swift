@@ -12,7 +12,9 @@ struct DevicesCommand: ParsableCommand {
             (unpaced), `inprocess:FRAMES` (in-process loopback) and `sonoraloop:NAME`
             (Sonora's ALSA loopback plugin, a real ALSA PCM); and `sonora[:SOCKET]`, a
             running appliance (`sonora run` with a `session` section) that plays and
-            records for other programs. Then every PCM that ALSA's
+            records for other programs. When a JACK server runs (the default one, or
+            JACK_DEFAULT_SERVER's), `jack`, `jack:self` and a `jack:CLIENT` entry per
+            client with audio ports (its ports listed; `ports` in --json). Then every PCM that ALSA's
             `snd_device_name_hint` lists, with capture/playback capability, each under the
             name a config or `--device` takes (an ALSA PCM whose bare name means one of
             Sonora's devices is listed as `alsa:NAME`, e.g. `alsa:null`). With --probe
@@ -26,6 +28,7 @@ struct DevicesCommand: ParsableCommand {
               sonora devices
               sonora devices --probe
               sonora devices --probe --json sonoraloop null
+              sonora devices --json jack:system
             """
     )
 
@@ -49,6 +52,8 @@ struct DevicesCommand: ParsableCommand {
         var source: String
         var probes: [PCMCapabilities]?
         var errors: [String]?
+        /// A JACK client's audio ports (`client:port`), for `jack:CLIENT` entries.
+        var ports: [String]?
     }
 
     /// An entry and the ALSA PCMs behind it (none for Sonora's timer devices).
@@ -79,7 +84,7 @@ struct DevicesCommand: ParsableCommand {
         let hints = PCMDirectory.alsaHints()
         var rows: [Row]
         if names.isEmpty {
-            rows = sonora + hints.map { hint in
+            rows = sonora + jackRows() + hints.map { hint in
                 // Listed under the name that reaches it: `null` is Sonora's device.
                 let name = DeviceSpecifier.isReserved(hint.name) ? "alsa:\(hint.name)" : hint.name
                 return Row(
@@ -91,6 +96,18 @@ struct DevicesCommand: ParsableCommand {
                 switch try DeviceSpecifier(parsing: name) {
                 case .alsa(let capture, let playback):
                     return Row(entry: Entry(name: name, description: "", capture: capture != nil, playback: playback != nil, source: "alsa"), capturePCM: capture, playbackPCM: playback)
+                case .jack(let jack):
+                    let ports = JACKPortDirectory.ports(server: jack.server)
+                    guard let ports else { throw CLIError("'\(name)': no JACK server '\(jack.server ?? "default")' is running") }
+                    var entry = Entry(name: name, description: "JACK client device", capture: true, playback: true, source: "jack")
+                    if case .client(let peer) = jack.peer {
+                        let own = ports.filter { $0.name.hasPrefix(peer + ":") }
+                        guard !own.isEmpty else { throw CLIError("'\(name)': the JACK server has no client '\(peer)' with audio ports") }
+                        entry.ports = own.map(\.name)
+                        entry.capture = own.contains { $0.isOutput }
+                        entry.playback = own.contains { !$0.isOutput }
+                    }
+                    return Row(entry: entry, capturePCM: nil, playbackPCM: nil)
                 case let specifier:
                     let hint = PCMDirectory.sonoraDevices.first { $0.name.hasPrefix(specifier.driver) }
                     return Row(entry: Entry(name: name, description: hint?.description ?? "", capture: true, playback: true, source: "sonora"), capturePCM: nil, playbackPCM: nil)
@@ -131,6 +148,31 @@ struct DevicesCommand: ParsableCommand {
             }
             for error in entry.errors ?? [] { print("    cannot open: \(error)") }
         }
+    }
+
+    /// `jack`, `jack:self` and one `jack:CLIENT` per client with audio ports, when a JACK
+    /// server runs (the default one: `JACK_DEFAULT_SERVER`, else "default"); none otherwise.
+    private func jackRows() -> [Row] {
+        guard let ports = JACKPortDirectory.ports() else { return [] }
+        var rows = [
+            Row(entry: Entry(name: "jack", description: "JACK client, ports not connected", capture: true, playback: true, source: "jack"), capturePCM: nil, playbackPCM: nil),
+            Row(entry: Entry(name: "jack:self", description: "JACK client, its outputs connected to its inputs (one period round trip)", capture: true, playback: true, source: "jack"), capturePCM: nil, playbackPCM: nil),
+        ]
+        var clients: [String] = []
+        for port in ports {
+            let client = String(port.name.prefix { $0 != ":" })
+            if !clients.contains(client) { clients.append(client) }
+        }
+        for client in clients {
+            let own = ports.filter { $0.name.hasPrefix(client + ":") }
+            let physical = own.allSatisfy(\.isPhysical) ? "physical " : ""
+            var entry = Entry(
+                name: "jack:\(client)", description: "JACK \(physical)ports: \(own.map(\.name).joined(separator: " "))",
+                capture: own.contains { $0.isOutput }, playback: own.contains { !$0.isOutput }, source: "jack")
+            entry.ports = own.map(\.name)
+            rows.append(Row(entry: entry, capturePCM: nil, playbackPCM: nil))
+        }
+        return rows
     }
 
     private func text(_ range: ClosedRange<Int>) -> String {

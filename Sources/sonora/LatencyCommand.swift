@@ -23,6 +23,11 @@ struct LatencyCommand: ParsableCommand {
             `--device jackloop` goes through a running JACK server (libasound2-plugins'
             jack PCM), its capture client's inputs connected to its playback client's
             outputs; with jackd's dummy backend this needs no sound card either.
+            `--device jack:self` runs Sonora as a JACK client with its outputs connected
+            to its own inputs (JACK delays that feedback by one period; the server's rate
+            and period are used, --period and --rate are only asked for);
+            `jack:CLIENT` measures through another client's ports (`jack:system` through
+            the sound card, given a cable), `jack:…@SERVER` on a named server.
 
             --find-minimum tries period sizes from 16 to 1024 with 2 and 3 periods and
             reports the smallest buffer that ran --seconds without an xrun.
@@ -32,10 +37,11 @@ struct LatencyCommand: ParsableCommand {
               sonora latency --capture hw:1 --playback hw:1 --rate 48000 --period 64 --json
               sonora latency --device sonoraloop --find-minimum --seconds 3
               sonora latency --device sonoraloop --period 64 --wake-up timer --headroom-us 200
+              sonora latency --device jack:self --json
             """
     )
 
-    @Option(help: "Device for both directions (`sonoraloop[:NAME]`, `inprocess[:FRAMES]`, `jackloop`, `sonora[:SOCKET]`, `null`, an ALSA PCM …).")
+    @Option(help: "Device for both directions (`sonoraloop[:NAME]`, `inprocess[:FRAMES]`, `jackloop`, `jack:self`, `sonora[:SOCKET]`, `null`, an ALSA PCM …).")
     var device: String?
     @Option(help: "Capture PCM.")
     var capture: String?
@@ -106,7 +112,8 @@ struct LatencyCommand: ParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
-        let measurement = RoundTripMeasurement(sampleRate: rate, seconds: seconds, maximumLatency: maxLatency)
+        // A JACK server sets its own rate: measure at the device's.
+        let measurement = RoundTripMeasurement(sampleRate: device.format.sampleRate, seconds: seconds, maximumLatency: maxLatency)
         let result: RoundTripMeasurement.Result
         do {
             result = try measurement.run(on: device)

@@ -69,6 +69,8 @@ public enum AudioDevices {
             return try ApplianceDevice(socketPath: path, configuration: configuration)
         case .netJack(let name):
             return try name.role == .slave ? NetJackSlaveDevice(name: name, configuration: configuration) : NetJackMasterDevice(name: name, configuration: configuration)
+        case .jack(let name):
+            return try JACKDevice(name: name, configuration: configuration)
         }
     }
 }

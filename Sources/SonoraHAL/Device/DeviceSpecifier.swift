@@ -30,6 +30,8 @@ public enum DeviceSpecifier: Hashable, Sendable {
     case appliance(socketPath: String?)
     /// netjack2 over the network (libjacknet), as slave or master (`netjack:…`).
     case netJack(NetJackDeviceName)
+    /// Sonora as a JACK client (`jack[:PEER][@SERVER]`, see `JACKDeviceName`).
+    case jack(JACKDeviceName)
 
     @available(*, deprecated, renamed: "inProcess(latencyFrames:paced:)", message: "the in-process loopback is `inprocess`; `sonoraloop` is the ALSA loopback plugin")
     public static func loopback(latencyFrames: Int, paced: Bool) -> DeviceSpecifier { .inProcess(latencyFrames: latencyFrames, paced: paced) }
@@ -91,6 +93,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
             try Self.noArgument(argument, text, "jackloop")
             self = .alsa(capture: Self.jackLoopCapture, playback: Self.jackLoopPlayback)
         case "netjack": self = .netJack(try NetJackDeviceName.parse(argument ?? ""))
+        case "jack": self = .jack(try JACKDeviceName.parse(argument))
         case "alsa":
             guard let argument, !argument.isEmpty else { throw AudioError(.badDevice, "'\(shown)': name the ALSA PCM after `alsa:` (alsa:PCM)") }
             self = .alsa(capture: argument, playback: argument)
@@ -141,6 +144,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .inProcess: "inprocess"
         case .appliance: "sonora"
         case .netJack: "netjack"
+        case .jack: "jack"
         }
     }
 
@@ -157,6 +161,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
         case .inProcess(let frames, _): return frames.map { "inprocess:\($0)" } ?? "inprocess"
         case .appliance(let path): return path.map { "sonora:\($0)" } ?? "sonora"
         case .netJack(let name): return "netjack:\(name.text)"
+        case .jack(let name): return name.deviceName
         }
     }
 
@@ -164,7 +169,7 @@ public enum DeviceSpecifier: Hashable, Sendable {
     /// means one of Sonora's devices or is refused).
     public static func isReserved(_ pcm: String) -> Bool {
         let head = split(pcm).head
-        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora", "netjack"].contains(head)
+        return ["null", "~", "offline", "none", "loopback", "inprocess", "jackloop", "alsa", "sonora", "netjack", "jack"].contains(head)
     }
 
     private static func split(_ text: String) -> (head: String, argument: String?) {
@@ -199,6 +204,7 @@ extension DeviceSpecifier {
     /// names (and that Sonora's loopback plugin is there for `sonoraloop`), so a config
     /// check can refuse what opening would. Sonora's own devices always pass.
     public func checkDefined(alsaConfiguration: String = "") throws(AudioError) {
+        if case .jack(let name) = self { return try name.checkServer() }
         guard case .alsa(let capture, let playback) = self else { return }
         for pcm in Set([capture, playback].compactMap { $0 }).sorted() {
             if pcm.hasPrefix("sonoraloop") && ALSAConfiguration.loopPluginPath == nil {
