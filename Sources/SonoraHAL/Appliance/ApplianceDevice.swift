@@ -200,23 +200,9 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
     /// Reconnects, waiting 50 ms, doubling to 2 s between attempts, until it works (true)
     /// or the device stops. The I/O thread idles meanwhile.
     private func reconnectWithBackOff() -> Bool {
-        var delay: UInt32 = 50_000
-        var attempts: Int32 = 0
-        while runner.isRunning {
-            var slept: UInt32 = 0
-            while slept < delay && runner.isRunning {
-                usleep(10_000)
-                slept += 10_000
-            }
-            guard runner.isRunning else { return false }
-            attempts += 1
-            if (try? reconnect()) != nil {
-                recoveryAttempts.store(attempts, ordering: .relaxed)
-                return true
-            }
-            delay = min(delay * 2, 2_000_000)
-        }
-        return false
+        guard let attempts = runner.retryWithBackOff({ _ in (try? reconnect()) != nil }) else { return false }
+        recoveryAttempts.store(attempts, ordering: .relaxed)
+        return true
     }
 
     // MARK: The I/O thread

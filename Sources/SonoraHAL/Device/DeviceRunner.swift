@@ -80,4 +80,25 @@ final class DeviceRunner: @unchecked Sendable {
         while sem_wait(wake) != 0 && errno == EINTR {}
         return isRunning
     }
+
+    /// On the control thread: how every driver gets back what vanished (a PCM, a server, a
+    /// socket). Calls `attempt` after 50 ms, then with the wait doubling to 2 s, until it
+    /// succeeds (the number of attempts made) or the device stops (nil); `attempt` is given
+    /// its number. Sleeps in 10 ms steps so a stop is not held up by a long wait.
+    func retryWithBackOff(_ attempt: (_ number: Int32) -> Bool) -> Int32? {
+        var delay: UInt32 = 50_000
+        var attempts: Int32 = 0
+        while isRunning {
+            var slept: UInt32 = 0
+            while slept < delay && isRunning {
+                usleep(10_000)
+                slept += 10_000
+            }
+            guard isRunning else { return nil }
+            attempts += 1
+            if attempt(attempts) { return attempts }
+            delay = min(delay * 2, 2_000_000)
+        }
+        return nil
+    }
 }

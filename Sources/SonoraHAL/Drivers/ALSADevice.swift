@@ -598,29 +598,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             capture = nil
             playback = nil
         }
-        var delay: UInt32 = 50_000
-        var attempts: Int32 = 0
-        while runner.isRunning {
-            var slept: UInt32 = 0
-            while slept < delay && runner.isRunning {
-                usleep(10_000)
-                slept += 10_000
+        let attempts = runner.retryWithBackOff { _ in
+            guard let pair = try? Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults),
+                  pair.0?.periodFrames ?? pair.1?.periodFrames == format.periodFrames
+            else { return false }
+            pcmSwap.withLock { _ in
+                capture = pair.0
+                playback = pair.1
             }
-            guard runner.isRunning else { return false }
-            attempts += 1
-            if let pair = try? Self.openPair(capture: captureName, playback: playbackName, configuration: grantedConfiguration, tree: tree, faults: faults),
-               pair.0?.periodFrames ?? pair.1?.periodFrames == format.periodFrames
-            {
-                pcmSwap.withLock { _ in
-                    capture = pair.0
-                    playback = pair.1
-                }
-                if linked { linked = Self.link(pair.0, pair.1) }
-                recoveryAttempts.store(attempts, ordering: .relaxed)
-                return true
-            }
-            delay = min(delay * 2, 2_000_000)
+            if linked { linked = Self.link(pair.0, pair.1) }
+            return true
         }
-        return false
+        guard let attempts else { return false }
+        recoveryAttempts.store(attempts, ordering: .relaxed)
+        return true
     }
 }

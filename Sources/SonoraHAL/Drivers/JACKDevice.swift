@@ -247,27 +247,18 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if let client { jack_client_close(client) }
         client = nil
         isActive = false
-        var delay: UInt32 = 50_000
-        var attempts: Int32 = 0
-        while runner.isRunning {
-            var slept: UInt32 = 0
-            while slept < delay && runner.isRunning {
-                usleep(10_000)
-                slept += 10_000
-            }
-            guard runner.isRunning else { return }
-            attempts += 1
+        _ = runner.retryWithBackOff { attempts in
             do {
                 try reopen()
                 // Posted before activation: the event queue has one producer at a time.
                 monitor.post(.interruptionEnded(attempts: attempts))
                 try activate()
-                return
+                return true
             } catch {
                 if let client { jack_client_close(client) }
                 client = nil
                 isActive = false
-                delay = min(delay * 2, 2_000_000)
+                return false
             }
         }
     }
