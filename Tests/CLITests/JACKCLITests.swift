@@ -100,6 +100,61 @@ struct JACKCLITests {
         #expect(quiet < loud - 15, "\(quiet) after -20 dB, \(loud) before: \(meters)")
     }
 
+    @Test("a pipeline on jack: keeps playing when the server's buffer size changes under it")
+    func pipelineFollowsABufferSizeChange() throws {
+        let server = try JACKTestServer(period: 256)
+        let socket = "/tmp/sonora-jack-bufsize-\(getpid()).sock"
+        let path = scratch.path + "/bufsize.yaml"
+        try """
+            engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
+            device: {playback: "jack:system"}
+            nodes:
+              - {id: tone, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -6 dB}}
+              - {id: meter, kind: Meter}
+            connections:
+              - {from: tone, to: meter}
+              - {from: meter, to: output}
+            control: {socket: \(socket)}
+            status: {interval: 0}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try CLIRunner(executable: CLIRunner.sonoraBinary!).launch(["run", path], environment: server.environment)
+        defer {
+            if run.isRunning { _ = run.signal(SIGTERM) }
+            _ = run.wait(timeout: 30)
+        }
+        func ctl(_ words: [String]) throws -> [String: Any]? {
+            let outcome = try sonora(["ctl", "--socket", socket, "--json"] + words, server: nil)
+            guard outcome.status == 0 else { return nil }
+            return try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+        }
+        func cycles() throws -> Int? { (try ctl(["status"])?["status"] as? [String: Any])?["cycles"] as? Int }
+        func level() throws -> Double? {
+            let list = try ctl(["meters"])?["meters"] as? [[String: Any]] ?? []
+            let readings = list.filter { $0["node"] as? String == "meter" && $0["element"] as? Int == 0 }
+            let reading = readings.first { !($0["meter"] as? String ?? "").lowercased().contains("peak") } ?? readings.first
+            return reading?["value"] as? Double
+        }
+        var started = try cycles()
+        for _ in 0..<200 where started == nil && run.isRunning {
+            usleep(50_000)
+            started = try cycles()
+        }
+        try #require(started != nil, "the daemon did not answer: \(run.isRunning ? "" : run.wait(timeout: 5).stderr)")
+        usleep(1_000_000)
+        let before = try #require(try level())
+        _ = server.tool("jack_bufsize", ["512"])
+        #expect(server.tool("jack_bufsize", []).contains("512"), "the server did not take the new size")
+        usleep(1_500_000)
+        let first = try #require(try cycles(), "no answer after the change: \(run.isRunning ? "" : run.wait(timeout: 5).stderr)")
+        usleep(1_000_000)
+        let second = try #require(try cycles())
+        // 48000 / 512 ≈ 94 cycles a second: the device runs at the new size.
+        #expect(second - first > 40, "cycles \(first) → \(second) in a second after the change")
+        let after = try #require(try level())
+        #expect(abs(after - before) < 1.5, "the meter read \(before) dB before the change and \(after) dB after")
+        #expect(run.isRunning)
+    }
+
     @Test("device: jack:… is checked where it stands: bad names and a missing server/client")
     func pipelineCheckNamesTheLine() throws {
         let server = try JACKTestServer()
