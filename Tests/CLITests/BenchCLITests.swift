@@ -19,7 +19,9 @@ func neededLibraries(_ binary: String) throws -> [String] {
 struct BenchCLITests {
     static let benchmarks = ["ring", "graph", "files", "io", "lv2", "voice"]
     /// The anchors' libraries: the benchmarks need them, the appliance must not.
-    static let anchorLibraries = ["libjack", "libspeexdsp", "libkissfft"]
+    /// (libjack is no longer only an anchor: the HAL's `jack:` and `netjack:` drivers link
+    /// libjack and libjacknet, so `sonora` needs it too.)
+    static let anchorLibraries = ["libspeexdsp", "libkissfft"]
 
     func bench(_ arguments: String...) throws -> Outcome {
         try runProcess(try #require(sonoraBenchBinary, "sonora-bench is built beside sonora"), arguments)

@@ -1,5 +1,6 @@
 import Foundation
 import SonoraCore
+import SonoraHAL
 import SonoraTestSupport
 import Synchronization
 import Testing
@@ -469,5 +470,46 @@ struct RenderPlanHandOverTests {
         #expect(shared.failures.load(ordering: .relaxed) == 0)
         #expect(list[0].allSatisfy { $0 == 0.5 } && list[1].allSatisfy { $0 == 0.5 })
         graph.uninitialize()
+    }
+}
+
+/// A live graph's head is the I/O unit, which pulls its input itself (in pull mode): the
+/// plan renders that input as steps and serves the I/O unit's pull from them, so device
+/// graphs (the appliance's) take the plan too.
+@Suite("Render plan with the I/O unit at the head", .serialized)
+struct RenderPlanIOHeadTests {
+    private func ioHeadedRig(ramps: Bool) throws -> Rig {
+        let graph = AudioGraph()
+        let device = try TimerDevice(configuration: AudioDeviceConfiguration(sampleRate: 48000, inputChannels: 0), mode: .offline)
+        let io = IOUnit()
+        try io.setDevice(device)
+        let level = try gain(-6)
+        let source = graph.addNode(try tone(440))
+        let trim = graph.addNode(level)
+        let left = graph.addNode(try gain(-3))
+        let right = graph.addNode(try gain(-9))
+        let mixer = graph.addNode(MultiChannelMixerUnit(inputs: 2))
+        try graph.connect(source, bus: 0, to: trim, input: 0)
+        // Fan-out: the trimmed tone feeds two paths that merge again.
+        try graph.connect(trim, bus: 0, to: left, input: 0)
+        try graph.connect(trim, bus: 0, to: right, input: 0)
+        try graph.connect(left, bus: 0, to: mixer, input: 0)
+        try graph.connect(right, bus: 0, to: mixer, input: 1)
+        try graph.connect(mixer, bus: 0, to: graph.addNode(io), input: 0)
+        let script: (Int) throws -> Void = { cycle in
+            guard ramps else { return }
+            if cycle == 5 { try level.setParameter(GainUnit.Parameter.gain, to: -20, bufferOffset: 37) }
+            if cycle == 9 { try level.rampParameter(GainUnit.Parameter.gain, to: 0, duration: 300, bufferOffset: 11) }
+        }
+        return Rig(graph: graph, script: script)
+    }
+
+    @Test func anIOHeadedGraphIsPlannedAndEqualsThePull() throws {
+        for ramps in [false, true] {
+            let facts = try expectPlanEqualsPull { try ioHeadedRig(ramps: ramps) }
+            #expect(facts.refusal == nil, "\(facts.refusal ?? "")")
+            // tone, trim, two gains, the mixer and the I/O unit: one step each.
+            #expect(facts.steps == 6)
+        }
     }
 }

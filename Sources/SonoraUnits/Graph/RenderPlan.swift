@@ -25,6 +25,8 @@ final class RenderPlan {
         /// Rendered by the unit's own `render` (a unit that pulls its inputs itself, with
         /// the nodes above it): the pull path, unchanged.
         var pullsItself: Bool
+        /// The head that pulls its inputs itself but takes them from the plan (the I/O unit).
+        var servesPulls: Bool
         /// The first step of its unit in a cycle takes the inputs (and runs their crossfades);
         /// a later element of the same unit reuses them, as the pull does.
         var bindsInputs: Bool
@@ -101,7 +103,7 @@ final class RenderPlan {
         head: Int, units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>
     ) -> (plan: RenderPlan?, refusal: String?) {
         guard let headUnit = units[head], let headCore = headUnit.core else { return (nil, "the head is not initialized") }
-        if headUnit.pullsInputsItself {
+        if headUnit.pullsInputsItself && !headUnit.takesPlannedInputs {
             return (nil, "the head (\(headUnit.name)) pulls its input itself, in slices of its own choosing")
         }
         var feeding: [AudioGraph.InputKey: AudioGraph.Connection] = [:]
@@ -264,7 +266,8 @@ final class RenderPlan {
                 Step(
                     unit: Unmanaged.passUnretained(draft.unit), core: draft.core, bus: draft.bus,
                     output: index == root ? placeholder.list : buffers[bufferOf[index]].list,
-                    isHead: index == root, pullsItself: draft.pullsItself, bindsInputs: draft.bindsInputs,
+                    isHead: index == root, pullsItself: draft.pullsItself,
+                    servesPulls: index == root && draft.unit.pullsInputsItself, bindsInputs: draft.bindsInputs,
                     firstInput: 0, parent: draft.parent))
         }
         for index in steps.indices { steps[index].firstInput = firstInput[drafts[index].node] ?? 0 }
@@ -316,7 +319,8 @@ final class RenderPlan {
                 status = step.pointee.unit._withUnsafeGuaranteedRef {
                     $0.renderPlanned(
                         core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
-                        inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
+                        inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs,
+                        servesPulls: step.pointee.servesPulls)
                 }
             }
             if status != .noError { return fail(status, from: index) }

@@ -9,7 +9,8 @@ extension AudioUnit {
     /// renders with the same kernel as the pull. Realtime-safe.
     func renderPlanned(
         _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
-        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool,
+        servesPulls: Bool = false
     ) -> AudioError.Code {
         let inputCount = core.pointee.inputCount
         if bindsInputs {
@@ -44,7 +45,9 @@ extension AudioUnit {
                 core.pointee.inputLists[element] = inputs[element].list
             }
         }
+        core.pointee.pullsServedFromInputs = servesPulls
         let status = processSlices(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
+        core.pointee.pullsServedFromInputs = false
         for element in 0..<inputCount where inputs[element].direct {
             core.pointee.inputLists[element] = core.pointee.ownedInputLists[element]
         }

@@ -258,6 +258,10 @@ open class AudioUnit: @unchecked Sendable {
     /// True for units that pull their inputs from `process` themselves, in amounts
     /// of their own choosing (a sample-rate converter); the base then does not pull.
     open var pullsInputsItself: Bool { false }
+    /// A unit that pulls its inputs itself, but each once per render and only the frames of
+    /// the render it is in (the I/O unit): as a render plan's head its inputs are rendered
+    /// as steps of the plan and its pulls are served from them.
+    open var takesPlannedInputs: Bool { false }
 
     /// Unit-specific state beyond parameters, saved in ClassInfo.
     open var extraState: [String: String] { [:] }

@@ -92,6 +92,11 @@ struct RealtimeCore {
     var outputCaches: UnsafeMutablePointer<AudioBufferList>
     var cachedSampleTimes: UnsafeMutablePointer<Double>
     var cachedFrames: UnsafeMutablePointer<Int>
+
+    /// Set while a render plan runs the head that pulls its inputs itself (the I/O unit):
+    /// its inputs are already rendered by the plan's steps, so `RenderContext.pullInput`
+    /// hands out the bound input instead of pulling again.
+    var pullsServedFromInputs = false
 }
 
 /// Owns the memory `RealtimeCore` points into (on the control side).

@@ -35,6 +35,11 @@ public struct RenderContext {
     /// passes its slice's time on (the I/O unit) keeps the host time and rate scalar, which
     /// a render callback needs to schedule against the host clock.
     public func pullInput(_ element: Int, frameCount: Int, timeStamp: AudioTimeStamp) -> (AudioBufferList, AudioError.Code) {
+        if core.pointee.pullsServedFromInputs {
+            // A plan's head: the whole render's input is bound already; this slice is part of it.
+            let count = max(0, min(frameCount, core.pointee.maximumFrames - frameOffset))
+            return (core.pointee.inputLists[element].frames(from: frameOffset, count: count), .noError)
+        }
         let list = core.pointee.inputLists[element].frames(from: 0, count: min(frameCount, core.pointee.maximumFrames))
         let status = unit._withUnsafeGuaranteedRef {
             $0.pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)

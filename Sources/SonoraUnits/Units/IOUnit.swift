@@ -86,6 +86,9 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     deinit { stop() }
 
     public override var pullsInputsItself: Bool { true }
+    /// Element 0 is pulled once per render, for that render's frames (the device's slices
+    /// are cut outside, in `renderOutput`): a plan can render it as steps.
+    public override var takesPlannedInputs: Bool { true }
     public override var requiresConnectedInputs: Bool { false }
     public override var supportsBypass: Bool { false }
 
