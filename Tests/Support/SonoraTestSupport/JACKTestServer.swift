@@ -64,7 +64,26 @@ public final class JACKTestServer: @unchecked Sendable {
         }
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         stop(signal: SIGKILL)
+        // JACK's server registry (/dev/shm/jack-shm-registry, 8 slots) keeps a killed server's
+        // entry until a server of the same name starts again: killed test servers (a crash
+        // test, an interrupted run) fill it. With no jackd alive nothing uses it: start afresh.
+        if text.contains("Too many servers already active") && !reclaimedRegistry && !Self.anyJackdAlive() {
+            reclaimedRegistry = true
+            unlink("/dev/shm/jack-shm-registry")
+            return try start()
+        }
         throw TestServerError("jackd -n \(name) did not start: \(text.suffix(400))")
+    }
+
+    private var reclaimedRegistry = false
+
+    /// Whether any jackd process runs on this machine (its /proc/PID/comm).
+    private static func anyJackdAlive() -> Bool {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.contains { entry in
+            guard Int(entry) != nil, let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8) else { return false }
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == "jackd"
+        }
     }
 
     /// Kills the server with SIGKILL (as a crash would) and clears what it left behind.
