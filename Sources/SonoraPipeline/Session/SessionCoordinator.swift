@@ -8,13 +8,15 @@ import Synchronization
 /// clients' requests never interleave their effects. No sockets: the appliance adapts it to
 /// its server.
 public final class SessionCoordinator: Sendable {
-    private let state: Mutex<SessionPolicy>
+    // A pthread lock, not Swift's Mutex: ThreadSanitizer cannot see the futex, and reported
+    // the policy shared by concurrent requests as raced (27 reports in one run).
+    private let state: ControlLock<SessionPolicy>
     private let target: SessionEffectTarget
 
     public init(policy: SessionPolicy, sampleRate: Int, target: SessionEffectTarget) {
         var policy = policy
         policy.sampleRate = sampleRate
-        state = Mutex(policy)
+        state = ControlLock(policy)
         self.target = target
     }
 
