@@ -40,6 +40,9 @@ struct ScaleBenchCommand: ParsableCommand {
     @Option(help: "Write the plot as SVG to this file.")
     var svg: String?
 
+    @Flag(help: "Replace --series or --svg files that exist (never anything but a regular file).")
+    var overwrite = false
+
     func validate() throws {
         guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
         for path in [series, svg].compactMap({ $0 }) {
@@ -48,7 +51,13 @@ struct ScaleBenchCommand: ParsableCommand {
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
                 throw ValidationError("\(path): the folder \(folder) does not exist")
             }
+            var info = stat()
+            if lstat(path, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFREG else { throw ValidationError("\(path) exists and is not a regular file; it is never replaced") }
+                guard overwrite else { throw ValidationError("\(path) exists; give --overwrite to replace it") }
+            }
         }
+        if let series, let svg, series == svg { throw ValidationError("--series and --svg name the same file, \(svg)") }
     }
 
     func run() throws {
@@ -69,11 +78,20 @@ struct ScaleBenchCommand: ParsableCommand {
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 
+    /// Whole or not at all: a temporary beside the file, renamed over it.
     func write(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
         do {
-            try data.write(to: URL(fileURLWithPath: path))
+            try data.write(to: temporary)
         } catch {
+            unlink(temporary.path)
             throw ValidationError("\(path): cannot write (\(error.localizedDescription))")
+        }
+        guard rename(temporary.path, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            throw ValidationError("\(path): cannot write (\(reason))")
         }
     }
 }

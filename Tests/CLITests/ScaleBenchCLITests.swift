@@ -68,5 +68,16 @@ struct ScaleBenchCLITests {
         #expect(trials.status != 0 && trials.stderr.contains("--trials must be in 1…50"))
         let folder = try bench("scale", "--svg", "/nonexistent-folder/plot.svg")
         #expect(folder.status != 0 && folder.stderr.contains("/nonexistent-folder"))
+        // A file that exists is never replaced unless asked; anything but a regular file never.
+        let scratch = try TemporaryFolder(prefix: "sonora-scale-bad")
+        let kept = scratch.path + "/kept.svg"
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: kept))
+        let existing = try bench("scale", "--quick", "--svg", kept)
+        #expect(existing.status != 0 && existing.stderr.contains("exists; give --overwrite"), "\(existing.stderr)")
+        #expect(try String(contentsOfFile: kept, encoding: .utf8) == "mine\n")
+        let folderPath = try bench("scale", "--quick", "--svg", scratch.path, "--overwrite")
+        #expect(folderPath.status != 0 && folderPath.stderr.contains("not a regular file"), "\(folderPath.stderr)")
+        let same = try bench("scale", "--quick", "--svg", scratch.path + "/a", "--series", scratch.path + "/a")
+        #expect(same.status != 0 && same.stderr.contains("the same file"), "\(same.stderr)")
     }
 }
