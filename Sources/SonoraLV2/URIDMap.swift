@@ -1,5 +1,6 @@
 import CLilv
 import Glibc
+import SonoraCore
 import Synchronization
 
 /// urid:map and urid:unmap for every plugin of a host.
@@ -18,7 +19,7 @@ public final class URIDMap: @unchecked Sendable {
     private let strings: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
     private let hashes: UnsafeMutablePointer<UInt64>
     private let count = Atomic<Int>(0)
-    private let insertLock = Mutex(())
+    private let insertLock = ControlLock(())
 
     /// The C structs handed to plugins; they point back at this object (unretained: the host outlives its plugins).
     let mapFeature: UnsafeMutablePointer<LV2_URID_Map>

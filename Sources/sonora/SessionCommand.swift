@@ -4,7 +4,6 @@ import Foundation
 import SonoraCore
 import SonoraHAL
 import SonoraPipeline
-import Synchronization
 
 /// `sonora session`: the appliance's audio sessions from a shell.
 struct SessionCommand: ParsableCommand {
@@ -148,7 +147,7 @@ struct SessionActivateCommand: ParsableCommand {
         let connection = try socket.connect(name: name)
         defer { connection.close() }
         let json = json
-        let closing = Mutex(false)
+        let closing = ControlLock(false)
         // Whatever ends the command (a refusal too), the close that follows is no news.
         defer { closing.withLock { $0 = true } }
         connection.onEvent { event in

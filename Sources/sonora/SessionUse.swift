@@ -2,7 +2,6 @@ import Foundation
 import SonoraCore
 import SonoraHAL
 import SonoraToolbox
-import Synchronization
 
 /// How `sonora play` and `sonora record` take part in the appliance's sessions: through the
 /// appliance when one runs (unless --direct), with their session active for the command's
@@ -10,7 +9,7 @@ import Synchronization
 struct SessionUse {
     /// What happened to the session while the command ran (printed with --json).
     final class Log: @unchecked Sendable {
-        private let counts = Mutex((interruptions: 0, ducks: 0))
+        private let counts = ControlLock((interruptions: 0, ducks: 0))
         var interruptions: Int { counts.withLock { $0.interruptions } }
         var ducks: Int { counts.withLock { $0.ducks } }
         func interrupted() { counts.withLock { $0.interruptions += 1 } }

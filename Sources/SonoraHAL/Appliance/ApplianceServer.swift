@@ -34,8 +34,8 @@ public final class ApplianceServer: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private var thread: RealtimeThread?
-    private let pendingEvents = Mutex<[(pid: Int32, event: ApplianceEvent)]>([])
-    private let published = Mutex<[ApplianceClientInfo]>([])
+    private let pendingEvents = ControlLock<[(pid: Int32, event: ApplianceEvent)]>([])
+    private let published = ControlLock<[ApplianceClientInfo]>([])
 
     // Loop-thread state.
     private var connections: [ApplianceServerConnection] = []

@@ -27,7 +27,7 @@ public final class ApplianceStreamTable: @unchecked Sendable {
         /// The routing group of each program's session, for its streams opened later.
         var groupOfPid: [Int32: Int] = [:]
     }
-    private let control = Mutex(ControlState())
+    private let control = ControlLock(ControlState())
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)

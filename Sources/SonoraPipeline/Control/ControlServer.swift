@@ -54,11 +54,11 @@ public final class ControlServer: @unchecked Sendable {
     private let logger: Logger
     /// Runs requests off the loop: a job is a request's serial (8 bytes) and its line.
     private var worker: Worker!
-    private let finished = Mutex<[(serial: Int, answer: [UInt8])]>([])
+    private let finished = ControlLock<[(serial: Int, answer: [UInt8])]>([])
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let loopEnded = DispatchSemaphore(value: 0)
-    private let published = Mutex(Statistics())
+    private let published = ControlLock(Statistics())
 
     // Loop-thread state.
     private var connections: [ControlConnection] = []

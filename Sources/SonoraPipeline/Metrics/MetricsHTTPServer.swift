@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import SonoraCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -65,7 +66,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let loopEnded = DispatchSemaphore(value: 0)
-    private let published = Mutex(Statistics())
+    private let published = ControlLock(Statistics())
 
     // Loop-thread state.
     private var connections: [Connection] = []

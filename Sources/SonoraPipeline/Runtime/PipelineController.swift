@@ -3,7 +3,6 @@ import Logging
 import SonoraCore
 import SonoraHAL
 import SonoraUnits
-import Synchronization
 
 /// The control side of a running pipeline: parameters, properties, meters, status,
 /// reload and save — for the control socket, signals and the status line. One operation
@@ -14,7 +13,7 @@ public final class PipelineController: @unchecked Sendable {
     public var device: any AudioDevice { deviceState.withLock { $0 } }
     private let deviceState: ControlLock<any AudioDevice>
     public let configPath: String
-    private let lock = Mutex<Void>(())
+    private let lock = ControlLock<Void>(())
     let logger: Logger
     /// The session server when the config has a `session` section (its streams are the
     /// `clients` node's).

@@ -2,7 +2,6 @@ import Dispatch
 import Logging
 import SonoraCore
 import SonoraHAL
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -80,10 +79,10 @@ public final class ApplianceSessionServer: @unchecked Sendable {
         weak var server: ApplianceServer?
         weak var coordinator: SessionCoordinator?
         /// Programs seen, so a session op from a program attaches it first.
-        private let known = Mutex<Set<Int32>>([])
+        private let known = ControlLock<Set<Int32>>([])
         /// Programs whose session the appliance activated for them (they opened a stream
         /// without activating it), so a second direction can widen the category.
-        private let implicitlyActive = Mutex<Set<Int32>>([])
+        private let implicitlyActive = ControlLock<Set<Int32>>([])
         /// Notices go out in order from here. An interruption's is sent once its fade-out
         /// is over: told at once, the program would pause its audio (silence at once, a
         /// click) before the appliance had faded it.

@@ -1,7 +1,6 @@
 import SonoraCore
 import SonoraHAL
 import SonoraUnits
-import Synchronization
 
 /// The programs attached to the appliance, as one node of its graph ('aumx'/'clnt',
 /// Sonora's): its output is the sum of every client's playback stream — each at the gain
@@ -44,7 +43,7 @@ public final class ClientStreamsUnit: AudioUnit, @unchecked Sendable {
 /// The running appliance's stream table, for the `clients` node kind to find (the kind is
 /// built by the same code for `sonora check`, `render` and a reload, which have none).
 public enum ServedClientStreams {
-    private static let current = Mutex<ApplianceStreamTable?>(nil)
+    private static let current = ControlLock<ApplianceStreamTable?>(nil)
 
     public static var table: ApplianceStreamTable? {
         get { current.withLock { $0 } }

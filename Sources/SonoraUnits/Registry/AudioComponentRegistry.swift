@@ -1,5 +1,4 @@
 import SonoraCore
-import Synchronization
 
 /// The audio units Sonora can create, found by component description or name
 /// (`AudioComponentFindNext` + `AudioComponentInstanceNew`).
@@ -20,7 +19,7 @@ public final class AudioComponentRegistry: @unchecked Sendable {
 
     public static let shared = AudioComponentRegistry()
 
-    private let registered = Mutex<[Component]>([])
+    private let registered = ControlLock<[Component]>([])
 
     /// Every registered component, in registration order.
     public var components: [Component] { registered.withLock { $0 } }
