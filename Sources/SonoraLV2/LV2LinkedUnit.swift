@@ -8,9 +8,11 @@ import SonoraUnits
 /// One control surface for all of them: a parameter set (or ramped) here is set on every
 /// instance at the same frame; reads — values, meters (control outputs), latency — come from
 /// the first; a factory preset and ClassInfo state (the plugin's own state included) are
-/// applied to every instance. Plugins with one main audio input and one main audio output
-/// bus of equal width only (no sidechain buses).
-public final class LV2LinkedUnit: AudioUnit, @unchecked Sendable {
+/// applied to every instance. MIDI, patch messages (patch:Set, patch:Get) and the graph's
+/// transport (time:Position) reach every instance at the same frame; patch values and atom
+/// outputs are read from the first. Plugins with one main audio input and one main audio
+/// output bus of equal width only (no sidechain buses).
+public final class LV2LinkedUnit: AudioUnit, LV2PatchSurface, @unchecked Sendable {
     /// The linked instances, in channel order.
     public let instances: [LV2Unit]
     /// Channels each instance takes (the plugin's main bus width).
@@ -116,6 +118,34 @@ public final class LV2LinkedUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    // MARK: Atom traffic on every instance
+
+    public var world: LV2World { instances[0].world }
+    public var plugin: LV2PluginDescription { instances[0].plugin }
+    public var patchValues: [String: LV2PatchValue] { instances[0].patchValues }
+
+    /// patch:Set on every instance (alike, so the first's check stands for all).
+    public func setPatchParameter(_ uri: String, to value: LV2PatchValue) throws(AudioError) {
+        for instance in instances { try instance.setPatchParameter(uri, to: value) }
+    }
+
+    /// patch:Get to the first instance only: the instances are alike, and it answers for all.
+    public func requestPatchValues() throws(AudioError) {
+        try instances[0].requestPatchValues()
+    }
+
+    /// The first instance's atom outputs; the others' are read and dropped so their rings never fill.
+    @discardableResult
+    public func drainAtomOutputs() -> [LV2Unit.AtomEvent] {
+        for instance in instances.dropFirst() { instance.drainAtomOutputs() }
+        return instances[0].drainAtomOutputs()
+    }
+
+    /// The message to every instance, at the same frame (a dual-mono synth voice plays on both).
+    public func sendMIDI(_ bytes: [UInt8], at frameOffset: Int = 0) throws(AudioError) {
+        for instance in instances { try instance.sendMIDI(bytes, at: frameOffset) }
+    }
+
     /// Messages any instance logged since the last call. Not for the realtime thread.
     @discardableResult
     public func drainLog() -> [LV2Log.Message] { instances.flatMap { $0.drainLog() } }
@@ -152,11 +182,14 @@ public final class LV2LinkedUnit: AudioUnit, @unchecked Sendable {
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let input = context.input(0)
         let width = channelsPerInstance
+        // The instances are not nodes of the graph: its transport reaches them through this one.
+        let transport = hostCallbacks
         for index in 0..<instanceCount {
             feeds[index] = input.channels(from: index * width, count: width)
             var flags = RenderActionFlags()
             let status = handles[index]._withUnsafeGuaranteedRef {
-                $0.render(
+                $0.hostCallbacks = transport
+                return $0.render(
                     flags: &flags, timeStamp: context.timeStamp, bus: 0, frameCount: context.frameCount,
                     into: context.output.channels(from: index * width, count: width))
             }

@@ -10,7 +10,7 @@ import SonoraUnits
 extension PipelineController {
     func performPatch(_ request: PatchRequest) throws -> ControlResponse {
         let node = try node(request.node)
-        guard let unit = node.unit as? LV2Unit else {
+        guard let unit = node.unit as? any LV2PatchSurface else {
             throw ControlFailure(.unknownProperty, field: "node", "\(node.id) is a \(node.kind) node; patch properties are LV2 plugins'")
         }
         let parameters = unit.plugin.patchParameters
@@ -40,7 +40,7 @@ extension PipelineController {
 
     /// Asks the plugin for its values (patch:Get) and reads its atom outputs until `done` or
     /// 250 ms have passed (at once when the graph is not rendering).
-    private func refreshPatchValues(_ unit: LV2Unit, until done: ([String: LV2PatchValue]) -> Bool) {
+    private func refreshPatchValues(_ unit: any LV2PatchSurface, until done: ([String: LV2PatchValue]) -> Bool) {
         try? unit.requestPatchValues()
         for _ in 0..<(pipeline.graph.isRunning ? 250 : 1) {
             unit.drainAtomOutputs()
@@ -49,7 +49,7 @@ extension PipelineController {
         }
     }
 
-    static func patchParameter(_ property: PatchRequest.Property, of unit: LV2Unit, node: String) throws -> LV2PatchParameter {
+    static func patchParameter(_ property: PatchRequest.Property, of unit: any LV2PatchSurface, node: String) throws -> LV2PatchParameter {
         let parameters = unit.plugin.patchParameters
         switch property {
         case .urid(let urid):
@@ -117,7 +117,7 @@ extension PipelineController {
         }
     }
 
-    static func reading(_ parameter: LV2PatchParameter, of unit: LV2Unit) -> ControlResponse.PatchProperty {
+    static func reading(_ parameter: LV2PatchParameter, of unit: any LV2PatchSurface) -> ControlResponse.PatchProperty {
         let value: ControlResponse.PatchValue? =
             switch unit.patchValues[parameter.uri] {
             case .int(let v): .number(Double(v))
