@@ -99,6 +99,12 @@ struct IOBenchCommand: ParsableCommand {
                 m.latenessP999 / 1000, m.latenessMax / 1000, m.loadMean * 100, m.loadMax * 100,
                 m.timerFallbacks > 0 ? ", \(m.timerFallbacks) cycles fell back to poll" : ""))
         }
+        for period in Set(measurements.map(\.period)).sorted() {
+            guard let m = measurements.first(where: { $0.period == period }), let p50 = m.jackLatenessP50, let p99 = m.jackLatenessP99 else { continue }
+            allNotes.append(String(
+                format: "period %d, JACK2 client (process callback): lateness p50 %.0f µs p99 %.0f µs max %.0f µs", period, p50 / 1000, p99 / 1000,
+                (m.jackLatenessMax ?? 0) / 1000))
+        }
         BenchmarkReport.print(rows, json: json, notes: allNotes)
     }
 }

@@ -43,6 +43,12 @@ typedef struct {
 /// `jackd_pid` ≤ 0: jackd's CPU is not measured. Returns 0, or -1 with `result->error` set.
 int sonora_jack_anchor_run(int clients, double seconds, pid_t jackd_pid, sonora_jack_anchor_result *result);
 
+/// `sonora-bench io`'s lateness anchor: one client on the running server records the
+/// CLOCK_MONOTONIC time (ns) of each process callback into `times` for `seconds`. `count`:
+/// the wake-ups recorded (at most `capacity`); `xruns`: JACK's xrun callbacks meanwhile.
+/// Returns 0, or -1 with `error` set.
+int sonora_jack_wake_times_run(double seconds, uint64_t *times, long capacity, long *count, int *xruns, char *error, size_t error_size);
+
 /// CPU time of process `pid` (its CPU-time clock), seconds; -1 if it cannot be read.
 double sonora_process_cpu_seconds(pid_t pid);
 
