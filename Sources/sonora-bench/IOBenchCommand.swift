@@ -98,6 +98,8 @@ struct IOBenchCommand: ParsableCommand {
                 m.period, m.mode.label, m.cycles, m.xruns, m.jackXruns.map { "\($0)" } ?? "n/a", m.latenessP50 / 1000, m.latenessP99 / 1000,
                 m.latenessP999 / 1000, m.latenessMax / 1000, m.loadMean * 100, m.loadMax * 100,
                 m.timerFallbacks > 0 ? ", \(m.timerFallbacks) cycles fell back to poll" : ""))
+            allNotes.append("period \(m.period), \(m.mode.label): worst wake-up per slice at cycle " + m.worstWakeUps.map {
+                "\($0.cycle) of \($0.of) (\(Int($0.microseconds)) µs)" }.joined(separator: ", "))
         }
         for period in Set(measurements.map(\.period)).sorted() {
             guard let m = measurements.first(where: { $0.period == period }), let p50 = m.jackLatenessP50, let p99 = m.jackLatenessP99 else { continue }

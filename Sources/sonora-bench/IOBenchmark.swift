@@ -53,6 +53,9 @@ struct IOBenchmark {
         var jackLatenessMax: Double?
         var cycles = 0
         var timerFallbacks = 0
+        /// Where in its slice each slice's worst wake-up fell (cycle index, of the slice's cycles): a
+        /// start-up transient shows as index 0–10, a stall anywhere.
+        var worstWakeUps: [(cycle: Int, of: Int, microseconds: Double)] = []
     }
 
     func run(progress: (String) -> Void) throws -> ([BenchmarkRow], [String], [Measurement]) {
@@ -79,6 +82,9 @@ struct IOBenchmark {
                     totals[index].xruns += part.xruns
                     totals[index].cycles += part.cycles
                     totals[index].timerFallbacks += part.timerFallbacks
+                    if let worst = late.indices.max(by: { late[$0] < late[$1] }) {
+                        totals[index].worstWakeUps.append((worst, late.count, late[worst] / 1000))
+                    }
                     totals[index].loadMax = max(totals[index].loadMax, part.loadMax)
                     loadSums[index] += part.loadMean
                     lateness[index] += late
