@@ -230,6 +230,7 @@ let package = Package(
             name: "SonoraPipelineTests",
             dependencies: [
                 "SonoraPipeline", "SonoraLV2", "SonoraToolbox", "SonoraUnits", "SonoraFile", "SonoraHAL", "SonoraCore", "SonoraTestSupport",
+                "SonoraHALTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
