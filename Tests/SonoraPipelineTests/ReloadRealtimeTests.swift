@@ -72,6 +72,5 @@ struct ReloadRealtimeTests {
         #expect(afterRamps == 0, "\(afterRamps) heap calls in the cycles after gain-changing reloads")
         #expect(device.allocations - afterRamps == 0, "\(device.allocations - afterRamps) heap calls in the cycles after rewiring reloads")
         #expect(device.statistics.xruns == 0)
-
     }
 }
