@@ -6,6 +6,9 @@
 #   scripts/netjack-netns.sh down PREFIX               # removes them (and whatever runs in them)
 #   scripts/netjack-netns.sh master PREFIX RATE PERIOD # in PREFIX-m: jackd (dummy) + netmanager; loops every slave's
 #                                                      # returned channels straight back to it; runs until killed
+#   scripts/netjack-netns.sh master PREFIX RATE PERIOD cross
+#                                                      # the same, but the first two slaves (by name) are crossed
+#                                                      # instead: what one returns goes to the other
 #   scripts/netjack-netns.sh link PREFIX I up|down     # slave I's link
 # Exits 77 (skip) when namespaces cannot be made (not root, no `ip`, no veth/bridge).
 set -u
@@ -49,7 +52,7 @@ link)
     ip -n "$prefix-s$3" link set eth0 "$4"
     ;;
 master)
-    rate=$3; period=$4
+    rate=$3; period=$4; route=${5:-loop}
     command -v jackd >/dev/null 2>&1 || { echo "jackd not installed (Debian: jackd2)" >&2; exit 77; }
     exec ip netns exec "$prefix-m" unshare --mount --propagation private sh -c '
         mount -t tmpfs tmpfs /dev/shm || { echo "cannot mount a private /dev/shm" >&2; exit 77; }
@@ -66,14 +69,28 @@ master)
         done
         jack_load netmanager >/dev/null || { echo "jack_load netmanager failed" >&2; exit 77; }
         echo ready
-        # Loop each slave back: what it returns (SLAVE:from_slave_N) goes back to it (SLAVE:to_slave_N).
+        # Loop each slave back: what it returns (SLAVE:from_slave_N) goes back to it (SLAVE:to_slave_N);
+        # or (cross) the first two slaves into each other: A:from_slave_N -> B:to_slave_N and back.
         while kill -0 $jack 2>/dev/null; do
-            for port in $(jack_lsp 2>/dev/null | grep ":from_slave_"); do
-                jack_connect "$port" "$(echo "$port" | sed "s/:from_slave_/:to_slave_/")" 2>/dev/null && echo "looped $port"
-            done
+            if [ "$3" = cross ]; then
+                pair=$(jack_lsp 2>/dev/null | grep ":from_slave_" | cut -d: -f1 | sort -u | head -n 2)
+                if [ "$(echo "$pair" | wc -w)" = 2 ]; then
+                    a=$(echo "$pair" | head -n 1); b=$(echo "$pair" | tail -n 1)
+                    for port in $(jack_lsp 2>/dev/null | grep "^$a:from_slave_"); do
+                        jack_connect "$port" "$b:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
+                    done
+                    for port in $(jack_lsp 2>/dev/null | grep "^$b:from_slave_"); do
+                        jack_connect "$port" "$a:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
+                    done
+                fi
+            else
+                for port in $(jack_lsp 2>/dev/null | grep ":from_slave_"); do
+                    jack_connect "$port" "$(echo "$port" | sed "s/:from_slave_/:to_slave_/")" 2>/dev/null && echo "looped $port"
+                done
+            fi
             sleep 0.1
         done
-    ' sh "$rate" "$period"
+    ' sh "$rate" "$period" "$route"
     ;;
 *)
     echo "usage: $0 up|down|master|link PREFIX …" >&2; exit 2

@@ -55,11 +55,12 @@ final class NetJackRig: @unchecked Sendable {
     var masterAddress: String { "10.77.\(subnet).1" }
 
     /// Starts jackd (dummy backend) and its netmanager in the master namespace; it loops
-    /// every slave's returned channels back to it.
-    func startJackMaster(rate: Int, period: Int) throws {
+    /// every slave's returned channels back to it, or (`crossed`) routes the first two
+    /// slaves' returned channels into each other.
+    func startJackMaster(rate: Int, period: Int, crossed: Bool = false) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PackageRoot.path("scripts/netjack-netns.sh"))
-        process.arguments = ["master", prefix, String(rate), String(period)]
+        process.arguments = ["master", prefix, String(rate), String(period)] + (crossed ? ["cross"] : [])
         process.standardOutput = masterLog.handle
         process.standardError = masterLog.handle
         try process.run()
@@ -72,6 +73,11 @@ final class NetJackRig: @unchecked Sendable {
     /// Waits until the master looped `ports` of a slave's channels back.
     func waitForLoops(_ ports: Int, seconds: Double = 15) -> Bool {
         waitFor(seconds: seconds) { self.masterLog.text.components(separatedBy: "looped ").count - 1 >= ports }
+    }
+
+    /// Waits until the master crossed `ports` channels between two slaves (both directions).
+    func waitForCrossings(_ ports: Int, seconds: Double = 15) -> Bool {
+        waitFor(seconds: seconds) { self.masterLog.text.components(separatedBy: "crossed ").count - 1 >= ports }
     }
 
     func setLink(slave: Int, up: Bool) {

@@ -22,8 +22,20 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// Every wake-up's lateness since the device was made, as a histogram (empty for
     /// devices that do not measure it).
     var wakeUpLateness: LatenessDistribution { get }
+    /// Who follows a change of the device's format while it runs (JACK's buffer size or
+    /// rate; a server back at another rate), or nil. The handler runs on the device's own
+    /// control thread while the device calls no cycle, with the new `format`; the device
+    /// resumes calling the procedure, at the new format, when it returns — so the owner
+    /// re-initializes what depends on the rate or period (a graph) there, off the realtime
+    /// thread. A `.formatChanged` event is posted as well. Devices whose format cannot
+    /// change while they run ignore it (the default).
+    func setFormatChangeHandler(_ handler: DeviceFormatChangeHandler?)
 }
+
+/// Called by a device whose format changed under it (see `AudioDevice.setFormatChangeHandler`).
+public typealias DeviceFormatChangeHandler = @Sendable (DeviceFormat) -> Void
 
 extension AudioDevice {
     public var wakeUpLateness: LatenessDistribution { LatenessDistribution() }
+    public func setFormatChangeHandler(_ handler: DeviceFormatChangeHandler?) {}
 }

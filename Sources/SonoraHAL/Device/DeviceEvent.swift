@@ -21,6 +21,11 @@ public enum DeviceEvent: BitwiseCopyable, Hashable, Sendable {
     case interruptionEnded(attempts: Int32)
     /// The render procedure returned a non-zero status; the period was silenced.
     case renderError(status: Int32, sampleTime: Double)
+    /// The device's rate or period changed while it ran (a JACK server's new buffer size or
+    /// rate, or a server back at another rate): `format` says the new one. The owner's
+    /// format-change handler (`AudioDevice.setFormatChangeHandler`) ran before the first
+    /// cycle at it. Not an interruption: no time is lost beyond the change itself.
+    case formatChanged(sampleRate: Int, periodFrames: Int)
 }
 
 extension DeviceEvent: CustomStringConvertible {
@@ -32,6 +37,7 @@ extension DeviceEvent: CustomStringConvertible {
         case .interruptionBegan(let stream, let code): "\(stream) device failed (\(String(cString: strerror(code)))); re-opening with back-off"
         case .interruptionEnded(let attempts): "device back after \(attempts) attempt\(attempts == 1 ? "" : "s")"
         case .renderError(let status, let time): "render error \(status) at sample \(Int(time)); period silenced"
+        case .formatChanged(let rate, let frames): "format changed: \(rate) Hz, \(frames) frames per period"
         }
     }
 }

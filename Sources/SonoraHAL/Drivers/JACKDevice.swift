@@ -15,8 +15,8 @@ import Glibc
 ///
 /// JACK's other callbacks only raise flags; a normal-priority control thread of the
 /// device acts on them: a new buffer size or rate re-makes the engine (client
-/// deactivated, interruption and recovery events posted so the owner re-reads `format`),
-/// and a server that goes away (`jack_on_info_shutdown`) is an interruption — the client
+/// deactivated, the owner's format-change handler run and `.formatChanged` posted, then
+/// activated again), and a server that goes away (`jack_on_info_shutdown`) is an interruption — the client
 /// is closed and re-opened with back-off (50 ms doubling to 2 s) until a server is back.
 /// Xruns JACK reports are counted as playback xruns, as ALSA's underruns are.
 public final class JACKDevice: AudioDevice, @unchecked Sendable {
@@ -36,6 +36,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     private var procedure: IOProcedure?
     private var isActive = false
     private let latencyRanges = Mutex<(capture: ClosedRange<Int>, playback: ClosedRange<Int>)>((0...0, 0...0))
+    private let formatFollower = Mutex<DeviceFormatChangeHandler?>(nil)
     private static let logger = Logger(label: "sonora.jack")
 
     /// Opens a client on the server `name` names and registers its ports; connects and
@@ -68,6 +69,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public func takeEvents() -> [DeviceEvent] { monitor.takeEvents() }
     public func resetLoad() { monitor.resetLoad() }
     public var wakeUpLateness: LatenessDistribution { monitor.lateness.distribution() }
+    public func setFormatChangeHandler(_ handler: DeviceFormatChangeHandler?) { formatFollower.withLock { $0 = handler } }
 
     /// The latency JACK reports for Sonora's ports (frames), read back after the server's
     /// latency pass: capture — from the sources to Sonora's inputs; playback — from
@@ -247,11 +249,15 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if let client { jack_client_close(client) }
         client = nil
         isActive = false
+        let before = format
         _ = runner.retryWithBackOff { attempts in
             do {
                 try reopen()
                 // Posted before activation: the event queue has one producer at a time.
                 monitor.post(.interruptionEnded(attempts: attempts))
+                // A server back at another rate or period is a format change to the owner.
+                let now = format
+                if now.sampleRate != before.sampleRate || now.periodFrames != before.periodFrames { announce(now) }
                 try activate()
                 return true
             } catch {
@@ -264,26 +270,34 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     }
 
     /// The server announced another period or rate: deactivate, re-make the engine at
-    /// the new format, activate again. Reported as an interruption and its end so the
-    /// owner re-reads `format`.
+    /// the new format, let the owner follow it (its handler, while no cycle runs), activate
+    /// again.
     private func followFormatChange() {
         guard let client else { return }
         jack_deactivate(client)
         isActive = false
-        monitor.add(monitor.interruptions)
-        monitor.post(.interruptionBegan(.playback, errno: EAGAIN))
         let rate = Int(jack_get_sample_rate(client))
         let frames = Int(jack_get_buffer_size(client))
         let inputs = (0..<processor.inputCount).map { processor.inputs[$0] }
         let outputs = (0..<processor.outputCount).map { processor.outputs[$0] }
         do {
             processor = try JACKProcessor(periodFrames: frames, sampleRate: rate, inputs: inputs, outputs: outputs, monitor: monitor, procedure: procedure)
-            monitor.post(.interruptionEnded(attempts: 1))
+            let made = Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames)
+            granted.withLock { $0 = made }
+            announce(made)
             try activate()
             Self.logger.debug("JACK changed the format: \(rate) Hz, \(frames) frames")
         } catch {
             Self.logger.error("\(error.message)")
         }
+    }
+
+    /// Posts `.formatChanged` and runs the owner's handler; only while the client is not
+    /// active (the event queue's other producer, the process callback, is not running).
+    private func announce(_ format: DeviceFormat) {
+        monitor.post(.formatChanged(sampleRate: format.sampleRate, periodFrames: format.periodFrames))
+        let handler = formatFollower.withLock { $0 }
+        handler?(format)
     }
 
     /// Routes libjack's own messages ("jack server is not running …") where alsa-lib's

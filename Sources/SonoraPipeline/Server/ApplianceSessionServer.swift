@@ -47,7 +47,7 @@ public final class ApplianceSessionServer: @unchecked Sendable {
             outputs = []
         case .interruptionEnded: reason = "newDeviceAvailable"
         case .resumed: reason = "wakeFromSleep"
-        case .xrun, .renderError: return
+        case .xrun, .renderError, .formatChanged: return
         }
         let inputs = server.format.inputChannels > 0 ? outputs : []
         for pid in Set(server.clients.map(\.pid)) {

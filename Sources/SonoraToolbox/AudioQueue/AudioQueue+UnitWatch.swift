@@ -51,11 +51,11 @@ extension AudioQueue {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
-            case .renderError: break
+            case .renderError, .formatChanged: break
             }
             switch event {
             case .interruptionBegan, .interruptionEnded, .resumed: forSession.append(event)
-            case .xrun, .renderError: break
+            case .xrun, .renderError, .formatChanged: break
             }
         }
         if droppedTime { target.markDiscontinuity() }

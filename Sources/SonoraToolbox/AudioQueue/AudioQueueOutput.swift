@@ -234,11 +234,11 @@ public final class AudioQueueOutput: @unchecked Sendable {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
-            case .renderError: break
+            case .renderError, .formatChanged: break
             }
             switch event {
             case .interruptionBegan, .interruptionEnded, .resumed: forSession.append(event)
-            case .xrun, .renderError: break
+            case .xrun, .renderError, .formatChanged: break
             }
         }
         guard vanished != nil || droppedTime else { return }

@@ -40,7 +40,7 @@ public final class LocalAudioSessionBackend: AudioSessionBackend, @unchecked Sen
                 events = [.routeChange(reason: .newDeviceAvailable, route: nil)] + ended
             case .resumed:
                 events = [.routeChange(reason: .wakeFromSleep, route: nil)]
-            case .xrun, .renderError:
+            case .xrun, .renderError, .formatChanged:
                 events = []
             }
             return (events, sink)

@@ -3,6 +3,9 @@ import SonoraCore
 import SonoraDSP
 import SonoraHAL
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The I/O unit ('auou'/'rioc', Core Audio's RemoteIO): the head of a live graph, driven
 /// by an audio device's I/O thread.
@@ -71,6 +74,12 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
     /// While the input callback runs, bus 1 renders what this cycle converted (what the
     /// callback was told); otherwise the FIFO's head, which element 0's renders consume.
     @exclusivity(unchecked) private var inInputCallback = false
+    /// The device rate the unit was last initialized at: elements at it follow the device.
+    private var initializedDeviceRate = 0.0
+    /// The thread following a device format change (0: none). Its `stop()` and release of
+    /// the device, inside the re-initialization, are not a stop: the device keeps running.
+    private let followingThread = Atomic<UInt>(0)
+    private var isFollowingOnThisThread: Bool { followingThread.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     public convenience init() {
         self.init(description: Self.componentDescription, name: "RemoteIO")
@@ -245,6 +254,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
             throw AudioError(.failedInitialization, "\(name): input is enabled but device '\(deviceName)' has no capture")
         }
         let rate = Double(format.sampleRate)
+        initializedDeviceRate = rate
         outputs[0].format = .canonical(sampleRate: rate, channels: max(1, format.outputChannels))
         inputs[1].format = .canonical(sampleRate: rate, channels: max(1, format.inputChannels))
         if maximumFramesPerSlice < format.periodFrames { maximumFramesPerSlice = format.periodFrames }
@@ -300,7 +310,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         captureConverter = nil
         playbackConversion = nil
         captureConversion = nil
-        if deviceIsOwned { device = nil }
+        if deviceIsOwned && !isFollowingOnThisThread { device = nil }
     }
 
     /// Latency on the device: the playback buffer (the round trip Sonora adds), plus what
@@ -319,6 +329,7 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
         // A fresh conversion per start: nothing of the last run is left in the FIFOs or filters.
         if playbackConversion != nil || captureConversion != nil { try makeConversions() }
         driver = graph.map { Unmanaged.passUnretained($0) }
+        device.setFormatChangeHandler { [weak self] format in self?.followDevice(format) }
         try device.start(IOProcedure(cycleTarget))
     }
 
@@ -333,8 +344,35 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     /// Stops the device's I/O thread (AudioOutputUnitStop).
     public func stop() {
+        guard !isFollowingOnThisThread else { return }
         device?.stop()
+        device?.setFormatChangeHandler(nil)
         driver = nil
+    }
+
+    /// The device changed its rate or period under the running unit (a JACK server's new
+    /// buffer size or rate). Runs on the device's control thread while the device calls no
+    /// cycle: re-initializes the driving graph (or this unit alone) at the new format —
+    /// elements at the old device rate take the new one, MaximumFramesPerSlice grows to the
+    /// period — so the first cycle at the new format renders it. As with Core Audio's
+    /// property listeners, the owner must not reconfigure the graph from another thread
+    /// meanwhile; a failure is logged and the cycles render silence (render errors).
+    private func followDevice(_ format: DeviceFormat) {
+        followingThread.store(UInt(pthread_self()), ordering: .releasing)
+        defer { followingThread.store(0, ordering: .releasing) }
+        let old = initializedDeviceRate, new = Double(format.sampleRate)
+        do throws(AudioError) {
+            if let graph = driver?.takeUnretainedValue() {
+                try graph.follow(deviceRate: old, to: new, periodFrames: format.periodFrames)
+            } else {
+                uninitialize()
+                try follow(deviceRate: old, to: new, periodFrames: format.periodFrames)
+                try initialize()
+            }
+            Self.logger.notice("\(name): following the device to \(format.sampleRate) Hz, \(format.periodFrames) frames per period")
+        } catch {
+            Self.logger.error("\(name): could not follow the device to \(format.sampleRate) Hz, \(format.periodFrames) frames: \(error.message)")
+        }
     }
 
     // MARK: Rendering

@@ -17,7 +17,8 @@ public final class JACKTestServer: @unchecked Sendable {
 
     private static let counter = Counter()
     public let name: String
-    public let rate: Int
+    /// The rate the server runs (or last ran) at; `start(rate:)` restarts it at another.
+    public private(set) var rate: Int
     public let period: Int
     private var process: Process?
     private let log: String
@@ -42,6 +43,13 @@ public final class JACKTestServer: @unchecked Sendable {
     }
 
     public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts the server again (after `kill()`) under the same name at another rate: to a
+    /// client that re-attaches, the server changed its rate (the dummy backend cannot live).
+    public func start(rate newRate: Int) throws {
+        rate = newRate
+        try start()
+    }
 
     /// Starts the server (again, after `kill()`), and waits until `jack_lsp` reaches it.
     public func start() throws {
