@@ -208,6 +208,9 @@ struct OpenALSoftEFXComparisonTests {
     }
 
     /// The reverb's energy over the dry impulse's (a source in front at 1 m), both engines.
+    /// Sonora's late level is calibrated once, at EFX's defaults (1.49 s, HF ratio 0.83); over
+    /// 1–3 s the two then differ by at most about 1 dB here (the algorithms' energies grow
+    /// differently with the decay time): held within 2 dB.
     @Test(arguments: [(Float(1.0), Float(1)), (1.49, 0.83), (2.0, 1), (3.0, 1)])
     func reverbLevelsAgree(decay: Float, hfRatio: Float) throws {
         var reverb = ALReverbProperties()
@@ -223,6 +226,6 @@ struct OpenALSoftEFXComparisonTests {
         let soft = DecayMeasurement.energy(try wet.renderOpenALSoft()) / DecayMeasurement.energy(try dry.renderOpenALSoft())
         let difference = 10 * log10(sonora / soft)
         print("EFX reverb level, decay \(decay) s, HF ratio \(hfRatio): Sonora \(10 * log10(sonora)) dB, OpenAL Soft \(10 * log10(soft)) dB")
-        #expect(abs(difference) < 3, "wet/dry energy: Sonora \(10 * log10(sonora)) dB, OpenAL Soft \(10 * log10(soft)) dB")
+        #expect(abs(difference) < 2, "wet/dry energy: Sonora \(10 * log10(sonora)) dB, OpenAL Soft \(10 * log10(soft)) dB")
     }
 }

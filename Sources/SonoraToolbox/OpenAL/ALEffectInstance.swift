@@ -19,54 +19,45 @@ final class ALEffectInstance: @unchecked Sendable {
         state.initialize(to: ALEffectRenderState(unit: nil, output: nil, inputChannels: 1, dialogueGain: dialogueGain))
     }
 
-    /// `unit` set up for the slot: `invalidOperation` (with the unit's reason noted) when it
-    /// takes neither mono nor stereo at `frequency`, or will not initialize.
+    /// `unit` set up for the slot: `invalidOperation` (with the unit's reason noted) when no
+    /// layout works — mono in and stereo out, stereo in and out, mono in and out, tried in
+    /// that order, each up to a successful initialize.
     init(unit: AudioUnit, frequency: Int, maximumFrames: Int) throws(ALError) {
         self.unit = unit
         let rate = Double(frequency)
         if unit.isInitialized { unit.uninitialize() }
-        var inputChannels = 0
-        var outputChannels = 0
-        do throws(AudioError) {
-            for channels in [1, 2] where inputChannels == 0 {
-                do throws(AudioError) {
-                    try unit.setStreamFormat(.canonical(sampleRate: rate, channels: channels), scope: .input, element: 0)
-                    inputChannels = channels
-                } catch {}
-            }
-            for channels in [2, 1] where outputChannels == 0 {
-                do throws(AudioError) {
-                    try unit.setStreamFormat(.canonical(sampleRate: rate, channels: channels), scope: .output, element: 0)
-                    outputChannels = channels
-                } catch {}
-            }
-            guard inputChannels > 0, outputChannels > 0 else {
-                throw AudioError(.formatNotSupported, "\(unit.name) takes neither mono nor stereo at \(frequency) Hz")
-            }
-            try unit.setMaximumFramesPerSlice(maximumFrames)
-            output = try OwnedAudioBufferList(channelCount: outputChannels, frameCapacity: maximumFrames)
-        } catch {
-            ALDevice.noteOpenFailure("ALAuxiliaryEffectSlot: \(error.message)")
-            throw .invalidOperation
-        }
         state = .allocate(capacity: 1)
-        state.initialize(to: ALEffectRenderState(
-            unit: Unmanaged.passUnretained(unit), output: output?.list, inputChannels: inputChannels, dialogueGain: 0))
-        do throws(AudioError) {
-            try unit.setRenderCallback(RenderCallback(function: ALEffectRenderState.callback, context: UnsafeMutableRawPointer(state)), input: 0)
-            try unit.initialize()
-        } catch {
+        state.initialize(to: ALEffectRenderState(unit: Unmanaged.passUnretained(unit), output: nil, inputChannels: 1, dialogueGain: 0))
+        var made: OwnedAudioBufferList?
+        var reason = "\(unit.name) takes neither mono nor stereo at \(frequency) Hz"
+        for (inputs, outputs) in [(1, 2), (2, 2), (1, 1)] where made == nil {
+            do throws(AudioError) {
+                try unit.setStreamFormat(.canonical(sampleRate: rate, channels: inputs), scope: .input, element: 0)
+                try unit.setStreamFormat(.canonical(sampleRate: rate, channels: outputs), scope: .output, element: 0)
+                try unit.setMaximumFramesPerSlice(maximumFrames)
+                try unit.setRenderCallback(
+                    RenderCallback(function: ALEffectRenderState.callback, context: UnsafeMutableRawPointer(state)), input: 0)
+                try unit.initialize()
+                let list = try OwnedAudioBufferList(channelCount: outputs, frameCapacity: maximumFrames)
+                state.pointee.output = list.list
+                state.pointee.inputChannels = inputs
+                made = list
+            } catch {
+                reason = "\(unit.name): \(error.message)"
+            }
+        }
+        guard let made else {
             state.deinitialize(count: 1)
             state.deallocate()
-            ALDevice.noteOpenFailure("ALAuxiliaryEffectSlot: \(unit.name): \(error.message)")
+            ALDevice.noteOpenFailure("ALAuxiliaryEffectSlot: \(reason)")
             throw .invalidOperation
         }
+        output = made
         // Warm the render path (first calls may allocate metadata) before the realtime side sees it.
-        var silence = [Float](repeating: 0, count: maximumFrames)
+        let silence = [Float](repeating: 0, count: maximumFrames)
         silence.withUnsafeBufferPointer { samples in
-            guard let list = output?.list else { return }
             state.pointee.input = samples.baseAddress
-            _ = state.pointee.renderUnit(frames: min(256, maximumFrames), list: list)
+            _ = state.pointee.renderUnit(frames: min(256, maximumFrames), list: made.list)
             state.pointee.input = nil
         }
         unit.reset()
@@ -82,8 +73,8 @@ final class ALEffectInstance: @unchecked Sendable {
 /// What the render side runs for one slot's effect (no allocation, locks or reference counting).
 struct ALEffectRenderState {
     let unit: Unmanaged<AudioUnit>?
-    let output: AudioBufferList?
-    let inputChannels: Int
+    var output: AudioBufferList?
+    var inputChannels: Int
     let dialogueGain: Float
     /// The slot's bus for this render (set just before the unit pulls it).
     var input: UnsafePointer<Float>?

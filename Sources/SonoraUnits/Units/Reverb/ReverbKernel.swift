@@ -13,8 +13,12 @@ struct ReverbKernel {
     /// Line lengths at 48 kHz and density 1 (21–58 ms, mutually prime); density 0 halves them.
     static let lengths48k = [1_031, 1_327, 1_523, 1_871, 2_053, 2_311, 2_539, 2_803]
     /// Early-reflection taps after the reflections delay (seconds), alternately left and right.
-    static let reflectionTaps: [Double] = [0, 0.0043, 0.0097, 0.0151]
+    static let reflectionTaps = (0.0, 0.0043, 0.0097, 0.0151)
     static let allpassLengths48k = [142, 379]
+    /// The late reverb's onset level per unit of late gain: set so that EFX's default reverb
+    /// (decay 1.49 s, HF ratio 0.83) leaves the energy OpenAL Soft 1.19's does for the same
+    /// send (measured in OpenALSoftEFXComparisonTests; the two algorithms differ elsewhere).
+    static let onsetScale: Float = 0.71
 
     let sampleRate: Double
     let slots: UnsafeMutablePointer<Int>
@@ -138,7 +142,8 @@ struct ReverbKernel {
         }
         guard changed else { return }
         typealias P = ReverbUnit.Parameter
-        func value(_ id: AudioUnitParameterID) -> Float { seen[Int(id) - 1] }
+        let seen = self.seen
+        @inline(__always) func value(_ id: AudioUnitParameterID) -> Float { seen[Int(id) - 1] }
         let density = Double(value(P.density)), diffusion = value(P.diffusion)
         let gain = value(P.gain)
         let decay = Double(max(value(P.decayTime), 0.1))
@@ -152,8 +157,8 @@ struct ReverbKernel {
         }
         // Delays.
         let reflections = Double(value(P.reflectionsDelay))
-        let taps = Self.reflectionTaps.map { Int(((reflections + $0) * sampleRate).rounded()) }
-        reflectionOffsets = (taps[0], taps[1], taps[2], taps[3])
+        func tap(_ offset: Double) -> Int { Int(((reflections + offset) * sampleRate).rounded()) }
+        reflectionOffsets = (tap(Self.reflectionTaps.0), tap(Self.reflectionTaps.1), tap(Self.reflectionTaps.2), tap(Self.reflectionTaps.3))
         lateOffset = Int(((reflections + Double(value(P.lateReverbDelay))) * sampleRate).rounded())
         // Two taps per side: each at half the gain keeps the reflections' energy per side at gain².
         reflectionsGain = gain * value(P.reflectionsGain) * 0.70710678
@@ -161,7 +166,6 @@ struct ReverbKernel {
         // Lines: length by density, loss by decay time, damping by the HF ratio at 5 kHz.
         let scale = 0.5 + 0.5 * min(max(density, 0), 1)
         let omega = 2 * Double.pi * min(5_000, 0.45 * sampleRate) / sampleRate
-        var energy = 0.0
         for line in 0..<Self.lineCount {
             let length = max(8, Int((Double(capacities[line]) * scale).rounded()))
             lengths[line] = length
@@ -170,11 +174,10 @@ struct ReverbKernel {
             let gHigh = pow(10, -3 * Double(length) / (sampleRate * decay * hfRatio))
             lineGains[line] = Float(g)
             poles[line] = Float(Self.dampingPole(ratio: gHigh / g, omega: omega))
-            energy += g * g
         }
-        // Normalisation: an input of unit energy leaves about 1/(1 − ḡ²) in a lossy loop.
-        let mean = energy / Double(Self.lineCount)
-        lateGain = gain * value(P.lateReverbGain) * Float((1 - mean).squareRoot())
+        // A fixed onset level (EFX's late gain is the level where the late reverb begins), so
+        // the energy grows with the decay time as a room's does.
+        lateGain = gain * value(P.lateReverbGain) * Self.onsetScale
     }
 
     /// The pole p of g(1 − p)/(1 − p z⁻¹) whose gain at `omega` is `ratio` times its DC gain.
