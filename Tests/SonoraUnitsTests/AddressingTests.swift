@@ -140,7 +140,7 @@ struct AddressingTests {
         #expect(output is GenericOutputUnit)
         #expect(try registry.instantiate(named: "multichannelmixer") is MultiChannelMixerUnit)
         #expect(try registry.instantiate(named: "aumx/mcmx/appl") is MultiChannelMixerUnit)
-        let missing = #expect(throws: AudioError.self) { try registry.instantiate(named: "Reverb") }
+        let missing = #expect(throws: AudioError.self) { try registry.instantiate(named: "Chorus") }
         #expect(missing?.code == .componentUnsupportedType)
         #expect(missing?.message.contains("available: RemoteIO, FilePlayer, FileRecorder, GenericOutput") == true)
     }

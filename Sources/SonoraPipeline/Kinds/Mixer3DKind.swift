@@ -10,7 +10,7 @@ extension NodeKind {
         summary: "places its inputs around the listener: per source a position [x, y, z] in metres (facing -z, +x right, +y up), gain and algorithm; output stereo, binaural, quad or 5.1; `ctl set NODE.SOURCE position x,y,z` moves a source while running",
         options: [
             NodeOption("sources", .list(Mixer3DSource.fields), required: true, "the sources, one per input in order (input N is `NODE:N`): {name, position: [x, y, z], gain, algorithm}"),
-            NodeOption("output", .choice(Mixer3DLayout.allCases.map(\.rawValue)), "stereo (default), binaural (HRTF by default), quad (L R Ls Rs) or 5.1 (L R C LFE Ls Rs); the engine's channels must match"),
+            NodeOption("output", .choice(Mixer3DLayout.allCases.map(\.rawValue)), "stereo (default), binaural (HRTF by default), quad (L R Ls Rs) or 5.1 (L R C LFE Ls Rs); the engine's channels must match, and each source is mono or stereo (`channels: 1` on a source node of a 4- or 6-channel engine)"),
             NodeOption("reference_distance", .number(0.001...10_000), "metres within which a source is not attenuated (default 1)"),
             NodeOption("maximum_distance", .number(0.001...10_000), "metres beyond which a source gets no quieter (default 10000)"),
             NodeOption("maximum_attenuation", .number(0...120, unit: "dB"), "the most a source is attenuated by distance, dB"),
@@ -70,20 +70,25 @@ enum Mixer3DNode {
                 valid = false
             }
         }
-        guard valid else { return nil }
-        // Every node of a config runs at the engine's channel count, and the 3D mixer takes
-        // mono or stereo inputs: a 4- or 6-channel engine gives it sources it cannot take.
-        guard channels <= 2 else {
-            build.error(at: "output", "output \(layout.rawValue) needs engine.channels: \(channels), which makes every source node \(channels)-channel too; the 3D mixer takes mono or stereo sources, so a config cannot render \(layout.rawValue) yet (use output: stereo or binaural here; from Swift, Mixer3DUnit or the OpenAL-style API render 4.0 and 5.1)")
-            return nil
+        // Each source runs at its own width (declared, else its feed's, else the engine's):
+        // the 3D mixer takes mono or stereo, so a 4.0/5.1 scene's sources say `channels: 1` (or 2).
+        for index in sources.indices {
+            let width = build.inputWidth(index)
+            guard width == 1 || width == 2 else {
+                build.error(location(index, "position"), "node '\(build.spec.id)': source \(index) ('\(sources[index].name)') would be \(width) channels wide (the engine's, or what feeds it); the 3D mixer takes mono or stereo sources: declare `channels: 1` (or 2) on the node feeding `\(build.spec.id):\(index)`, or put a channel_map (`map: [0]`) before it")
+                valid = false
+                continue
+            }
         }
+        guard valid else { return nil }
         let unit = Mixer3DUnit(inputs: sources.count)
-        // The engine's format out; in, the engine's (stereo) on every source: a stereo
-        // source is placed as a pair ±30° about its azimuth, as OpenAL Soft places one.
-        let format = build.format
+        // The layout's channels out; in, each source's width: a stereo source is placed as a
+        // pair ±30° about its azimuth, as OpenAL Soft places one.
         do {
-            try unit.setStreamFormat(format, scope: .output, element: 0)
-            for element in sources.indices { try unit.setStreamFormat(format, scope: .input, element: element) }
+            try unit.setStreamFormat(.canonical(sampleRate: build.format.sampleRate, channels: layout.channels), scope: .output, element: 0)
+            for element in sources.indices {
+                try unit.setStreamFormat(.canonical(sampleRate: build.format.sampleRate, channels: build.inputWidth(element)), scope: .input, element: element)
+            }
         } catch {
             build.error(at: "output", error)
             return nil

@@ -24,6 +24,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
     // Under the device's lock.
     var globals = (distanceModel: ALDistanceModel.inverseClamped, doppler: ALDoppler())
     var sources: [ALSource] = []
+    /// EFX: the effect slots made (each holds one of the mixer's auxiliary buses), and the
+    /// sends each source has.
+    var effectSlots: [ALAuxiliaryEffectSlot] = []
+    let maxAuxiliarySends: Int
     private var error: ALError?
     private var errorMessage: String?
     private var explicitlySuspended = false
@@ -48,6 +52,9 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
             if device.isLoopback, frequency != device.frequency { throw .invalidValue }
         }
         if let refresh = attributes.refresh, refresh <= 0 { throw .invalidValue }
+        let sends = attributes.maxAuxiliarySends ?? ALContextAttributes.defaultAuxiliarySends
+        guard (0...ALAuxiliaryEffectSlot.maximumPerContext).contains(sends) else { throw .invalidValue }
+        maxAuxiliarySends = sends
         self.device = device
         self.attributes = attributes
         listener = ALListener()

@@ -13,14 +13,22 @@ public struct ALContextAttributes: Sendable, Hashable {
     public var stereoSources: Int?
     /// ALC_HRTF_SOFT: binaural rendering (the mixer's HRTF algorithm) on a stereo device.
     public var hrtf: Bool?
+    /// ALC_MAX_AUXILIARY_SENDS (EFX): auxiliary sends per source, 0…4 (default 2, as OpenAL Soft).
+    public var maxAuxiliarySends: Int?
 
-    public init(frequency: Int? = nil, refresh: Int? = nil, monoSources: Int? = nil, stereoSources: Int? = nil, hrtf: Bool? = nil) {
+    public init(
+        frequency: Int? = nil, refresh: Int? = nil, monoSources: Int? = nil, stereoSources: Int? = nil, hrtf: Bool? = nil,
+        maxAuxiliarySends: Int? = nil
+    ) {
         self.frequency = frequency
         self.refresh = refresh
         self.monoSources = monoSources
         self.stereoSources = stereoSources
         self.hrtf = hrtf
+        self.maxAuxiliarySends = maxAuxiliarySends
     }
+
+    static let defaultAuxiliarySends = 2
 
     static let defaultMonoSources = 64
     static let defaultStereoSources = 4

@@ -50,6 +50,7 @@ final class ALContextRenderer: @unchecked Sendable {
                     RenderCallback(function: ALVoice.callback, context: UnsafeMutableRawPointer(bank.voices + element)), input: element)
             }
             try mixer.setMaximumFramesPerSlice(maximumFrames)
+            try mixer.setProperty(.auxiliaryBusCount, scope: .global, element: 0, to: .elementCount(ALVoiceBank.slotCount))
             try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
             try mixer.initialize()
             for element in 0..<inputs {
@@ -64,8 +65,11 @@ final class ALContextRenderer: @unchecked Sendable {
         mixer3DReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
         freeElements = Array((0..<inputs).reversed())
-        var initial = SIMD8<Float>(repeating: .nan)
+        var initial = SIMD32<Float>(repeating: .nan)
         initial[5] = 0
+        // EFX values start at the unit's defaults: shelves flat, sends off.
+        for slot in 6..<Self.slots.count { initial[slot] = 0 }
+        for bus in 0..<ALVoiceBank.slotCount { initial[8 + 3 * bus] = -120 }
         sent = Array(repeating: initial, count: inputs)
         wanted = sent
         isPending = Array(repeating: false, count: inputs)
@@ -109,10 +113,14 @@ final class ALContextRenderer: @unchecked Sendable {
     static let unitCommandBudget = 700
     private static let slots: [AudioUnitParameterID] = [
         Parameter.azimuth, Parameter.elevation, Parameter.distance, Parameter.gain, Parameter.playbackRate, Parameter.enable,
-    ]
-    /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable] wanted, and last sent.
-    private var wanted: [SIMD8<Float>]
-    private var sent: [SIMD8<Float>]
+        Parameter.directHighFrequencyGain, Parameter.directLowFrequencyGain,
+    ] + (0..<ALVoiceBank.slotCount).flatMap { bus in
+        [Parameter.auxiliarySendLevel(bus), Parameter.auxiliarySendHighFrequencyGain(bus), Parameter.auxiliarySendLowFrequencyGain(bus)]
+    }
+    /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable, direct HF dB,
+    /// direct LF dB, then per auxiliary bus: level dB, HF dB, LF dB] wanted, and last sent.
+    private var wanted: [SIMD32<Float>]
+    private var sent: [SIMD32<Float>]
     private var pending: [Int] = []
     private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
@@ -133,15 +141,23 @@ final class ALContextRenderer: @unchecked Sendable {
 
     /// Records the source's mix parameters for its input; returns the rate scale the voice
     /// must apply beyond the unit's range (pitch × doppler outside 0.5…2).
-    func apply(_ spatial: ALSpatialization, element: Int) -> Double {
+    func apply(_ spatial: ALSpatialization, effects: ALEffectsMix, element: Int) -> Double {
         let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
         let unitRate = min(max(total, Self.rateRange.lowerBound), Self.rateRange.upperBound)
         let stereo = isStereo(element)
         wanted[element][0] = stereo ? 0 : spatial.azimuth
         wanted[element][1] = stereo ? 0 : spatial.elevation
         wanted[element][2] = min(spatial.distance, 10000)
-        wanted[element][3] = min(spatial.gainDecibels, 20)
+        let gain = spatial.gain * effects.directGain
+        wanted[element][3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
         wanted[element][4] = unitRate
+        wanted[element][6] = effects.directHighDB
+        wanted[element][7] = effects.directLowDB
+        for bus in 0..<ALVoiceBank.slotCount {
+            wanted[element][8 + 3 * bus] = min(effects.sendLevelDB[bus], 20)
+            wanted[element][9 + 3 * bus] = effects.sendHighDB[bus]
+            wanted[element][10 + 3 * bus] = effects.sendLowDB[bus]
+        }
         markPending(element)
         return Double(total / unitRate)
     }
@@ -197,6 +213,7 @@ final class ALContextRenderer: @unchecked Sendable {
         }
         sampleTime += Double(frameCount)
         guard status == .noError else { return }
+        renderEffects(into: list, frameCount: frameCount)
         // Positions as heard: each voice's read position less what the mixer's resampler holds.
         mixer3DReference._withUnsafeGuaranteedRef { mixer in
             bankReference._withUnsafeGuaranteedRef { bank in
@@ -211,6 +228,17 @@ final class ALContextRenderer: @unchecked Sendable {
         }
         for channel in 0..<min(list.channelCount, destination.channelCount) {
             Mixing.add(UnsafePointer(list.samples(channel)), into: destination.samples(channel), count: frameCount, gain: 1)
+        }
+    }
+
+    /// Each effect slot's effect on its auxiliary bus, added into the mix (realtime).
+    private func renderEffects(into list: AudioBufferList, frameCount: Int) {
+        let slots = bankReference._withUnsafeGuaranteedRef { $0.slots }
+        for index in 0..<ALVoiceBank.slotCount {
+            guard let effect = slots[index].effect,
+                let bus = mixer3DReference._withUnsafeGuaranteedRef({ $0.auxiliaryBus(index) })
+            else { continue }
+            effect.pointee.render(input: bus, frames: frameCount, gain: slots[index].gain, into: list)
         }
     }
 }

@@ -28,9 +28,12 @@ public final class ALSource: @unchecked Sendable {
     private var pendingOffset: Int?
     private var rateScale: Double = 1
     private(set) var isDeleted = false
+    /// Auxiliary sends (EFX), as many as the context's `maxAuxiliarySends`.
+    var sends: [ALAuxiliarySend] = []
 
     init(context: ALContext) {
         self.context = context
+        sends = Array(repeating: ALAuxiliarySend(), count: context.maxAuxiliarySends)
     }
 
     private var device: ALDevice { context.device }
@@ -418,11 +421,11 @@ public final class ALSource: @unchecked Sendable {
 
     // MARK: Internals (under the device's lock)
 
-    private func read<T>(_ path: KeyPath<ALSourceProperties, T>) -> T {
+    func read<T>(_ path: KeyPath<ALSourceProperties, T>) -> T {
         device.locked { properties[keyPath: path] }
     }
 
-    private func set(_ name: String, _ valid: Bool, _ body: (inout ALSourceProperties) -> Void) throws(ALError) {
+    func set(_ name: String, _ valid: Bool, _ body: (inout ALSourceProperties) -> Void) throws(ALError) {
         try device.locked { () throws(ALError) in
             try checkLocked(name)
             guard valid else { throw context.recordLocked(.invalidValue, "ALSource.\(name): invalid value") }
@@ -431,7 +434,7 @@ public final class ALSource: @unchecked Sendable {
         }
     }
 
-    private func checkLocked(_ call: String) throws(ALError) {
+    func checkLocked(_ call: String) throws(ALError) {
         try context.checkLiveLocked("ALSource.\(call)")
         if isDeleted { throw context.recordLocked(.invalidName, "ALSource.\(call): the source is deleted") }
     }
@@ -505,7 +508,8 @@ public final class ALSource: @unchecked Sendable {
     /// Sends the mixer this source's parameters (and the voice its rate beyond the unit's range).
     func sendMixLocked() {
         guard let element else { return }
-        let scale = context.renderer.apply(context.spatializationLocked(self), element: element)
+        let spatial = context.spatializationLocked(self)
+        let scale = context.renderer.apply(spatial, effects: context.effectsMixLocked(self, spatial: spatial), element: element)
         if scale != rateScale, bank.send(.rateScale(voice: element, scale)) { rateScale = scale }
     }
 

@@ -14,6 +14,13 @@ public struct ALSourceProperties: Sendable, Hashable {
     public var referenceDistance: Float = 1
     public var maxDistance: Float = .greatestFiniteMagnitude
     public var rolloffFactor: Float = 1
+    // EFX (ALC_EXT_EFX).
+    /// AL_DIRECT_FILTER: the direct sound's filter (copied when set, as OpenAL does).
+    public var directFilter = ALFilter.null
+    /// AL_ROOM_ROLLOFF_FACTOR (0…10; default 0): the distance rolloff of the auxiliary sends.
+    public var roomRolloffFactor: Float = 0
+    /// AL_AUXILIARY_SEND_FILTER_GAIN_AUTO (default true): sends follow the cone.
+    public var auxiliarySendFilterGainAuto = true
 
     public init() {}
 }

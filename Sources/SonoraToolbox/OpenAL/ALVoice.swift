@@ -100,6 +100,8 @@ struct ALVoice {
             looping = on
         case .rateScale(_, let scale):
             rateScale = scale
+        case .effectSlot:
+            break  // the bank's, not a voice's
         }
     }
 

@@ -1,4 +1,5 @@
 import SonoraCore
+import SonoraUnits
 import Synchronization
 
 /// A context's voices (one per mixer input) and the queue of commands the API sends them.
@@ -10,6 +11,9 @@ import Synchronization
 final class ALVoiceBank: @unchecked Sendable {
     let count: Int
     let voices: UnsafeMutablePointer<ALVoice>
+    /// The context's effect slots (render side), one per mixer auxiliary bus.
+    let slots: UnsafeMutablePointer<ALSlotRenderState>
+    static let slotCount = Mixer3DUnit.maximumAuxiliaryBuses
     private let cursors: UnsafeMutablePointer<Atomic<UInt64>>
     private let cursorGenerations: UnsafeMutablePointer<Atomic<Int>>
     private let endedGenerations: UnsafeMutablePointer<Atomic<Int>>
@@ -34,6 +38,8 @@ final class ALVoiceBank: @unchecked Sendable {
         cursorGenerations = .allocate(capacity: max(1, count))
         endedGenerations = .allocate(capacity: max(1, count))
         voices = .allocate(capacity: max(1, count))
+        slots = .allocate(capacity: Self.slotCount)
+        slots.initialize(repeating: ALSlotRenderState(), count: Self.slotCount)
         segments = .allocate(capacity: max(1, count) * ALVoiceSegment.capacity)
         for index in 0..<count {
             (cursors + index).initialize(to: Atomic(0))
@@ -48,6 +54,7 @@ final class ALVoiceBank: @unchecked Sendable {
     deinit {
         voices.deinitialize(count: count)
         voices.deallocate()
+        slots.deallocate()
         segments.deallocate()
         cursors.deinitialize(count: count)
         cursors.deallocate()
@@ -110,6 +117,9 @@ final class ALVoiceBank: @unchecked Sendable {
             popped &+= 1
             let voice: Int
             switch command {
+            case .effectSlot(let slot, let effect, let gain):
+                slots[slot] = ALSlotRenderState(effect: effect, gain: gain)
+                continue
             case .queue(let index, _, _, _), .start(let index, _, _, _, _), .run(let index, _), .halt(let index),
                  .looping(let index, _), .rateScale(let index, _):
                 voice = index

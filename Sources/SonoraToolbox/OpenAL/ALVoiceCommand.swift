@@ -14,4 +14,12 @@ enum ALVoiceCommand: BitwiseCopyable {
     case looping(voice: Int, Bool)
     /// The part of pitch × doppler the mixer unit's playback rate cannot take (outside 0.5…2).
     case rateScale(voice: Int, Double)
+    /// Effect slot `slot` (a mixer auxiliary bus) now runs `effect` (nil: none) at `gain`.
+    case effectSlot(slot: Int, effect: UnsafeMutablePointer<ALEffectRenderState>?, gain: Float)
+}
+
+/// One effect slot as the render side sees it.
+struct ALSlotRenderState {
+    var effect: UnsafeMutablePointer<ALEffectRenderState>?
+    var gain: Float = 1
 }

@@ -50,6 +50,7 @@ public struct AudioUnitPropertyID: RawRepresentable, Hashable, Sendable, CustomS
         .spatializationAlgorithm: "SpatializationAlgorithm", .renderingFlags: "3DMixerRenderingFlags",
         .distanceParameters: "3DMixerDistanceParams", .attenuationCurve: "3DMixerAttenuationCurve",
         .hrtfFilePath: "HRTFFilePath",
+        .auxiliaryBusCount: "AuxiliaryBusCount",
         .currentDevice: "CurrentDevice", .isRunning: "IsRunning", .enableIO: "EnableIO",
         .setInputCallback: "SetInputCallback", .hasIO: "HasIO",
     ]

@@ -39,6 +39,7 @@ public final class AudioComponentRegistry: @unchecked Sendable {
         register(ConverterUnit.componentDescription, "Converter", "sample rate (libsoxr) and channel count / map", ConverterUnit.init)
         register(MeterUnit.componentDescription, "Meter", "passes audio through, meters RMS and peak per channel") { MeterUnit() }
         register(GraphicEQUnit.componentDescription, "GraphicEQ", "ten-band graphic EQ with the iPod EQ presets", GraphicEQUnit.init)
+        register(ReverbUnit.componentDescription, "Reverb", "a room reverb with EFX's reverb parameters (wet only), for effect sends") { ReverbUnit() }
         register(ParametricEQUnit.componentDescription, "ParametricEQ", "N-band parametric EQ: type, frequency, gain, Q, bypass per band") { ParametricEQUnit() }
         // The voice-processing I/O unit and the others of modules above this one, when linked.
         for component in Self.linkedProviderComponents() { register(component) }

@@ -21,6 +21,7 @@ struct Mixer3DRenderer {
         var azimuth = 0, elevation = 0, distance = 0, gain = 0, playbackRate = 0, enable = 0
         var minimumGain = 0, maximumGain = 0, reverbBlend = 0, occlusion = 0, obstruction = 0
         var outputGain = 0, reverbGain = 0
+        var directHighShelf = 0, directLowShelf = 0
 
         init(unit: AudioUnit, inputCount: Int) throws(AudioError) {
             func slot(_ id: AudioUnitParameterID, _ scope: AudioUnitScope) throws(AudioError) -> Int {
@@ -39,6 +40,8 @@ struct Mixer3DRenderer {
                 reverbBlend = try slot(P.reverbBlend, .input)
                 occlusion = try slot(P.occlusionAttenuation, .input)
                 obstruction = try slot(P.obstructionAttenuation, .input)
+                directHighShelf = try slot(P.directHighFrequencyGain, .input)
+                directLowShelf = try slot(P.directLowFrequencyGain, .input)
             }
             outputGain = try slot(P.gain, .output)
             reverbGain = try slot(P.globalReverbGain, .output)
@@ -67,6 +70,14 @@ struct Mixer3DRenderer {
     var reverb: Mixer3DReverb
     /// Frames the reverb's tail still rings after the last send.
     var reverbTail = 0
+    /// Auxiliary send buses (`maximumFrames` each), and the parameter slots of their level,
+    /// high shelf and low shelf for element 0: [level 0…3, HF 0…3, LF 0…3].
+    let auxiliaryBusCount: Int
+    let auxiliaryBuses: UnsafeMutablePointer<Float>
+    let auxiliarySlots: UnsafeMutablePointer<Int>
+    /// Scratch for a send: the input's channels summed, and that through the send's shelves.
+    let sendSum: UnsafeMutablePointer<Float>
+    let sendFiltered: UnsafeMutablePointer<Float>
 
     // Metering: one meter per metered channel of each input, then one per output channel.
     let meters: UnsafeMutablePointer<LevelMeter>
@@ -83,7 +94,8 @@ struct Mixer3DRenderer {
         slots: Slots, settings: UnsafeMutablePointer<Mixer3DInputSettings>, resamplers: [VariableRateResampler], resamplerDelays: [Int],
         binaural: [[BinauralRenderer]],
         inputChannels: [Int], outputChannels: Int, sampleRate: Double, maximumFrames: Int,
-        meterSlots table: [Int], meteredInputChannels: Int, metering: [Bool]
+        meterSlots table: [Int], meteredInputChannels: Int, metering: [Bool], auxiliaryBusCount: Int = 0,
+        auxiliarySlots: [Int] = []
     ) {
         self.slots = slots
         self.settings = settings
@@ -123,6 +135,15 @@ struct Mixer3DRenderer {
         targets = .allocate(capacity: 2 * Mixer3DVoice.maximumOutputs)
         targets.initialize(repeating: 0, count: 2 * Mixer3DVoice.maximumOutputs)
         reverb = Mixer3DReverb(sampleRate: sampleRate)
+        self.auxiliaryBusCount = auxiliaryBusCount
+        auxiliaryBuses = .allocate(capacity: max(1, auxiliaryBusCount) * maximumFrames)
+        auxiliaryBuses.initialize(repeating: 0, count: max(1, auxiliaryBusCount) * maximumFrames)
+        self.auxiliarySlots = .allocate(capacity: 3 * Mixer3DUnit.maximumAuxiliaryBuses)
+        self.auxiliarySlots.initialize(repeating: 0, count: 3 * Mixer3DUnit.maximumAuxiliaryBuses)
+        for (index, slot) in auxiliarySlots.prefix(3 * Mixer3DUnit.maximumAuxiliaryBuses).enumerated() { self.auxiliarySlots[index] = slot }
+        sendSum = .allocate(capacity: 2 * maximumFrames)
+        sendSum.initialize(repeating: 0, count: 2 * maximumFrames)
+        sendFiltered = sendSum + maximumFrames
         self.meteredInputChannels = meteredInputChannels
         meterCount = inputChannels.count * meteredInputChannels + outputChannels
         meters = .allocate(capacity: max(1, meterCount))
@@ -147,6 +168,9 @@ struct Mixer3DRenderer {
         speakers.deallocate()
         targets.deallocate()
         reverb.deallocate()
+        auxiliaryBuses.deallocate()
+        auxiliarySlots.deallocate()
+        sendSum.deallocate()
         meters.deallocate()
         meterSlots.deallocate()
         meteringFlags.deallocate()
@@ -168,6 +192,7 @@ struct Mixer3DRenderer {
         output.clear()
         guard frames > 0 else { return .noError }
         send.update(repeating: 0, count: frames)
+        for bus in 0..<auxiliaryBusCount { (auxiliaryBuses + bus * maximumFrames).update(repeating: 0, count: frames) }
         let outputGain = Self.gain(decibels: context.parameter(slots.outputGain))
         let reverbGain = Self.gain(decibels: context.parameter(slots.reverbGain))
         var sending = false
@@ -184,6 +209,8 @@ struct Mixer3DRenderer {
             let blend = context.parameter(slots.reverbBlend + element)
             let occlusionDB = context.parameter(slots.occlusion + element)
             let obstructionDB = context.parameter(slots.obstruction + element)
+            let directHighDB = context.parameter(slots.directHighShelf + element)
+            let directLowDB = context.parameter(slots.directLowShelf + element)
             let voice = voices + element
             guard enabled else {
                 voice.pointee.hasState = false
@@ -237,6 +264,10 @@ struct Mixer3DRenderer {
                 addSend(voice, target: sendTarget, channels: channels, frames: frames)
                 sending = true
             }
+            if auxiliaryBusCount > 0 {
+                addAuxiliarySends(voice, element: element, channels: channels, frames: frames, context: context)
+            }
+            applyDirectShelves(voice, highDB: directHighDB, lowDB: directLowDB, channels: channels, frames: frames)
             if voice.pointee.obstructionDB < 0 {
                 for channel in 0..<channels { voice.pointee.filters[2 + channel].process(source[channel], count: frames) }
             }

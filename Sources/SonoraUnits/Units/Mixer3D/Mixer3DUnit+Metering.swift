@@ -18,7 +18,7 @@ extension Mixer3DUnit {
                         maxValue: 20, defaultValue: -120, flags: [.isReadable, .meterReadOnly]))
             }
         }
-        var definitions = Self.fixedDefinitions
+        var definitions = Self.fixedDefinitions + Self.auxiliaryDefinitions
         definitions += meter(Parameter.preAveragePower, .input, inputChannels, "Pre Average Power", "preAveragePower")
         definitions += meter(Parameter.prePeakHoldLevel, .input, inputChannels, "Pre Peak Hold Level", "prePeakHoldLevel")
         definitions += meter(Parameter.postAveragePower, .input, inputChannels, "Post Average Power", "postAveragePower")

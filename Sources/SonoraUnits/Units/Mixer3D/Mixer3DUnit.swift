@@ -63,6 +63,8 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public internal(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
     public static let defaultHRTFFilePath = SOFAFile.defaultPath
     var hrtf = Mixer3DHRTF()
+    /// Auxiliary send buses (see `Mixer3DUnit+AuxiliarySends`), fixed while initialized.
+    public internal(set) var auxiliaryBusCount = 0
 
     private var resamplers: [VariableRateResampler] = []
     @exclusivity(unchecked) var renderer: UnsafeMutablePointer<Mixer3DRenderer>?
@@ -78,7 +80,7 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         inputMetering = Array(repeating: false, count: inputs)
         super.init(
             description: Self.componentDescription, name: "3DMixer", inputs: inputs, outputs: 1,
-            parameters: Self.fixedDefinitions, inputCountIsWritable: true)
+            parameters: Self.fixedDefinitions + Self.auxiliaryDefinitions, inputCountIsWritable: true)
         // Inputs are mono by default (Core Audio's 3D mixer); the output stereo.
         for element in 0..<inputs { self.inputs[element].format = .canonical(sampleRate: 48000, channels: 1) }
         updateMeterParameters()
@@ -159,6 +161,12 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
             }
             guard element == 0 else { throw AudioError(.invalidElement, "\(name): \(id) has only global element 0") }
             return AudioUnitPropertyInfo(size: 8, isWritable: true)
+        case .auxiliaryBusCount:
+            guard scope == .global else {
+                throw AudioError(.invalidScope, "\(name): \(id) is global, not in the \(scope) scope")
+            }
+            guard element == 0 else { throw AudioError(.invalidElement, "\(name): \(id) has only global element 0") }
+            return AudioUnitPropertyInfo(size: 4, isWritable: !isInitialized)
         default:
             return nil
         }
@@ -173,6 +181,7 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
         case .renderingFlags: return .renderingFlags(inputSettings[element].flags)
         case .attenuationCurve: return .attenuationCurve(inputSettings[element].curve)
         case .distanceParameters: return .distanceParameters(inputSettings[element].distance)
+        case .auxiliaryBusCount: return .elementCount(auxiliaryBusCount)
         default: return .filePath(hrtfFilePath)
         }
     }
@@ -202,6 +211,16 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
             settings[element].distance = parameters
         case (.hrtfFilePath, .filePath(let path)):
             try setHRTFFile(path)
+            return
+        case (.auxiliaryBusCount, .elementCount(let count)):
+            guard !isInitialized else {
+                throw AudioError(.cannotDoInCurrentContext, "\(name): \(id) is set before initialize")
+            }
+            guard (0...Self.maximumAuxiliaryBuses).contains(count) else {
+                throw AudioError(.invalidPropertyValue, "\(name): \(count) auxiliary buses (0…\(Self.maximumAuxiliaryBuses))")
+            }
+            auxiliaryBusCount = count
+            propertyDidChange(id, scope: scope, element: element)
             return
         default:
             throw AudioError(.invalidPropertyValue, "\(name): wrong kind of value for \(id)")
@@ -252,7 +271,8 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
                 inputChannels: inputs.map { Int($0.format.channelsPerFrame) }, outputChannels: Int(output.channelsPerFrame),
                 sampleRate: output.sampleRate, maximumFrames: maximumFramesPerSlice,
                 meterSlots: meterTable, meteredInputChannels: meteredChannels.input,
-                metering: inputMetering + [outputMetering]))
+                metering: inputMetering + [outputMetering], auxiliaryBusCount: auxiliaryBusCount,
+                auxiliarySlots: try auxiliarySlotTable()))
         renderer = state
     }
 

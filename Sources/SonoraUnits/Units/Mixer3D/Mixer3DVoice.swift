@@ -32,6 +32,13 @@ struct Mixer3DVoice {
     /// One HRTF renderer per channel (owned by the unit on the control side).
     var binaural: (Unmanaged<BinauralRenderer>?, Unmanaged<BinauralRenderer>?) = (nil, nil)
     static let maximumOutputs = 6
+    /// EFX shelves: [direct HF ch0, ch1, direct LF ch0, ch1, then per bus: HF, LF], and the
+    /// gains (dB) they are designed for: [direct HF, direct LF, then per bus: HF, LF].
+    let shelves: UnsafeMutablePointer<Biquad>
+    let shelfDecibels: UnsafeMutablePointer<Float>
+    /// Current level (linear) of each auxiliary send.
+    let auxiliaryGains: UnsafeMutablePointer<Float>
+    static let shelfCount = 4 + 2 * Mixer3DUnit.maximumAuxiliaryBuses
 
     @inline(__always)
     func binauralRenderer(_ channel: Int) -> Unmanaged<BinauralRenderer>? { channel == 0 ? binaural.0 : binaural.1 }
@@ -48,6 +55,12 @@ struct Mixer3DVoice {
         ring.initialize(repeating: 0, count: 2 * ringSize)
         filters = .allocate(capacity: 8)
         filters.initialize(repeating: Biquad(), count: 8)
+        shelves = .allocate(capacity: Self.shelfCount)
+        shelves.initialize(repeating: Biquad(), count: Self.shelfCount)
+        shelfDecibels = .allocate(capacity: 2 + 2 * Mixer3DUnit.maximumAuxiliaryBuses)
+        shelfDecibels.initialize(repeating: 0, count: 2 + 2 * Mixer3DUnit.maximumAuxiliaryBuses)
+        auxiliaryGains = .allocate(capacity: Mixer3DUnit.maximumAuxiliaryBuses)
+        auxiliaryGains.initialize(repeating: 0, count: Mixer3DUnit.maximumAuxiliaryBuses)
     }
 
     func deallocate() {
@@ -56,6 +69,9 @@ struct Mixer3DVoice {
         delays.deallocate()
         ring.deallocate()
         filters.deallocate()
+        shelves.deallocate()
+        shelfDecibels.deallocate()
+        auxiliaryGains.deallocate()
     }
 
     /// The head path resumes after another placement: an empty delay line, delays set, not swept.
@@ -70,6 +86,8 @@ struct Mixer3DVoice {
         hasState = false
         ring.update(repeating: 0, count: 2 * ringSize)
         for index in 0..<8 { filters[index].reset() }
+        for index in 0..<Self.shelfCount { shelves[index].reset() }
+        auxiliaryGains.update(repeating: 0, count: Mixer3DUnit.maximumAuxiliaryBuses)
         rate.reset()
         binaural.0?._withUnsafeGuaranteedRef { $0.reset() }
         binaural.1?._withUnsafeGuaranteedRef { $0.reset() }
