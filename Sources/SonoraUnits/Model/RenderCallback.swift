@@ -57,8 +57,12 @@ public struct RenderCallback: BitwiseCopyable {
         self.context = context
     }
 
-    /// Calls `target.render(_:)`. The unit the callback is set on keeps `target`
-    /// alive for as long as the realtime thread may call it.
+    /// Calls `target.render(_:)`, holding `target` unretained (the realtime thread must not
+    /// retain): whoever sets the callback keeps `target` alive while it may be called. The
+    /// overloads that take the target itself — `AudioUnit.setRenderCallback(_:input:)` with a
+    /// `RenderCallbackTarget`, `AudioGraph.setRenderCallback(_:node:input:)` — keep it for you;
+    /// a `RenderCallback` made here and set through the others (or kept in a property of
+    /// your own) does not.
     public init(_ target: RenderCallbackTarget) {
         function = { context, request in
             Unmanaged<RenderCallbackTarget>.fromOpaque(context!)._withUnsafeGuaranteedRef { target in
