@@ -85,6 +85,13 @@ struct RealtimeCore {
     var fadeSources: UnsafeMutablePointer<InputSource>
     var fadeLists: UnsafeMutablePointer<AudioBufferList>
     var fadePositions: UnsafeMutablePointer<Int>
+    /// Inputs with a crossfade running (a `fadeSources` entry that is not `.none`): 0 lets
+    /// a render skip looking at each input's fade.
+    var fadingInputs = 0
+    /// The unit's `canProcessInPlace` and `pullsInputsItself`, read once at `initialize()`
+    /// (they are fixed per unit), so a render makes no virtual call to learn them.
+    var processesInPlace = false
+    var pullsOwnInputs = false
 
     // Fan-out: a unit feeding several inputs renders once per time stamp and
     // serves the other pulls from its output cache.
@@ -97,6 +104,16 @@ struct RealtimeCore {
     /// its inputs are already rendered by the plan's steps, so `RenderContext.pullInput`
     /// hands out the bound input instead of pulling again.
     var pullsServedFromInputs = false
+
+    /// True when a render of this unit needs none of the per-render machinery beyond its
+    /// kernel: no parameter event pending, no ramp running, no render notification, not
+    /// bypassed, no crossfade. The render then calls `process` once for the whole cycle
+    /// (the lean path), which is what the slice loop would do in that state. The fields
+    /// read are written only by the realtime side (commands arrive through the queue).
+    @inline(__always)
+    var isSteady: Bool {
+        eventCount == 0 && !rampsActive && notifyCount == 0 && !bypass && fadingInputs == 0
+    }
 }
 
 /// Owns the memory `RealtimeCore` points into (on the control side).
