@@ -181,6 +181,22 @@ struct RenderPlanLeanStepTests {
     }
 }
 
+@Suite("Realtime core layout")
+struct RealtimeCoreLayoutTests {
+    /// What a steady render reads sits in the core's first cache line (the core starts its
+    /// 64-byte-aligned block), so a large graph touches one line per unit core for it.
+    @Test func whatALeanRenderReadsIsOnTheFirstLine() throws {
+        let paths: [PartialKeyPath<RealtimeCore>] = [
+            \.inputCount, \.inputLists, \.ownedInputLists, \.inputSources, \.ramps, \.nextScratch,
+            \.lastPulledSampleTime, \.cachesOutput, \.rampsActive, \.bypass,
+        ]
+        for path in paths {
+            let offset = try #require(MemoryLayout<RealtimeCore>.offset(of: path))
+            #expect(offset < 64, "\(path) at byte \(offset)")  // aligned fields of ≤ 8 bytes: then it ends within the line
+        }
+    }
+}
+
 @Suite("Render plan lean steps on the realtime thread", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RenderPlanLeanStepAllocationTests {
     /// A steady 64-gain chain and mixer render 5,000 cycles by lean steps only, with no heap call.
