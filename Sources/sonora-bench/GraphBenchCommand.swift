@@ -28,13 +28,16 @@ struct GraphBenchCommand: ParsableCommand {
     @Option(help: "Trials; the median is reported.")
     var trials = 7
 
+    @Flag(help: "Render every plan step by the full step, never the lean one (the reference the lean step is measured against).")
+    var fullSteps = false
+
     func validate() throws {
         guard cycles > 0, cycles <= 10_000_000 else { throw ValidationError("--cycles must be in 1…10000000") }
         guard trials > 0, trials <= 100 else { throw ValidationError("--trials must be in 1…100") }
     }
 
     func run() throws {
-        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials).run()
+        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

@@ -36,6 +36,8 @@ public final class AudioGraph: @unchecked Sendable {
     private var callbacks: [InputKey: (callback: RenderCallback, target: AnyObject?)] = [:]
     /// What the units were last told (the realtime side's picture once the batch is applied).
     private var appliedConnections: Set<Connection> = []
+    /// `appliedConnections` by the input they feed (kept, not rebuilt at each update).
+    private var appliedByInput: [InputKey: Connection] = [:]
     private var appliedCallbacks: [InputKey: RenderCallback] = [:]
     private var appliedNodes: Set<Node> = []
     private var appliedFanOut: Set<Node> = []
@@ -61,6 +63,9 @@ public final class AudioGraph: @unchecked Sendable {
     /// Off: the graph renders by recursive pull (a reference for tests and benchmarks);
     /// takes effect at the next initialize or update.
     var rendersWithPlan = true
+    /// Off: every plan step takes the full path, never the lean one (a reference for tests
+    /// and `sonora-bench graph --full-steps`); takes effect at the next initialize or update.
+    @_spi(Benchmark) public var plansLeanSteps = true
     @exclusivity(unchecked) private var realtimePlan: Unmanaged<RenderPlan>?
     private let framesRendered = Atomic<Int>(0)
     private let appliedBatch = Atomic<Int>(0)
@@ -233,6 +238,7 @@ public final class AudioGraph: @unchecked Sendable {
         }
         for node in fanOutNodes { units[node]!.send(.setCachesOutput(true)) }
         appliedConnections = connections
+        appliedByInput = Self.byInput(connections)
         appliedCallbacks = callbacks.mapValues(\.callback)
         appliedNodes = Set(nodes)
         appliedFanOut = fanOutNodes
@@ -300,7 +306,10 @@ public final class AudioGraph: @unchecked Sendable {
         guard let outputNode, units[outputNode] != nil else {
             throw AudioError(.graphOutputNodeError, "the graph's output unit was removed; uninitialize to rebuild")
         }
-        let added = Set(nodes).subtracting(appliedNodes)
+        // Sorted once: `nodes` sorts on every read (graphs of thousands of nodes).
+        let nodes = self.nodes
+        let present = Set(nodes)
+        let added = present.subtracting(appliedNodes)
         do {
             try checkFormats(of: connections.subtracting(appliedConnections))
         } catch {
@@ -323,8 +332,8 @@ public final class AudioGraph: @unchecked Sendable {
             while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
         }
         // Inputs whose source changed, on nodes that stay (looked up by input: graphs of thousands of nodes).
-        let wantedByInput = Dictionary(connections.map { (InputKey(node: $0.destination, input: $0.input), $0) }) { first, _ in first }
-        let hadByInput = Dictionary(appliedConnections.map { (InputKey(node: $0.destination, input: $0.input), $0) }) { first, _ in first }
+        let wantedByInput = Self.byInput(connections)
+        let hadByInput = appliedByInput
         for node in nodes where !added.contains(node) {
             let unit = units[node]!
             for input in 0..<unit.elementCount(.input) {
@@ -359,16 +368,21 @@ public final class AudioGraph: @unchecked Sendable {
         if let oldPlan { retired.append((batch, oldPlan, nil)) }
         push(.commit(batch: batch))
         // Units removed from the graph live until the realtime side has let go of them.
-        for node in appliedNodes.subtracting(nodes) {
+        for node in appliedNodes.subtracting(present) {
             if let unit = removedUnits[node] { retired.append((batch, unit, nil)) }
         }
         for target in replacedTargets { retired.append((batch, target, nil)) }
         replacedTargets.removeAll()
         removedUnits = removedUnits.filter { units[$0.key] != nil }
         appliedConnections = connections
+        appliedByInput = wantedByInput
         appliedCallbacks = callbacks.mapValues(\.callback)
-        appliedNodes = Set(nodes)
+        appliedNodes = present
         appliedFanOut = fanOut
+    }
+
+    private static func byInput(_ edges: Set<Connection>) -> [InputKey: Connection] {
+        Dictionary(edges.map { (InputKey(node: $0.destination, input: $0.input), $0) }) { first, _ in first }
     }
 
     private func compilePlan(head: Node) -> RenderPlan? {
@@ -376,7 +390,7 @@ public final class AudioGraph: @unchecked Sendable {
             planRefusal = "turned off"
             return nil
         }
-        let (plan, refusal) = RenderPlan.compile(head: head, units: units, connections: connections)
+        let (plan, refusal) = RenderPlan.compile(head: head, units: units, connections: connections, leanSteps: plansLeanSteps)
         planRefusal = refusal
         return plan
     }

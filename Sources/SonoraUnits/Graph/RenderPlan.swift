@@ -1,4 +1,5 @@
 import SonoraCore
+import Synchronization
 
 /// A graph compiled for rendering without recursion: the renders the recursive pull
 /// would make, as a flat list, on buffers the plan owns.
@@ -35,6 +36,9 @@ final class RenderPlan {
         /// The step whose render asked for this one (-1 for the head): a failure marks
         /// them all, as a failed pull does up the recursion.
         var parent: Int
+        /// May take the lean path when its unit is steady this cycle: neither pulling its
+        /// inputs itself nor serving pulls (those keep the full step).
+        var canBeLean: Bool
     }
 
     /// An input element as the plan sees it.
@@ -55,6 +59,20 @@ final class RenderPlan {
     /// `step << 1 | 1` for an exit, `step << 1` for an enter.
     let ops: UnsafeMutablePointer<Int32>
     let opCount: Int
+    /// The steps in exit (render) order, for a steady cycle (no enters to make).
+    let exits: UnsafeMutablePointer<Int32>
+    /// Whether every step may take the lean path, and the largest frame count every unit takes.
+    let allCanBeLean: Bool
+    let steadyFrameLimit: Int
+    /// `unitCommandEpoch`, read once per cycle.
+    private let commandEpoch = unitCommandEpoch
+    /// Realtime: the epoch read at the last cycle that looked at every step, and whether every
+    /// step of the last cycle was steady. Both true again with the epoch unchanged means no
+    /// unit got a command since, so none can have an event, ramp, notification or bypass
+    /// (only commands start those), and no crossfade (only an update's batch starts one, and
+    /// every batch brings a new plan): the cycle renders every step lean, checking nothing.
+    @exclusivity(unchecked) private var seenEpoch = -1
+    @exclusivity(unchecked) private var steadyLastCycle = false
     private let buffers: [OwnedAudioBufferList]
 
     // What tests and benchmarks read.
@@ -66,6 +84,10 @@ final class RenderPlan {
     /// Plan buffers (besides a one-frame placeholder).
     var bufferCount: Int { buffers.count - 1 }
     let inPlaceSteps: Int
+    /// Steps rendered by the lean path so far (tests: that it was taken, and when not).
+    @exclusivity(unchecked) private(set) var leanStepsTaken = 0
+    /// Cycles rendered as steady (every step lean, no step checked) so far.
+    @exclusivity(unchecked) private(set) var steadyCycles = 0
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
@@ -80,6 +102,11 @@ final class RenderPlan {
         self.ops = .allocate(capacity: max(ops.count, 1))
         self.ops.initialize(from: ops, count: ops.count)
         opCount = ops.count
+        let exitOrder = ops.filter { $0 & 1 == 1 }.map { $0 >> 1 }
+        exits = .allocate(capacity: max(exitOrder.count, 1))
+        exits.initialize(from: exitOrder, count: exitOrder.count)
+        allCanBeLean = !steps.isEmpty && steps.allSatisfy(\.canBeLean) && exitOrder.count == steps.count
+        steadyFrameLimit = steps.map { $0.core.pointee.maximumFrames }.min() ?? 0
         self.buffers = buffers
         self.renderOrder = renderOrder
         self.bufferUse = bufferUse
@@ -90,6 +117,7 @@ final class RenderPlan {
         steps.deallocate()
         inputs.deallocate()
         ops.deallocate()
+        exits.deallocate()
     }
 
     struct Key: Hashable {
@@ -100,7 +128,7 @@ final class RenderPlan {
     /// Compiles the graph pulled from `head`, or says why it cannot be planned (the graph
     /// then renders by pull). Every unit must be initialized.
     static func compile(
-        head: Int, units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>
+        head: Int, units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>, leanSteps: Bool = true
     ) -> (plan: RenderPlan?, refusal: String?) {
         guard let headUnit = units[head], let headCore = headUnit.core else { return (nil, "the head is not initialized") }
         if headUnit.pullsInputsItself && !headUnit.takesPlannedInputs {
@@ -143,11 +171,11 @@ final class RenderPlan {
         guard let root = makeStep(head, bus: 0, parent: -1) else { return (nil, "the head is not initialized") }
         var stack: [(step: Int, next: Int)] = [(root, 0)]
         while let top = stack.last {
-            let draft = drafts[top.step]
-            let inputCount = draft.core.pointee.inputCount
-            if draft.bindsInputs && top.next < inputCount {
+            // Fields read in place: copying a draft retains its unit and its sources.
+            let inputCount = drafts[top.step].core.pointee.inputCount
+            if drafts[top.step].bindsInputs && top.next < inputCount {
                 stack[stack.count - 1].next += 1
-                guard let edge = feeding[AudioGraph.InputKey(node: draft.node, input: top.next)] else { continue }
+                guard let edge = feeding[AudioGraph.InputKey(node: drafts[top.step].node, input: top.next)] else { continue }
                 guard stepOf[Key(node: edge.source, bus: edge.bus)] == nil else { continue }  // fan-out: rendered once
                 guard let step = makeStep(edge.source, bus: edge.bus, parent: top.step) else {
                     return (nil, "node \(edge.source) is not initialized")
@@ -170,7 +198,7 @@ final class RenderPlan {
                 ops.append(Int32(top.step) << 1 | 1)
             }
         }
-        for draft in drafts {
+        for draft in drafts where !pulledByItself.isEmpty {
             if let puller = pulledByItself[draft.node] {
                 return (
                     nil,
@@ -268,7 +296,8 @@ final class RenderPlan {
                     output: index == root ? placeholder.list : buffers[bufferOf[index]].list,
                     isHead: index == root, pullsItself: draft.pullsItself,
                     servesPulls: index == root && draft.unit.pullsInputsItself, bindsInputs: draft.bindsInputs,
-                    firstInput: 0, parent: draft.parent))
+                    firstInput: 0, parent: draft.parent,
+                    canBeLean: leanSteps && !draft.pullsItself && !(index == root && draft.unit.pullsInputsItself)))
         }
         for index in steps.indices { steps[index].firstInput = firstInput[drafts[index].node] ?? 0 }
         let plan = RenderPlan(
@@ -291,6 +320,14 @@ final class RenderPlan {
             return head.unit._withUnsafeGuaranteedRef { $0.failed(.parameterError, headCore) }
         }
         let headOutput = buffers.frames(from: 0, count: frameCount)
+        let epoch = commandEpoch.pointee.load(ordering: .acquiring)
+        if steadyLastCycle && epoch == seenEpoch && frameCount <= steadyFrameLimit {
+            return renderSteady(timeStamp: timeStamp, frameCount: frameCount, headOutput: headOutput)
+        }
+        seenEpoch = epoch
+        steadyLastCycle = false
+        var lean = 0
+        defer { leanStepsTaken &+= lean }
         var position = 0
         while position < opCount {
             let op = Int(ops[position])
@@ -298,18 +335,33 @@ final class RenderPlan {
             let index = op >> 1
             let step = steps + index
             let core = step.pointee.core
-            let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status: AudioError.Code
             if op & 1 == 0 {
                 if step.pointee.pullsItself { continue }  // its own render does it all at the exit
                 guard frameCount <= core.pointee.maximumFrames else {
                     return fail(.tooManyFramesToProcess, from: index)
                 }
+                // Lean: no command queued and no notification — nothing to do at the start.
+                if core.pointee.commandsSent.pointee.load(ordering: .acquiring) == core.pointee.commandsTaken
+                    && core.pointee.notifyCount == 0
+                {
+                    continue
+                }
+                let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
                 step.pointee.unit._withUnsafeGuaranteedRef {
                     $0.applyCommands(core)
                     $0.callNotify(core, .preRender, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, buffers: output)
                 }
                 continue
+            }
+            let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
+            if step.pointee.canBeLean && core.pointee.isSteady {
+                lean &+= 1
+                status = step.pointee.unit._withUnsafeGuaranteedRef {
+                    $0.renderPlannedLean(
+                        core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
+                        inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
+                }
             } else if step.pointee.pullsItself {
                 var flags = RenderActionFlags()
                 status = step.pointee.unit._withUnsafeGuaranteedRef {
@@ -325,6 +377,29 @@ final class RenderPlan {
             }
             if status != .noError { return fail(status, from: index) }
         }
+        steadyLastCycle = allCanBeLean && lean == stepCount
+        return .noError
+    }
+
+    /// A cycle in which every step is steady: each step's lean render, in render order.
+    private func renderSteady(timeStamp: AudioTimeStamp, frameCount: Int, headOutput: AudioBufferList) -> AudioError.Code {
+        for position in 0..<stepCount {
+            let index = Int(exits[position])
+            let step = steps + index
+            let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
+            let status = step.pointee.unit._withUnsafeGuaranteedRef {
+                $0.renderPlannedLean(
+                    step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
+                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
+            }
+            if status != .noError {
+                steadyLastCycle = false
+                leanStepsTaken &+= position
+                return fail(status, from: index)
+            }
+        }
+        leanStepsTaken &+= stepCount
+        steadyCycles &+= 1
         return .noError
     }
 

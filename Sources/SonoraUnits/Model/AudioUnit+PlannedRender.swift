@@ -61,4 +61,61 @@ extension AudioUnit {
         callNotify(core, .postRender, timeStamp: timeStamp, bus: bus, frameCount: frameCount, buffers: output)
         return .noError
     }
+
+    /// `renderPlanned` for a steady unit (`RealtimeCore.isSteady`, checked by the plan this
+    /// cycle), a unit that neither pulls its inputs itself nor serves pulls: each input bound
+    /// to its source's buffer (or pulled: a render callback, no source, a source the plan
+    /// does not know), one `process` for the whole cycle. No crossfade, event, ramp, bypass
+    /// or notification can be in play, so this is what `renderPlanned` does in that state,
+    /// without looking for them. Realtime-safe.
+    @inline(__always)
+    func renderPlannedLean(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
+    ) -> AudioError.Code {
+        let inputCount = core.pointee.inputCount
+        if bindsInputs {
+            for element in 0..<inputCount {
+                let input = inputs + element
+                if let expected = input.pointee.source, case .connection(let unit, let sourceBus) = core.pointee.inputSources[element],
+                   unit.toOpaque() == expected && sourceBus == input.pointee.bus
+                {
+                    input.pointee.direct = true
+                    core.pointee.inputLists[element] = input.pointee.list
+                } else {
+                    input.pointee.direct = false
+                    let status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
+                    if status != .noError {
+                        for earlier in 0..<element where inputs[earlier].direct {
+                            core.pointee.inputLists[earlier] = core.pointee.ownedInputLists[earlier]
+                        }
+                        return status
+                    }
+                }
+            }
+            core.pointee.lastPulledSampleTime = -1
+        } else {
+            for element in 0..<inputCount where inputs[element].direct {
+                core.pointee.inputLists[element] = inputs[element].list
+            }
+        }
+        var status = AudioError.Code.noError
+        if frameCount > 0 {
+            core.pointee.nextScratch = 0
+            status = process(
+                RenderContext(
+                    frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
+                    unit: Unmanaged.passUnretained(self)))
+        }
+        for element in 0..<inputCount where inputs[element].direct {
+            core.pointee.inputLists[element] = core.pointee.ownedInputLists[element]
+        }
+        if status != .noError { return status }
+        if core.pointee.cachesOutput {
+            core.pointee.outputCaches[bus].copy(from: output)
+            core.pointee.cachedSampleTimes[bus] = timeStamp.sampleTime
+            core.pointee.cachedFrames[bus] = frameCount
+        }
+        return .noError
+    }
 }

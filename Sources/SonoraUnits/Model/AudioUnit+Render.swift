@@ -32,7 +32,7 @@ extension AudioUnit {
 
         // In place: the input is pulled into the output buffers and processed there.
         var inPlace = false
-        if canProcessInPlace && core.pointee.inputCount == 1 && core.pointee.outputCount == 1
+        if core.pointee.processesInPlace && core.pointee.inputCount == 1 && core.pointee.outputCount == 1
             && core.pointee.ownedInputLists[0].channelCount == output.channelCount
         {
             if case .none = core.pointee.fadeSources[0] {
@@ -45,7 +45,7 @@ extension AudioUnit {
         // Every output element of one cycle shares one pull of the inputs.
         let isNewCycle = inPlace || timeStamp.sampleTime != core.pointee.lastPulledSampleTime
             || frameCount != core.pointee.lastPulledFrames || !timeStamp.flags.contains(.sampleTimeValid)
-        if isNewCycle && !pullsInputsItself {
+        if isNewCycle && !core.pointee.pullsOwnInputs {
             let status = pullInputs(core, timeStamp: timeStamp, frameCount: frameCount)
             if status != .noError { return failed(status, core) }
             core.pointee.lastPulledSampleTime = inPlace ? -1 : timeStamp.sampleTime
@@ -137,6 +137,7 @@ extension AudioUnit {
         if crossfade, case .none = core.pointee.fadeSources[element] {
             core.pointee.fadeSources[element] = core.pointee.inputSources[element]
             core.pointee.fadePositions[element] = 0
+            core.pointee.fadingInputs += 1
         }
         core.pointee.inputSources[element] = source
         core.pointee.lastPulledSampleTime = -1
@@ -186,6 +187,7 @@ extension AudioUnit {
         core.pointee.fadePositions[element] = start + frameCount
         if start + frameCount >= core.pointee.crossfadeFrames {
             core.pointee.fadeSources[element] = .none
+            core.pointee.fadingInputs -= 1
         }
         return .noError
     }
@@ -215,6 +217,15 @@ extension AudioUnit {
         _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
         output: AudioBufferList
     ) -> AudioError.Code {
+        // Lean: no event, ramp or bypass — the loop below would make exactly this one call.
+        if core.pointee.eventCount == 0 && !core.pointee.rampsActive && !core.pointee.bypass {
+            guard frameCount > 0 else { return .noError }
+            core.pointee.nextScratch = 0
+            return process(
+                RenderContext(
+                    frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
+                    unit: Unmanaged.passUnretained(self)))
+        }
         let events = core.pointee.events
         let eventCount = core.pointee.eventCount
         var eventIndex = 0

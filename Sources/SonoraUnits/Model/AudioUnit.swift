@@ -116,6 +116,8 @@ open class AudioUnit: @unchecked Sendable {
             resources.core.pointee.inputSources[element] = source(of: input)
         }
         resources.core.pointee.bypass = bypassEnabled
+        resources.core.pointee.processesInPlace = canProcessInPlace
+        resources.core.pointee.pullsOwnInputs = pullsInputsItself
         for (index, entry) in notifyCallbacks.enumerated() { resources.core.pointee.notify[index] = entry?.callback }
         resources.core.pointee.notifyCount = notifyCallbacks.compactMap { $0 }.count
         self.resources = resources
@@ -297,6 +299,8 @@ open class AudioUnit: @unchecked Sendable {
         }
         commandsSent += 1
         resources.core.pointee.commandsSent.pointee.store(commandsSent, ordering: .releasing)
+        // After the unit's own count: a plan that sees the new epoch then sees the command.
+        unitCommandEpoch.pointee.add(1, ordering: .releasing)
         purgeRetired()
     }
 
@@ -328,6 +332,15 @@ open class AudioUnit: @unchecked Sendable {
         }
     }
 }
+
+/// Bumped (release) after every command any unit is sent. A render plan reads it once per
+/// cycle: while it has not moved since a cycle in which every step was steady, no unit of
+/// the plan can have a command waiting, so every step is steady again (see `RenderPlan`).
+nonisolated(unsafe) let unitCommandEpoch: UnsafeMutablePointer<Atomic<Int>> = {
+    let epoch = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
+    epoch.initialize(to: Atomic(0))
+    return epoch
+}()
 
 /// An input element's connection to another unit's output element (MakeConnection).
 public struct AudioUnitConnection {

@@ -43,17 +43,24 @@ enum RealtimeCommand: BitwiseCopyable {
 /// pointers only. Allocated at `initialize()`, freed at `uninitialize()`;
 /// `RealtimeResources` owns the memory.
 struct RealtimeCore {
-    var maximumFrames: Int
+    // The first 64 bytes (the core starts its block, 64-aligned): what a steady (lean) render
+    // of the unit reads, so a graph of a thousand units touches one line of each core.
     var inputCount: Int
     var inputLists: UnsafeMutablePointer<AudioBufferList>
     /// The unit's own input buffers (`inputLists` may point elsewhere for one in-place render).
     var ownedInputLists: UnsafeMutablePointer<AudioBufferList>
     var inputSources: UnsafeMutablePointer<InputSource>
-    var slotCount: Int
     var ramps: UnsafeMutablePointer<LinearRamp>
+    var nextScratch: Int
+    var lastPulledSampleTime: Double
+    var cachesOutput: Bool
+    /// False while no parameter ramp runs, so renders skip looking for one.
+    var rampsActive: Bool
+    var bypass: Bool
+    var maximumFrames: Int
+    var slotCount: Int
     static let scratchCount = 4
     var scratch: UnsafeMutablePointer<Float>
-    var nextScratch: Int
     static let eventCapacity = 512
     var events: UnsafeMutablePointer<ParameterEvent>
     var eventCount: Int
@@ -65,10 +72,6 @@ struct RealtimeCore {
     static let notifyCapacity = 8
     var notify: UnsafeMutablePointer<RenderCallback?>
     var notifyCount: Int
-    /// False while no parameter ramp runs, so renders skip looking for one.
-    var rampsActive: Bool
-    var bypass: Bool
-    var lastPulledSampleTime: Double
     var lastPulledFrames: Int
     /// Commands taken from the queue so far (read by the control side to free retired objects).
     var commandsApplied: UnsafeMutablePointer<Atomic<Int>>
@@ -85,10 +88,16 @@ struct RealtimeCore {
     var fadeSources: UnsafeMutablePointer<InputSource>
     var fadeLists: UnsafeMutablePointer<AudioBufferList>
     var fadePositions: UnsafeMutablePointer<Int>
+    /// Inputs with a crossfade running (a `fadeSources` entry that is not `.none`): 0 lets
+    /// a render skip looking at each input's fade.
+    var fadingInputs = 0
+    /// The unit's `canProcessInPlace` and `pullsInputsItself`, read once at `initialize()`
+    /// (they are fixed per unit), so a render makes no virtual call to learn them.
+    var processesInPlace = false
+    var pullsOwnInputs = false
 
     // Fan-out: a unit feeding several inputs renders once per time stamp and
-    // serves the other pulls from its output cache.
-    var cachesOutput: Bool
+    // serves the other pulls from its output cache (`cachesOutput`, on the first line).
     var outputCaches: UnsafeMutablePointer<AudioBufferList>
     var cachedSampleTimes: UnsafeMutablePointer<Double>
     var cachedFrames: UnsafeMutablePointer<Int>
@@ -97,6 +106,16 @@ struct RealtimeCore {
     /// its inputs are already rendered by the plan's steps, so `RenderContext.pullInput`
     /// hands out the bound input instead of pulling again.
     var pullsServedFromInputs = false
+
+    /// True when a render of this unit needs none of the per-render machinery beyond its
+    /// kernel: no parameter event pending, no ramp running, no render notification, not
+    /// bypassed, no crossfade. The render then calls `process` once for the whole cycle
+    /// (the lean path), which is what the slice loop would do in that state. The fields
+    /// read are written only by the realtime side (commands arrive through the queue).
+    @inline(__always)
+    var isSteady: Bool {
+        eventCount == 0 && !rampsActive && notifyCount == 0 && !bypass && fadingInputs == 0
+    }
 }
 
 /// Owns the memory `RealtimeCore` points into (on the control side).
@@ -216,16 +235,7 @@ final class RealtimeResources {
         core = array(hot, coreAt, RealtimeCore.self)
         core.initialize(
             to: RealtimeCore(
-                maximumFrames: maximumFrames, inputCount: inputs, inputLists: inputLists,
-                ownedInputLists: ownedInputLists,
-                inputSources: sources, slotCount: slots, ramps: ramps, scratch: scratch, nextScratch: 0,
-                events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), commandsSent: sent,
-                commandsTaken: 0, notify: notify,
-                notifyCount: 0, rampsActive: false, bypass: false, lastPulledSampleTime: -1, lastPulledFrames: 0,
-                commandsApplied: applied, lastError: lastError, published: published, sampleRate: sampleRate,
-                outputCount: outputs, outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources,
-                fadeLists: fadeLists, fadePositions: fadePositions, cachesOutput: false, outputCaches: outputCaches,
-                cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
+                inputCount: inputs, inputLists: inputLists, ownedInputLists: ownedInputLists, inputSources: sources, ramps: ramps, nextScratch: 0, lastPulledSampleTime: -1, cachesOutput: false, rampsActive: false, bypass: false, maximumFrames: maximumFrames, slotCount: slots, scratch: scratch, events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), commandsSent: sent, commandsTaken: 0, notify: notify, notifyCount: 0, lastPulledFrames: 0, commandsApplied: applied, lastError: lastError, published: published, sampleRate: sampleRate, outputCount: outputs, outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists, fadePositions: fadePositions, outputCaches: outputCaches, cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
     }
 
     deinit {

@@ -56,6 +56,7 @@ public struct RenderContext {
     public var maximumFrames: Int { core.pointee.maximumFrames }
 
     /// The input element's pulled samples for this slice.
+    @inline(__always)
     public func input(_ element: Int) -> AudioBufferList {
         core.pointee.inputLists[element].frames(from: frameOffset, count: frameCount)
     }
@@ -64,6 +65,7 @@ public struct RenderContext {
     public var inputCount: Int { core.pointee.inputCount }
 
     /// The parameter's value at the slice start; moves its ramp past the slice.
+    @inline(__always)
     public func parameter(_ slot: Int) -> Float {
         let ramp = core.pointee.ramps + slot
         let value = ramp.pointee.value
@@ -97,5 +99,6 @@ public struct RenderContext {
     public var isBypassed: Bool { core.pointee.bypass }
 
     /// True if the parameter is moving along a ramp at the slice start.
+    @inline(__always)
     public func isRamping(_ slot: Int) -> Bool { core.pointee.ramps[slot].isRamping }
 }
