@@ -57,13 +57,15 @@ public struct AudioRecorderSettings: Hashable, Sendable {
         case .appleIMA4:
             return .appleIMA4(sampleRate: sampleRate, channels: numberOfChannels)
         case .appleLossless:
-            // ALAC's format flags name the source depth (1 = 16-bit, 3 = 24-bit; Core Audio's
-            // kAppleLosslessFormatFlag_*BitSourceData). The capture's Float32 holds every 24-bit
-            // value exactly, so both are lossless. libavcodec's encoder writes only these two:
-            // 20-bit and 32-bit source data are refused rather than silently widened or cut.
+            // ALAC's format flags name the source depth (3 = 24-bit, Core Audio's
+            // kAppleLosslessFormatFlag_24BitSourceData; 16-bit stays 0, the encoder's default,
+            // as before: libsndfile, which reads those files, returned 16 times the frames of a
+            // CAF whose desc says 1). The capture's Float32 holds every 24-bit value exactly, so
+            // both are lossless. libavcodec's encoder writes only these two: 20-bit and 32-bit
+            // source data are refused rather than silently widened or cut.
             let flags: UInt32
             switch bitDepth {
-            case 16: flags = 1
+            case 16: flags = 0
             case 24: flags = 3
             default:
                 throw AudioError(.unsupportedDataFormat, "ALAC from \(bitDepth)-bit source data; the recorder's ALAC encoder writes 16-bit or 24-bit")
