@@ -142,6 +142,12 @@ public final class AudioFile {
                 return file
             }
         }
+        // ALAC from 24-bit source data (desc flags 3): libsndfile's ALAC reader returned 16
+        // times the frames of such a file (AudioRecorderDepthTests); libavcodec's decoder
+        // reads it bit-exact, so Sonora's own packet reader takes it.
+        if mode == .read, let packets = cafPackets, packets.format.formatID == .appleLossless, packets.format.formatFlags.rawValue == 3 {
+            return try openPacketFile(path, mode: mode, cafPackets: packets, typeHint: typeHint, sndfileReason: "not tried (24-bit ALAC)")
+        }
         var info = SF_INFO()
         guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
             let reason = String(cString: sf_strerror(nil))

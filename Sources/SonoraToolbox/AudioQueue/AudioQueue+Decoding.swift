@@ -27,6 +27,12 @@ extension AudioQueue {
             handleEnd(at: stoppedAt)
             return true
         }
+        // A PCM buffer still being converted into the ring as room comes.
+        if pendingPCMFrame < pendingPCMEnd {
+            let wrote = writePendingPCM()
+            if pendingPCMFrame < pendingPCMEnd { return wrote }
+            return true
+        }
         // Frames decoded earlier still waiting for room in the ring.
         if pendingOffset < pendingDecoded.count {
             let wrote = writePending()
@@ -91,6 +97,7 @@ extension AudioQueue {
         current = nil
         pendingDecoded = []
         pendingOffset = 0
+        clearPendingPCM()
         rateStage?.reset()
         endDraining = false
         consumedSeen = decodedTotal
@@ -141,6 +148,7 @@ extension AudioQueue {
     /// Decodes one entry (a flush marker when it has no buffer), applies its start time, trims
     /// and parameter events, and appends the frames to `pendingDecoded`.
     private func decodeIntoPending(_ entry: QueuedBuffer) {
+        if takeDirectPCM(entry) { return }
         let channels = renderer.channelCount
         var samples: [Float]
         do throws(AudioError) {

@@ -94,6 +94,11 @@ public final class AudioQueue: @unchecked Sendable {
     var current: QueuedBuffer?
     var pendingDecoded: [Float] = []
     var pendingOffset = 0
+    /// A linear PCM buffer's bytes (the entry's, not copied) converted straight into the ring
+    /// from frame `pendingPCMFrame` to `pendingPCMEnd` (AudioQueue+DirectPCM).
+    var pendingPCM: [UInt8] = []
+    var pendingPCMFrame = 0
+    var pendingPCMEnd = 0
     var decodedTotal = 0
     var writtenTotal = 0
     var streamBase = 0
@@ -211,10 +216,10 @@ public final class AudioQueue: @unchecked Sendable {
         renderLock.lock()
         defer { renderLock.unlock() }
         // 256 slots; the program side sends a handful per call, the render side drains each slice.
-        while !renderer.commands.push(command) { usleep(100) }
+        while !renderer.send(command) { usleep(100) }
     }
 
     func pushEvent(_ event: StampedEvent) {
-        while !renderer.events.push(event) { usleep(100) }
+        while !renderer.send(event) { usleep(100) }
     }
 }

@@ -69,6 +69,10 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
     /// every channel, a queue's channels beyond the mix's dropped. Realtime-safe.
     @inline(__always)
     func mix(into mix: AudioBufferList, clock: RenderClock) {
+        // Straight from the ring unless the queue meters its own slice.
+        var added = false
+        withRenderer { added = $0.add(into: mix, clock: clock) }
+        if added { return }
         let capacity = scratch.frameCount
         guard capacity > 0 else { return }
         var done = 0

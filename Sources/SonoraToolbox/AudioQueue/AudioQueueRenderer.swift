@@ -44,7 +44,15 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private let origin = Atomic<Int>(0)
     private let startedOnce = Atomic<Bool>(false)
 
+    /// Commands and events pushed so far (`send`): the render side pops a queue only when its
+    /// count moved. With many queues on one device, popping two empty queues per slice read
+    /// two cursor lines of each queue that were cache misses (perf: more than the mixing).
+    private let commandsSent = Atomic<Int>(0)
+    private let eventsSent = Atomic<Int>(0)
+
     // Render-thread state (touched only inside `render`).
+    private var commandsSeen = 0
+    private var eventsTaken = 0
     private var state = RunState.stopped
     private var startDeviceTime = 0
     private var deviceTime = 0
@@ -105,6 +113,20 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// converts with it); a jump in it (an xrun's skipped frames, a re-opened device) while
     /// running marks the timeline discontinuous. Realtime-safe.
     func render(_ output: AudioBufferList, clock: RenderClock?) {
+        _ = render(output, clock: clock, adding: false)
+    }
+
+    /// As a mixer source: adds the queue's frames to `mix` straight from the ring (gains applied
+    /// to the ring's frames in place, before they are released), with no scratch copy — the
+    /// sum is the same bit for bit. A mono queue goes to every channel; a queue's channels
+    /// beyond the mix's are dropped. False (nothing rendered, nothing added) while metering,
+    /// which measures the queue's own slice: the caller then renders into a scratch instead.
+    /// Realtime-safe.
+    func add(into mix: AudioBufferList, clock: RenderClock) -> Bool {
+        render(mix, clock: clock, adding: true)
+    }
+
+    private func render(_ output: AudioBufferList, clock: RenderClock?, adding: Bool) -> Bool {
         let frames = output.frameCount
         if let clock {
             if state == .running && (clock.discontinuous || clock.sampleTime != deviceTime) {
@@ -113,7 +135,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             deviceTime = clock.sampleTime
         }
         self.clock = clock
-        applyCommands()
+        let sent = commandsSent.load(ordering: .acquiring)
+        if sent != commandsSeen {
+            commandsSeen = sent
+            applyCommands()
+        }
+        if adding && metering { return false }
         var done = 0
         var ended = false
         if state == .draining && deviceTime >= drainEnd {
@@ -157,26 +184,36 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 underrunCount.wrappingAdd(1, ordering: .relaxed)
                 discontinuity.store(true, ordering: .relaxed)
                 timelineFrames.wrappingAdd(frames - done, ordering: .relaxed)
-                clear(output, from: done, count: frames - done)
+                if !adding { clear(output, from: done, count: frames - done) }
                 done = frames
                 break
             }
-            copy(region.first, to: output, at: done)
-            if region.second.frameCount > 0 { copy(region.second, to: output, at: done + region.first.frameCount) }
-            applyGains(output, from: done, count: chunk)
+            if adding {
+                applyGains(region.first, from: 0, count: region.first.frameCount)
+                add(region.first, to: output, at: done)
+                if region.second.frameCount > 0 {
+                    applyGains(region.second, from: 0, count: region.second.frameCount)
+                    add(region.second, to: output, at: done + region.first.frameCount)
+                }
+            } else {
+                copy(region.first, to: output, at: done)
+                if region.second.frameCount > 0 { copy(region.second, to: output, at: done + region.first.frameCount) }
+                applyGains(output, from: done, count: chunk)
+            }
             try? ring.commitRead(chunk)
             position += chunk
             playedFrames.store(position, ordering: .releasing)
             timelineFrames.wrappingAdd(chunk, ordering: .relaxed)
             done += chunk
         }
-        if done < frames { clear(output, from: done, count: frames - done) }
-        if metering { measure(output) }
+        if done < frames && !adding { clear(output, from: done, count: frames - done) }
+        if metering && !adding { measure(output) }
         // The queue's thread has work worth a wake-up (a context switch each): the end reached
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
         // `wakeLevel`. Waking after every slice cost more than the rendering itself.
         if (ended || (done > 0 && ring.readableFrames <= wakeLevel)) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
         deviceTime += frames
+        return true
     }
 
     private func applyCommands() {
@@ -241,8 +278,25 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     }
 
     private func nextEvent() -> StampedEvent? {
-        if heldEvent == nil { heldEvent = events.pop() }
+        if heldEvent == nil && eventsSent.load(ordering: .acquiring) != eventsTaken, let event = events.pop() {
+            heldEvent = event
+            eventsTaken &+= 1
+        }
         return heldEvent
+    }
+
+    /// Sends a command to the render side (one producer at a time); false when the queue is full.
+    func send(_ command: RenderCommand) -> Bool {
+        guard commands.push(command) else { return false }
+        commandsSent.wrappingAdd(1, ordering: .releasing)
+        return true
+    }
+
+    /// Sends a stamped event to the render side (the queue's thread); false when the queue is full.
+    func send(_ event: StampedEvent) -> Bool {
+        guard events.push(event) else { return false }
+        eventsSent.wrappingAdd(1, ordering: .releasing)
+        return true
     }
 
     private func apply(_ event: StampedEvent) {
@@ -256,6 +310,16 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private func copy(_ source: AudioBufferList, to output: AudioBufferList, at offset: Int) {
         for channel in 0..<min(channelCount, output.channelCount) {
             copySamples(from: UnsafePointer(source.samples(channel)), to: output.samples(channel) + offset, count: source.frameCount)
+        }
+    }
+
+    /// Adds `source` (the queue's channels) to `mix` from frame `offset`: channel to channel, a
+    /// mono queue to every channel, as `QueueRenderTarget.mix` adds its scratch.
+    private func add(_ source: AudioBufferList, to mix: AudioBufferList, at offset: Int) {
+        for channel in 0..<mix.channelCount {
+            let from = channelCount == 1 ? 0 : channel
+            guard from < channelCount else { break }
+            Mixing.add(UnsafePointer(source.samples(from)), into: mix.samples(channel) + offset, count: source.frameCount, gain: 1)
         }
     }
 

@@ -9,7 +9,7 @@ public struct AudioRecorderSettings: Hashable, Sendable {
     public var formatID: AudioFormatID = .linearPCM
     public var sampleRate: Double = 44100
     public var numberOfChannels: Int = 2
-    /// Linear PCM: bits per sample (8, 16, 24, 32; float 32 or 64); ALAC: 16.
+    /// Linear PCM: bits per sample (8, 16, 24, 32; float 32 or 64); ALAC: the source data's, 16 or 24.
     public var bitDepth: Int = 16
     /// Linear PCM: float samples (32 or 64 bits) rather than integers.
     public var isFloat = false
@@ -57,9 +57,22 @@ public struct AudioRecorderSettings: Hashable, Sendable {
         case .appleIMA4:
             return .appleIMA4(sampleRate: sampleRate, channels: numberOfChannels)
         case .appleLossless:
-            // Sonora's ALAC encoder takes 16-bit source data; other depths are not offered.
-            guard bitDepth == 16 else { throw AudioError(.unsupportedDataFormat, "ALAC from \(bitDepth)-bit source data; the recorder encodes 16-bit") }
-            return .compressed(.appleLossless, sampleRate: sampleRate, channels: numberOfChannels)
+            // ALAC's format flags name the source depth (3 = 24-bit, Core Audio's
+            // kAppleLosslessFormatFlag_24BitSourceData; 16-bit stays 0, the encoder's default,
+            // as before: libsndfile, which reads those files, returned 16 times the frames of a
+            // CAF whose desc says 1). The capture's Float32 holds every 24-bit value exactly, so
+            // both are lossless. libavcodec's encoder writes only these two: 20-bit and 32-bit
+            // source data are refused rather than silently widened or cut.
+            let flags: UInt32
+            switch bitDepth {
+            case 16: flags = 0
+            case 24: flags = 3
+            default:
+                throw AudioError(.unsupportedDataFormat, "ALAC from \(bitDepth)-bit source data; the recorder's ALAC encoder writes 16-bit or 24-bit")
+            }
+            var format = StreamFormat.compressed(.appleLossless, sampleRate: sampleRate, channels: numberOfChannels)
+            format.formatFlags = AudioFormatFlags(rawValue: flags)
+            return format
         default:
             throw AudioError(.unsupportedDataFormat, "\(formatID): a recorder takes linear PCM, IMA4 or ALAC (FLAC through a .flac file)")
         }
