@@ -55,7 +55,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var linked: Bool
     /// Held by control-side code that replaces the PCMs or reads them from another
     /// thread; never by the I/O thread (it is idle whenever they are replaced).
-    private let pcmSwap = Mutex(())
+    private let pcmSwap = ControlLock(())
     /// Present when capture and playback run on independent clocks: capture is resampled
     /// to playback's clock, steering the FIFO fill level.
     private let compensator: DriftCompensator?

@@ -1,7 +1,6 @@
 import CJack
 import Logging
 import SonoraCore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +25,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// What the server granted; re-made by the control thread when the period, rate or
     /// latency changes, so it is read and written under a lock (never on the realtime thread).
     public var format: DeviceFormat { granted.withLock { $0 } }
-    private let granted: Mutex<DeviceFormat>
+    private let granted: ControlLock<DeviceFormat>
     /// The client name the server gave (`sonora`, or `sonora-01` when taken).
     public private(set) var clientName: String
     private let runner = DeviceRunner()
@@ -35,8 +34,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     private var processor: JACKProcessor
     private var procedure: IOProcedure?
     private var isActive = false
-    private let latencyRanges = Mutex<(capture: ClosedRange<Int>, playback: ClosedRange<Int>)>((0...0, 0...0))
-    private let formatFollower = Mutex<DeviceFormatChangeHandler?>(nil)
+    private let latencyRanges = ControlLock<(capture: ClosedRange<Int>, playback: ClosedRange<Int>)>((0...0, 0...0))
+    private let formatFollower = ControlLock<DeviceFormatChangeHandler?>(nil)
     private static let logger = Logger(label: "sonora.jack")
 
     /// Opens a client on the server `name` names and registers its ports; connects and
@@ -56,7 +55,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             jack_client_close(opened.client)
             throw error
         }
-        granted = Mutex(Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames))
+        granted = ControlLock(Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames))
     }
 
     deinit {

@@ -1,6 +1,5 @@
 import Foundation
 import SonoraCore
-import Synchronization
 
 /// An OpenAL context (ALCcontext): one listener, its sources, the distance model and
 /// doppler settings, and the sticky error (alGetError). Its sources play through one 3D
@@ -90,7 +89,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
 
     // MARK: Current context
 
-    private static let currentContext = Mutex<ALContext?>(nil)
+    private static let currentContext = ControlLock<ALContext?>(nil)
 
     /// The current context (alcGetCurrentContext).
     public static var current: ALContext? { currentContext.withLock { $0 } }

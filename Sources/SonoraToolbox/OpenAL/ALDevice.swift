@@ -97,7 +97,7 @@ public final class ALDevice: @unchecked Sendable {
     /// Why the last `playback`/`loopback` call or context creation failed (alcGetError has no
     /// context to keep it in).
     public static var lastError: String? { openFailure.withLock { $0 } }
-    private static let openFailure = Mutex<String?>(nil)
+    private static let openFailure = ControlLock<String?>(nil)
     static func noteOpenFailure(_ text: String) { openFailure.withLock { $0 = text } }
 
     public var isLoopback: Bool { kind == .loopback }
