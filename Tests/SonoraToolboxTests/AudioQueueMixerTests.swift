@@ -209,7 +209,9 @@ struct AudioQueueMixerTests {
 
     @Test("CurrentDevice: queues naming one device share one output, opened with the first and closed with the last; listeners run")
     func currentDeviceSharesOneOutput() throws {
-        let name = "null"
+        // "~" is the null device under a name no other suite uses: outputs are shared by
+        // name, and suites running beside this one share "null".
+        let name = "~"
         let recorder = Recorder()
         let first = try stereoQueue(recorder), second = try stereoQueue(recorder)
         defer { [first, second].forEach { try? $0.dispose(immediate: true) } }
