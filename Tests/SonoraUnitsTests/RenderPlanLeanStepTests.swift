@@ -52,26 +52,9 @@ private func expectLeanEqualsFull(cycles: Int = 40, frames: Int = 128, _ build: 
     let full = try render(try build(), lean: false, cycles: cycles, frames: frames)
     #expect(full.leanPerCycle.allSatisfy { $0 == 0 }, "with lean steps off, none is taken")
     let lean = try render(try build(), lean: true, cycles: cycles, frames: frames)
-    #expect(lean.output.map(\.count) == full.output.map(\.count))
-    for channel in full.output.indices {
-        let first = zip(lean.output[channel], full.output[channel]).enumerated().first { $0.element.0 != $0.element.1 }
-        #expect(first == nil, "channel \(channel) differs first at frame \(first?.offset ?? -1): \(String(describing: first?.element))")
-    }
-    #expect(full.output.joined().contains { $0 != 0 }, "the shape renders something")
+    expectSameSamples(lean.output, full.output)
     #expect(lean.log == full.log)
     return lean
-}
-
-private func tone(_ frequency: Float = 440) throws -> ToneGeneratorUnit {
-    let tone = ToneGeneratorUnit()
-    try tone.setParameter(ToneGeneratorUnit.Parameter.frequency, to: frequency)
-    return tone
-}
-
-private func gain(_ decibels: Float) throws -> GainUnit {
-    let gain = GainUnit()
-    try gain.setParameter(GainUnit.Parameter.gain, to: decibels)
-    return gain
 }
 
 @Suite("Render plan lean steps equal the full step", .serialized)
@@ -81,8 +64,8 @@ struct RenderPlanLeanStepTests {
     @Test func switchingBetweenLeanAndFullOnEventsRampsAndBypass() throws {
         let run = try expectLeanEqualsFull(cycles: 48) {
             let graph = AudioGraph()
-            let gains = try (0..<8).map { try gain(Float($0 % 3) - 1) }
-            var previous = graph.addNode(try tone())
+            let gains = try (0..<8).map { try gainUnit(Float($0 % 3) - 1) }
+            var previous = graph.addNode(try toneUnit())
             for unit in gains {
                 let node = graph.addNode(unit)
                 try graph.connect(previous, bus: 0, to: node, input: 0)
@@ -123,9 +106,9 @@ struct RenderPlanLeanStepTests {
         let run = try expectLeanEqualsFull(cycles: 20) {
             let graph = AudioGraph()
             let note = Note()
-            let first = try gain(-2)
-            let second = try gain(-5)
-            let source = graph.addNode(try tone(330))
+            let first = try gainUnit(-2)
+            let second = try gainUnit(-5)
+            let source = graph.addNode(try toneUnit(330))
             let a = graph.addNode(first)
             let b = graph.addNode(second)
             try graph.connect(source, bus: 0, to: a, input: 0)
@@ -148,11 +131,11 @@ struct RenderPlanLeanStepTests {
     @Test func fanOutMergesCallbacksAndCrossfades() throws {
         let run = try expectLeanEqualsFull(cycles: 30, frames: 32) {
             let graph = AudioGraph()
-            let source = graph.addNode(try tone(300))
-            let shared = graph.addNode(try gain(-3))
-            let left = try gain(-6)
+            let source = graph.addNode(try toneUnit(300))
+            let shared = graph.addNode(try gainUnit(-3))
+            let left = try gainUnit(-6)
             let leftNode = graph.addNode(left)
-            let rightNode = graph.addNode(try gain(2))
+            let rightNode = graph.addNode(try gainUnit(2))
             let mixerUnit = MultiChannelMixerUnit(inputs: 4)
             let mixer = graph.addNode(mixerUnit)
             let output = graph.addNode(GenericOutputUnit())
@@ -168,7 +151,7 @@ struct RenderPlanLeanStepTests {
                 if cycle == 4 { try left.rampParameter(GainUnit.Parameter.gain, to: 0, duration: 50) }
                 if cycle == 9 { try mixerUnit.setParameter(MultiChannelMixerUnit.Parameter.volume, scope: .input, element: 3, to: 0.5, bufferOffset: 9) }
                 if cycle == 14 {  // a gain inserted before the output: the output's input crossfades (64 frames)
-                    let node = graph.addNode(try gain(-12))
+                    let node = graph.addNode(try gainUnit(-12))
                     try graph.connect(mixer, bus: 0, to: node, input: 0)
                     try graph.connect(node, bus: 0, to: output, input: 0)
                     try graph.update()
@@ -206,10 +189,10 @@ struct RenderPlanLeanStepAllocationTests {
             try unit.setMaximumFramesPerSlice(128)
             return graph.addNode(unit)
         }
-        var previous = try add(try tone())
+        var previous = try add(try toneUnit())
         let shared = previous
         for index in 0..<64 {
-            let node = try add(try gain(Float(index % 2)))
+            let node = try add(try gainUnit(Float(index % 2)))
             try graph.connect(previous, bus: 0, to: node, input: 0)
             previous = node
         }

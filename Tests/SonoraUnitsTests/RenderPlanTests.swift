@@ -53,26 +53,9 @@ private func expectPlanEqualsPull(
     let withPlan = try run(try build(), plan: true, cycles: cycles, frames: frames)
     let facts = withPlan.facts
     #expect(facts.planned == planned, "refusal: \(facts.refusal ?? "none")")
-    #expect(withPlan.output.map(\.count) == pulled.output.map(\.count))
-    for channel in pulled.output.indices {
-        let first = zip(withPlan.output[channel], pulled.output[channel]).enumerated().first { $0.element.0 != $0.element.1 }
-        #expect(first == nil, "channel \(channel) differs first at frame \(first?.offset ?? -1): \(String(describing: first?.element))")
-    }
-    #expect(pulled.output.joined().contains { $0 != 0 }, "the shape renders something")
+    expectSameSamples(withPlan.output, pulled.output)
     #expect(withPlan.log == pulled.log)
     return facts
-}
-
-private func tone(_ frequency: Float = 440) throws -> ToneGeneratorUnit {
-    let tone = ToneGeneratorUnit()
-    try tone.setParameter(ToneGeneratorUnit.Parameter.frequency, to: frequency)
-    return tone
-}
-
-private func gain(_ decibels: Float) throws -> GainUnit {
-    let gain = GainUnit()
-    try gain.setParameter(GainUnit.Parameter.gain, to: decibels)
-    return gain
 }
 
 @Suite("Render plan equals the recursive pull", .serialized)
@@ -80,8 +63,8 @@ struct RenderPlanEquivalenceTests {
     @Test func chainWithParameterEventsRampsAndBypass() throws {
         let facts = try expectPlanEqualsPull {
             let graph = AudioGraph()
-            let gains = try (0..<8).map { try gain(Float($0 % 3) - 1) }
-            var previous = graph.addNode(try tone())
+            let gains = try (0..<8).map { try gainUnit(Float($0 % 3) - 1) }
+            var previous = graph.addNode(try toneUnit())
             for unit in gains {
                 let node = graph.addNode(unit)
                 try graph.connect(previous, bus: 0, to: node, input: 0)
@@ -103,11 +86,11 @@ struct RenderPlanEquivalenceTests {
     @Test func fanOutAndMerges() throws {
         try expectPlanEqualsPull {
             let graph = AudioGraph()
-            let source = graph.addNode(try tone(300))
-            let shared = graph.addNode(try gain(-3))
-            let left = try gain(-6)
+            let source = graph.addNode(try toneUnit(300))
+            let shared = graph.addNode(try gainUnit(-3))
+            let left = try gainUnit(-6)
             let leftNode = graph.addNode(left)
-            let rightNode = graph.addNode(try gain(2))
+            let rightNode = graph.addNode(try gainUnit(2))
             let mixer = graph.addNode(MultiChannelMixerUnit(inputs: 3))
             let output = graph.addNode(GenericOutputUnit())
             try graph.connect(source, bus: 0, to: shared, input: 0)
@@ -129,7 +112,7 @@ struct RenderPlanEquivalenceTests {
             let counting = ConstantSource(0, counting: true)
             let constant = ConstantSource(0.25)
             let splitter = graph.addNode(SplitterUnit(outputs: 2))
-            let gainNode = graph.addNode(try gain(-12))
+            let gainNode = graph.addNode(try gainUnit(-12))
             let delay = SampleDelayUnit()
             try delay.setParameter(SampleDelayUnit.Parameter.delayFrames, to: 37)
             let delayNode = graph.addNode(delay)
@@ -156,7 +139,7 @@ struct RenderPlanEquivalenceTests {
     @Test func aSubgraph() throws {
         try expectPlanEqualsPull {
             let inner = AudioGraph()
-            let trim = try gain(-6)
+            let trim = try gainUnit(-6)
             let trimNode = inner.addNode(trim)
             let meterNode = inner.addNode(MeterUnit())
             let innerOut = inner.addNode(GenericOutputUnit())
@@ -164,9 +147,9 @@ struct RenderPlanEquivalenceTests {
             try inner.connect(meterNode, bus: 0, to: innerOut, input: 0)
             let subgraph = try SubgraphUnit(graph: inner, endpoints: [(trimNode, 0)], name: "strip")
             let outer = AudioGraph()
-            let source = outer.addNode(try tone(500))
+            let source = outer.addNode(try toneUnit(500))
             let strip = outer.addNode(subgraph)
-            let makeUp = try gain(6)
+            let makeUp = try gainUnit(6)
             let makeUpNode = outer.addNode(makeUp)
             try outer.connect(source, bus: 0, to: strip, input: 0)
             try outer.connect(strip, bus: 0, to: makeUpNode, input: 0)
@@ -203,15 +186,15 @@ struct RenderPlanEquivalenceTests {
     @Test func liveUpdatesCrossfade() throws {
         try expectPlanEqualsPull(cycles: 30, frames: 32) {
             let graph = AudioGraph()
-            let source = graph.addNode(try tone(700))
-            let first = graph.addNode(try gain(-3))
+            let source = graph.addNode(try toneUnit(700))
+            let first = graph.addNode(try gainUnit(-3))
             let output = graph.addNode(GenericOutputUnit())
             try graph.connect(source, bus: 0, to: first, input: 0)
             try graph.connect(first, bus: 0, to: output, input: 0)
             var inserted: AudioGraph.Node?
             return Rig(graph: graph) { cycle in
                 if cycle == 5 {  // insert a gain after `first`: the output crossfades to it
-                    let node = graph.addNode(try gain(-12))
+                    let node = graph.addNode(try gainUnit(-12))
                     try graph.connect(first, bus: 0, to: node, input: 0)
                     try graph.connect(node, bus: 0, to: output, input: 0)
                     try graph.update()
@@ -251,7 +234,7 @@ struct RenderPlanEquivalenceTests {
             let graph = AudioGraph()
             let log = Log()
             let units: [(String, AudioUnit)] = [
-                ("tone", try tone()), ("split", SplitterUnit(outputs: 2)), ("a", try gain(-1)), ("b", try gain(-2)),
+                ("tone", try toneUnit()), ("split", SplitterUnit(outputs: 2)), ("a", try gainUnit(-1)), ("b", try gainUnit(-2)),
                 ("mixer", MultiChannelMixerUnit(inputs: 2)), ("out", GenericOutputUnit()),
             ]
             var nodes: [String: AudioGraph.Node] = [:]
@@ -273,13 +256,13 @@ struct RenderPlanEquivalenceTests {
     @Test func aUnitThatPullsItselfIsAStepOfThePlan() throws {
         let facts = try expectPlanEqualsPull {
             let graph = AudioGraph()
-            let slowTone = try tone(1000)
+            let slowTone = try toneUnit(1000)
             try slowTone.setSampleRate(44100, scope: .global, element: 0)
             let converter = ConverterUnit()
             try converter.setStreamFormat(.canonical(sampleRate: 44100, channels: 2), scope: .input, element: 0)
             let slow = graph.addNode(slowTone)
             let convert = graph.addNode(converter)
-            let level = graph.addNode(try gain(-6))
+            let level = graph.addNode(try gainUnit(-6))
             try graph.connect(slow, bus: 0, to: convert, input: 0)
             try graph.connect(convert, bus: 0, to: level, input: 0)
             try graph.connect(level, bus: 0, to: graph.addNode(GenericOutputUnit()), input: 0)
@@ -291,7 +274,7 @@ struct RenderPlanEquivalenceTests {
     @Test func aGraphThatCannotBePlannedRendersByPull() throws {
         let facts = try expectPlanEqualsPull(planned: false) {
             let graph = AudioGraph()
-            let slowTone = try tone(1000)
+            let slowTone = try toneUnit(1000)
             try slowTone.setSampleRate(44100, scope: .global, element: 0)
             let converter = ConverterUnit()
             try converter.setStreamFormat(.canonical(sampleRate: 44100, channels: 2), scope: .input, element: 0)
@@ -323,12 +306,12 @@ struct RenderPlanBufferTests {
     /// holding what its source step wrote (no step wrote over it in between).
     @Test func inPlaceNeverOverwritesABufferStillToBeRead() throws {
         let graph = AudioGraph()
-        let source = graph.addNode(try tone())
-        let shared = graph.addNode(try gain(-1))
-        let chainA = try (0..<3).map { _ in graph.addNode(try gain(-2)) }
-        let chainB = try (0..<2).map { _ in graph.addNode(try gain(1)) }
+        let source = graph.addNode(try toneUnit())
+        let shared = graph.addNode(try gainUnit(-1))
+        let chainA = try (0..<3).map { _ in graph.addNode(try gainUnit(-2)) }
+        let chainB = try (0..<2).map { _ in graph.addNode(try gainUnit(1)) }
         let mixer = graph.addNode(MultiChannelMixerUnit(inputs: 3))
-        let post = graph.addNode(try gain(0))
+        let post = graph.addNode(try gainUnit(0))
         let output = graph.addNode(GenericOutputUnit())
         try graph.connect(source, bus: 0, to: shared, input: 0)
         try graph.connect(shared, bus: 0, to: chainA[0], input: 0)
@@ -363,8 +346,8 @@ struct RenderPlanAllocationTests {
             try unit.setMaximumFramesPerSlice(128)
             return graph.addNode(unit)
         }
-        let gains = try (0..<64).map { try gain(Float($0 % 2)) }
-        var previous = try add(try tone())
+        let gains = try (0..<64).map { try gainUnit(Float($0 % 2)) }
+        var previous = try add(try toneUnit())
         let shared = previous
         for unit in gains {
             let node = try add(unit)
@@ -412,7 +395,7 @@ struct RenderPlanHandOverTests {
     @Test func updatesReachTheRealtimeSideWhileItRenders() throws {
         let graph = AudioGraph()
         let source = ConstantSource(0.5)
-        let first = graph.addNode(try gain(0))
+        let first = graph.addNode(try gainUnit(0))
         let output = graph.addNode(GenericOutputUnit())
         try graph.setRenderCallback(source, node: first, input: 0)
         try graph.connect(first, bus: 0, to: output, input: 0)
@@ -443,7 +426,7 @@ struct RenderPlanHandOverTests {
         }
         var updates = 0
         for round in 0..<40 {
-            let inserted = graph.addNode(try gain(-6))
+            let inserted = graph.addNode(try gainUnit(-6))
             try graph.connect(first, bus: 0, to: inserted, input: 0)
             try graph.connect(inserted, bus: 0, to: output, input: 0)
             try graph.update()
@@ -483,11 +466,11 @@ struct RenderPlanIOHeadTests {
         let device = try TimerDevice(configuration: AudioDeviceConfiguration(sampleRate: 48000, inputChannels: 0), mode: .offline)
         let io = IOUnit()
         try io.setDevice(device)
-        let level = try gain(-6)
-        let source = graph.addNode(try tone(440))
+        let level = try gainUnit(-6)
+        let source = graph.addNode(try toneUnit(440))
         let trim = graph.addNode(level)
-        let left = graph.addNode(try gain(-3))
-        let right = graph.addNode(try gain(-9))
+        let left = graph.addNode(try gainUnit(-3))
+        let right = graph.addNode(try gainUnit(-9))
         let mixer = graph.addNode(MultiChannelMixerUnit(inputs: 2))
         try graph.connect(source, bus: 0, to: trim, input: 0)
         // Fan-out: the trimmed tone feeds two paths that merge again.
