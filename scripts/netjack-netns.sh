@@ -4,7 +4,7 @@
 # namespace but the namespace names).
 #   scripts/netjack-netns.sh up PREFIX SLAVES SUBNET   # PREFIX-m, PREFIX-s1..N; master 10.77.SUBNET.1, slave i 10.77.SUBNET.(10+i)
 #   scripts/netjack-netns.sh down PREFIX               # removes them (and whatever runs in them)
-#   scripts/netjack-netns.sh master PREFIX RATE PERIOD # in PREFIX-m: jackd (dummy) + netmanager; loops every slave's
+#   scripts/netjack-netns.sh master PREFIX RATE PERIOD # in PREFIX-m: jackd (dummy, realtime) + netmanager; loops every slave's
 #                                                      # returned channels straight back to it; runs until killed
 #   scripts/netjack-netns.sh master PREFIX RATE PERIOD cross
 #                                                      # the same, but the first two slaves (by name) are crossed
@@ -58,7 +58,7 @@ master)
         mount -t tmpfs tmpfs /dev/shm || { echo "cannot mount a private /dev/shm" >&2; exit 77; }
         export JACK_NO_START_SERVER=1 JACK_NO_AUDIO_RESERVATION=1
         # jackd reports on stdout (the caller keeps it): slaves joining, packets missing.
-        jackd --no-realtime -d dummy -r "$1" -p "$2" 2>&1 &
+        jackd -R -P 70 -d dummy -r "$1" -p "$2" 2>&1 &
         jack=$!
         trap "kill \$jack 2>/dev/null; wait \$jack 2>/dev/null; exit 0" TERM INT
         tries=0
