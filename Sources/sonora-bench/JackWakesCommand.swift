@@ -16,7 +16,7 @@ struct JackWakesCommand: ParsableCommand {
         shouldDisplay: false
     )
 
-    @Option(help: "Seconds to record.")
+    @Option(parsing: .unconditional, help: "Seconds to record.")
     var seconds = 10.0
 
     @Option(help: "The server's period (frames at 48 kHz), for the fit's xrun gaps.")

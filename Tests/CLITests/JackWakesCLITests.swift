@@ -37,5 +37,8 @@ struct JackWakesCLITests {
         let outcome = try runProcess(bench, ["jack-wakes", "--period", "3"])
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains("--period"))
+        // A negative duration reaches validation (not read as an option name).
+        let negative = try runProcess(bench, ["jack-wakes", "--seconds", "-1"])
+        #expect(negative.status != 0 && negative.stderr.contains("--seconds must be in"))
     }
 }
