@@ -91,7 +91,8 @@ final class RenderPlan {
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
-        renderOrder: [(node: Int, bus: Int)], bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])], inPlaceSteps: Int
+        renderOrder: [(node: Int, bus: Int)], bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])], inPlaceSteps: Int,
+        steadyFrameLimit: Int
     ) {
         self.steps = .allocate(capacity: max(steps.count, 1))
         self.steps.initialize(from: steps, count: steps.count)
@@ -106,7 +107,7 @@ final class RenderPlan {
         exits = .allocate(capacity: max(exitOrder.count, 1))
         exits.initialize(from: exitOrder, count: exitOrder.count)
         allCanBeLean = !steps.isEmpty && steps.allSatisfy(\.canBeLean) && exitOrder.count == steps.count
-        steadyFrameLimit = steps.map { $0.core.pointee.maximumFrames }.min() ?? 0
+        self.steadyFrameLimit = steadyFrameLimit
         self.buffers = buffers
         self.renderOrder = renderOrder
         self.bufferUse = bufferUse
@@ -130,7 +131,7 @@ final class RenderPlan {
     static func compile(
         head: Int, units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>, leanSteps: Bool = true
     ) -> (plan: RenderPlan?, refusal: String?) {
-        guard let headUnit = units[head], let headCore = headUnit.core else { return (nil, "the head is not initialized") }
+        guard let headUnit = units[head], headUnit.core != nil else { return (nil, "the head is not initialized") }
         if headUnit.pullsInputsItself && !headUnit.takesPlannedInputs {
             return (nil, "the head (\(headUnit.name)) pulls its input itself, in slices of its own choosing")
         }
@@ -142,6 +143,9 @@ final class RenderPlan {
             var bus: Int
             var unit: AudioUnit
             var core: UnsafeMutablePointer<RealtimeCore>
+            /// The unit's shape, read from the control side's copy (never through `core`, which the
+            /// realtime side may be writing while a live update compiles).
+            var shape: RealtimeResources
             var parent: Int
             var pullsItself: Bool
             var bindsInputs: Bool
@@ -155,11 +159,11 @@ final class RenderPlan {
         var pulledByItself: [Int: Int] = [:]  // node above a self-pulling unit → that unit's node
 
         func makeStep(_ node: Int, bus: Int, parent: Int) -> Int? {
-            guard let unit = units[node], let core = unit.core else { return nil }
+            guard let unit = units[node], let core = unit.core, let shape = unit.resources else { return nil }
             let index = drafts.count
             drafts.append(
                 Draft(
-                    node: node, bus: bus, unit: unit, core: core, parent: parent,
+                    node: node, bus: bus, unit: unit, core: core, shape: shape, parent: parent,
                     pullsItself: unit.pullsInputsItself && node != head, bindsInputs: firstStepOfNode[node] == nil))
             stepOf[Key(node: node, bus: bus)] = index
             if firstStepOfNode[node] == nil { firstStepOfNode[node] = index }
@@ -172,7 +176,7 @@ final class RenderPlan {
         var stack: [(step: Int, next: Int)] = [(root, 0)]
         while let top = stack.last {
             // Fields read in place: copying a draft retains its unit and its sources.
-            let inputCount = drafts[top.step].core.pointee.inputCount
+            let inputCount = drafts[top.step].shape.inputCount
             if drafts[top.step].bindsInputs && top.next < inputCount {
                 stack[stack.count - 1].next += 1
                 guard let edge = feeding[AudioGraph.InputKey(node: drafts[top.step].node, input: top.next)] else { continue }
@@ -209,7 +213,7 @@ final class RenderPlan {
         // Input sources, per unit (shared by the steps of a unit's elements).
         for index in drafts.indices where drafts[index].bindsInputs {
             let draft = drafts[index]
-            drafts[index].sources = (0..<draft.core.pointee.inputCount).map { input in
+            drafts[index].sources = (0..<draft.shape.inputCount).map { input in
                 guard !draft.pullsItself, let edge = feeding[AudioGraph.InputKey(node: draft.node, input: input)] else { return nil }
                 return stepOf[Key(node: edge.source, bus: edge.bus)]
             }
@@ -236,11 +240,11 @@ final class RenderPlan {
         for (position, op) in ops.enumerated() where op & 1 == 1 {
             let step = Int(op >> 1)
             let draft = drafts[step]
-            let channels = draft.core.pointee.outputChannels[draft.bus]
+            let channels = draft.shape.outputChannels[draft.bus]
             guard channels > 0 else { return (nil, "\(draft.unit.name) (node \(draft.node)) has an output of no channels") }
             let reads = sources(of: step).compactMap { $0 }
             if step != root {
-                if draft.unit.canProcessInPlace && draft.core.pointee.inputCount == 1 && draft.core.pointee.outputCount == 1,
+                if draft.unit.canProcessInPlace && draft.shape.inputCount == 1 && draft.shape.outputChannels.count == 1,
                    let source = reads.first, lastRead[source] == position, !released[source], bufferOf[source] >= 0,
                    channelsOfBuffer[bufferOf[source]] == channels
                 {
@@ -263,7 +267,7 @@ final class RenderPlan {
             }
         }
 
-        let frames = drafts.map { $0.core.pointee.maximumFrames }.max() ?? headCore.pointee.maximumFrames
+        let frames = drafts.map(\.shape.maximumFrames).max() ?? 0
         var buffers: [OwnedAudioBufferList] = []
         let placeholder: OwnedAudioBufferList
         do {
@@ -302,7 +306,7 @@ final class RenderPlan {
         for index in steps.indices { steps[index].firstInput = firstInput[drafts[index].node] ?? 0 }
         let plan = RenderPlan(
             steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferUse: bufferUse,
-            inPlaceSteps: inPlace)
+            inPlaceSteps: inPlace, steadyFrameLimit: drafts.map(\.shape.maximumFrames).min() ?? 0)
         return (plan, nil)
     }
 

@@ -125,6 +125,12 @@ final class RealtimeResources {
     let fadeBuffers: [OwnedAudioBufferList]
     let outputCacheBuffers: [OwnedAudioBufferList]
     let commands: MessageQueue<RealtimeCommand>
+    /// The unit's shape as allocated, for the control side (a render plan's compile): reading
+    /// it from the core while the realtime side writes the core is an access race to Swift
+    /// (a write through `pointee` is a formal access of the whole core).
+    let inputCount: Int
+    let outputChannels: [Int]
+    let maximumFrames: Int
     /// One block for everything every render touches — the core and its small
     /// per-element arrays — so a unit's hot state is a few adjacent cache lines.
     private let hot: UnsafeMutableRawPointer
@@ -159,6 +165,9 @@ final class RealtimeResources {
             try OwnedAudioBufferList(channelCount: max(channels, 1), frameCapacity: maximumFrames)
         }
         commands = try MessageQueue(capacity: commandCapacity)
+        inputCount = inputChannels.count
+        self.outputChannels = outputChannels
+        self.maximumFrames = maximumFrames
         let inputs = inputBuffers.count
         let outputs = outputChannels.count
         let slots = initialValues.count
