@@ -63,8 +63,10 @@ extension AudioQueue {
             }
             for event in parameterEvents { try check(event.parameter, event.value, call) }
             buffer.state = .enqueued
+            // Linear PCM is read in place on the queue's thread (the buffer is the queue's until
+            // it comes back): a copy here was one more pass over every byte played.
             queued.append(QueuedBuffer(
-                buffer: buffer, bytes: buffer.bytes, descriptions: packetDescriptions,
+                buffer: buffer, bytes: readsInPlace ? [] : buffer.bytes, byteCount: buffer.byteSize, descriptions: packetDescriptions,
                 trimAtStart: trimFramesAtStart, trimAtEnd: trimFramesAtEnd, startTime: startTime, events: parameterEvents))
         }
         worker.wake()

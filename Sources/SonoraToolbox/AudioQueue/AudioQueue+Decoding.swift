@@ -196,7 +196,7 @@ extension AudioQueue {
     private func nominalFrames(of entry: QueuedBuffer) -> Int? {
         guard entry.buffer != nil else { return nil }
         if format.framesPerPacket > 0 {
-            let packets = format.bytesPerPacket > 0 ? entry.bytes.count / Int(format.bytesPerPacket) : entry.descriptions.count
+            let packets = format.bytesPerPacket > 0 ? (entry.bytes.isEmpty ? entry.byteCount : entry.bytes.count) / Int(format.bytesPerPacket) : entry.descriptions.count
             return packets * Int(format.framesPerPacket)
         }
         let frames = entry.descriptions.reduce(0) { $0 + Int($1.variableFramesInPacket) }
@@ -214,7 +214,7 @@ extension AudioQueue {
         if entry.buffer == nil {
             bytes = try converter.flush()
         } else if format.isLinearPCM || format.formatID == .appleIMA4 {
-            bytes = try converter.convert(entry.bytes)
+            bytes = try converter.convert(contents(of: entry))
         } else {
             bytes = try converter.convert(packets: AudioConverterPackets(data: entry.bytes, descriptions: entry.descriptions))
         }

@@ -94,9 +94,9 @@ public final class AudioQueue: @unchecked Sendable {
     var current: QueuedBuffer?
     var pendingDecoded: [Float] = []
     var pendingOffset = 0
-    /// A linear PCM buffer's bytes (the entry's, not copied) converted straight into the ring
+    /// A linear PCM buffer's bytes (in the buffer itself, held by `current`) converted straight into the ring
     /// from frame `pendingPCMFrame` to `pendingPCMEnd` (AudioQueue+DirectPCM).
-    var pendingPCM: [UInt8] = []
+    var pendingPCM: UnsafeRawPointer?
     var pendingPCMFrame = 0
     var pendingPCMEnd = 0
     var decodedTotal = 0
@@ -124,7 +124,11 @@ public final class AudioQueue: @unchecked Sendable {
     /// An entry in the queue: a buffer with what `enqueue` said about it, or a flush marker.
     struct QueuedBuffer {
         var buffer: AudioQueueBuffer?
+        /// The buffer's bytes as enqueued; empty for a linear PCM buffer read in place
+        /// (`byteCount` of them at `buffer.audioData`, which the program leaves alone while the
+        /// queue holds the buffer): see `contents`.
         var bytes: [UInt8]
+        var byteCount = 0
         var descriptions: [AudioStreamPacketDescription]
         var trimAtStart: Int
         var trimAtEnd: Int

@@ -19,7 +19,7 @@ import SonoraUnits
 ///
 /// The device runs from the first queue's start until the last queue leaves; stopped and
 /// paused queues add silence meanwhile. While it runs, the output takes the device's events
-/// (`takeEvents`) every 10 ms: a device that vanishes (the HAL's interruption) stops every
+/// (`takeEvents`) every 50 ms: a device that vanishes (the HAL's interruption) stops every
 /// attached queue with the reason in `AudioQueue.stopReason`; an xrun or a re-open marks
 /// their timelines discontinuous. (A queue on an I/O unit of its own watches that unit's
 /// device itself, every 100 ms: AudioQueue+UnitWatch.)
@@ -215,7 +215,10 @@ public final class AudioQueueOutput: @unchecked Sendable {
         }
         if watcher == nil {
             let timer = DispatchSource.makeTimerSource(queue: watchQueue)
-            timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10))
+            // Every 50 ms (was 10): each look wakes two dispatch threads, and with 64 players on
+            // a device those wake-ups cost a tenth of their CPU (perf); the render side marks
+            // its own timeline at a jump in device time the moment it sees one.
+            timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50), leeway: .milliseconds(10))
             timer.setEventHandler { [weak self] in self?.checkDevice() }
             timer.resume()
             watcher = timer

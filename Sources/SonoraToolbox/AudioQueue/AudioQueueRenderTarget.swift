@@ -54,6 +54,13 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
         Unmanaged<AudioQueueRenderer>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
     }
 
+    /// The renderer the render side uses now, unretained (the mixer's prefetch before a
+    /// slice; a replaced renderer stays alive until the slice in progress has ended). Realtime-safe.
+    @inline(__always)
+    var currentRenderer: UnsafeRawPointer {
+        UnsafeRawPointer(bitPattern: current.load(ordering: .sequentiallyConsistent))!
+    }
+
     /// As the I/O unit's render callback: the queue renders straight into the unit's buffers.
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let stamp = request.pointee.timeStamp
