@@ -10,10 +10,10 @@ import Synchronization
 /// distance and playback rate it computed; the unit's own distance attenuation is off.
 final class ALContextRenderer: @unchecked Sendable {
     typealias Parameter = Mixer3DUnit.Parameter
-    /// The unit's playback-rate range; pitch × doppler outside it is done by the voice.
-    static let rateRange: ClosedRange<Float> = 0.5...2
     /// The highest pitch × doppler a source plays at (OpenAL Soft's limit).
     static let maximumRate: Float = 255
+    /// Taps of the HRTF responses (OpenAL Soft 1.19's default set has 32 per ear).
+    static let hrtfTaps = 32
 
     let mixer: Mixer3DUnit
     let bank: ALVoiceBank
@@ -52,6 +52,8 @@ final class ALContextRenderer: @unchecked Sendable {
             try mixer.setMaximumFramesPerSlice(maximumFrames)
             try mixer.setProperty(.auxiliaryBusCount, scope: .global, element: 0, to: .elementCount(ALVoiceBank.slotCount))
             try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
+            // As OpenAL Soft's sets: minimum-phase responses of 32 taps after their onset delay.
+            if hrtf { try mixer.setCompactHRTF(taps: Self.hrtfTaps) }
             try mixer.initialize()
             for element in 0..<inputs {
                 _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
@@ -139,18 +141,22 @@ final class ALContextRenderer: @unchecked Sendable {
         markPending(element)
     }
 
-    /// Records the source's mix parameters for its input; returns the rate scale the voice
-    /// must apply beyond the unit's range (pitch × doppler outside 0.5…2).
+    /// Records the source's mix parameters for its input; returns the rate the voice plays
+    /// its buffers at (pitch × doppler, beyond the buffer's own frequency).
+    ///
+    /// The voice resamples by linear interpolation as it reads the buffer, as OpenAL Soft
+    /// 1.19's default resampler does, and the unit's input stays at rate 1: its libsoxr rate
+    /// stage (for the unit's own playback-rate parameter) would cost a second pass per source,
+    /// several times the rest of a panned source's mix, whenever a source moves (doppler).
     func apply(_ spatial: ALSpatialization, effects: ALEffectsMix, element: Int) -> Double {
         let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
-        let unitRate = min(max(total, Self.rateRange.lowerBound), Self.rateRange.upperBound)
         let stereo = isStereo(element)
         wanted[element][0] = stereo ? 0 : spatial.azimuth
         wanted[element][1] = stereo ? 0 : spatial.elevation
         wanted[element][2] = min(spatial.distance, 10000)
         let gain = spatial.gain * effects.directGain
         wanted[element][3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
-        wanted[element][4] = unitRate
+        wanted[element][4] = 1
         wanted[element][6] = effects.directHighDB
         wanted[element][7] = effects.directLowDB
         for bus in 0..<ALVoiceBank.slotCount {
@@ -159,7 +165,7 @@ final class ALContextRenderer: @unchecked Sendable {
             wanted[element][10 + 3 * bus] = effects.sendLowDB[bus]
         }
         markPending(element)
-        return Double(total / unitRate)
+        return Double(total)
     }
 
     /// Sends pending changes, at most `budget` less what the unit has not taken yet. True

@@ -443,11 +443,33 @@ struct Mixer3DRenderer {
                     if target != 0 { Mixing.add(samples, into: destination, count: frames, gain: target) }
                     continue
                 }
-                let step = (target - start) / Float(frames)
-                for frame in 0..<frames {
-                    destination[frame] += samples[frame] * (start + step * Float(frame + 1))
-                }
+                Self.addRamped(samples, into: destination, count: frames, from: start, to: target)
             }
+        }
+    }
+
+    /// destination[i] += samples[i] · (start + step·(i + 1)), step = (target − start) / count:
+    /// a gain moving linearly to `target` at the last frame. Eight frames per SIMD register,
+    /// each gain computed as the scalar form does (the same products, so the same sums);
+    /// the compiler does not vectorize the scalar loop (the pointers may alias).
+    @inline(__always)
+    static func addRamped(
+        _ samples: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>, count: Int, from start: Float, to target: Float
+    ) {
+        let step = (target - start) / Float(count)
+        let lanes = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8)
+        let starts = SIMD8<Float>(repeating: start), steps = SIMD8<Float>(repeating: step)
+        var frame = 0
+        while frame + 8 <= count {
+            let gains = starts + steps * (SIMD8<Float>(repeating: Float(frame)) + lanes)
+            let input = UnsafeRawPointer(samples + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let output = UnsafeMutableRawPointer(destination + frame)
+            output.storeBytes(of: output.loadUnaligned(as: SIMD8<Float>.self) + input * gains, as: SIMD8<Float>.self)
+            frame += 8
+        }
+        while frame < count {
+            destination[frame] += samples[frame] * (start + step * Float(frame + 1))
+            frame += 1
         }
     }
 

@@ -63,6 +63,8 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public internal(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
     public static let defaultHRTFFilePath = SOFAFile.defaultPath
     var hrtf = Mixer3DHRTF()
+    /// Taps of the compact HRTF responses (0: the file's as measured); see `setCompactHRTF(taps:)`.
+    public internal(set) var compactHRTFTaps = 0
     /// Auxiliary send buses (see `Mixer3DUnit+AuxiliarySends`), fixed while initialized.
     public internal(set) var auxiliaryBusCount = 0
 
