@@ -119,14 +119,16 @@ final class ALContextRenderer: @unchecked Sendable {
     ] + (0..<ALVoiceBank.slotCount).flatMap { bus in
         [Parameter.auxiliarySendLevel(bus), Parameter.auxiliarySendHighFrequencyGain(bus), Parameter.auxiliarySendLowFrequencyGain(bus)]
     }
+    // Control side only, under the device's lock: no dynamic exclusivity checks (they were a
+    // visible share of a 256-source update).
     /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable, direct HF dB,
     /// direct LF dB, then per auxiliary bus: level dB, HF dB, LF dB] wanted, and last sent.
-    private var wanted: [SIMD32<Float>]
-    private var sent: [SIMD32<Float>]
-    private var pending: [Int] = []
-    private var isPending: [Bool]
+    @exclusivity(unchecked) private var wanted: [SIMD32<Float>]
+    @exclusivity(unchecked) private var sent: [SIMD32<Float>]
+    @exclusivity(unchecked) private var pending: [Int] = []
+    @exclusivity(unchecked) private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
-    private var unsent = 0
+    @exclusivity(unchecked) private var unsent = 0
     /// Counts renders that began (so the control side can tell the unit took what it sent).
     private let rendersBegun = Atomic<Int>(0)
 
@@ -177,7 +179,7 @@ final class ALContextRenderer: @unchecked Sendable {
             if unsent + changed > Self.unitCommandBudget { return false }
             for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot]) {
                 sent[element][slot] = wanted[element][slot]
-                _ = try? mixer.setParameter(id, scope: .input, element: element, to: wanted[element][slot])
+                try? mixer.setInputParameter(id, element: element, to: wanted[element][slot])
             }
             unsent += changed
             pending.removeLast()

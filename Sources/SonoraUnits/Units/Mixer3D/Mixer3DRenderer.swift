@@ -240,8 +240,9 @@ struct Mixer3DRenderer {
             // Occlusion and obstruction: a quarter of the attenuation broadband, the rest by the low-pass at 5 kHz.
             let occlusionGain = Self.gain(decibels: occlusionDB / 4)
             let obstructionGain = Self.gain(decibels: obstructionDB / 4)
+            // No blend (the default) is exactly dry 1, wet 0: the sines are skipped.
             let fraction = Double(blend) / 100
-            let dry = Float(sin((1 - fraction) * .pi / 2)), wet = Float(sin(fraction * .pi / 2))
+            let dry = blend == 0 ? 1 : Float(sin((1 - fraction) * .pi / 2)), wet = blend == 0 ? 0 : Float(sin(fraction * .pi / 2))
             let directGain = inputGain * dry * occlusionGain * obstructionGain
             let sendTarget = inputGain * wet * occlusionGain
 
@@ -375,7 +376,9 @@ struct Mixer3DRenderer {
     /// dB to linear amplitude; −120 dB and below is silence.
     @inline(__always)
     static func gain(decibels: Float) -> Float {
-        decibels <= -120 ? 0 : powf(10, decibels / 20)
+        // 0 dB (no occlusion, no obstruction, unity gains) is the common case: powf(10, 0) is
+        // exactly 1, so skipping it changes nothing but its cost (several per input and slice).
+        decibels == 0 ? 1 : decibels <= -120 ? 0 : powf(10, decibels / 20)
     }
 
     // MARK: Gain-matrix placement (equal power, vector-based, pass-through)
