@@ -175,9 +175,9 @@ final class ALContextRenderer: @unchecked Sendable {
     func sendPending() -> Bool {
         while let element = pending.last {
             var changed = 0
-            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot]) { changed += 1 }
+            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) { changed += 1 }
             if unsent + changed > Self.unitCommandBudget { return false }
-            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot]) {
+            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) {
                 sent[element][slot] = wanted[element][slot]
                 try? mixer.setInputParameter(id, element: element, to: wanted[element][slot])
             }
@@ -188,8 +188,25 @@ final class ALContextRenderer: @unchecked Sendable {
         return true
     }
 
-    /// Whether a wanted value (NaN: never set) must be sent.
-    private static func differs(_ sent: Float, _ wanted: Float) -> Bool { !wanted.isNaN && sent != wanted }
+    /// Whether a wanted value (NaN: never set) must be sent: it moved from what the unit has
+    /// by more than the slot's tolerance — 0.01° of azimuth or elevation, 0.01 % of distance,
+    /// 0.001 dB of a gain or shelf, exactly for the rate and enable. A source moving on a
+    /// circle recomputes its distance, elevation and gain with float noise at every update;
+    /// sending that noise (inaudible) would overflow the unit's command budget at 256 sources
+    /// and split each render into a catch-up slice and the rest. Compared with what was sent,
+    /// so slow changes add up until they are sent.
+    private static func differs(_ sent: Float, _ wanted: Float, slot: Int) -> Bool {
+        guard !wanted.isNaN else { return false }
+        guard !sent.isNaN, sent != wanted else { return sent.isNaN }
+        let tolerance: Float
+        switch slot {
+        case 0, 1: tolerance = 0.01
+        case 2: tolerance = 1e-4 * abs(wanted)
+        case 4, 5: return true
+        default: tolerance = 0.001
+        }
+        return abs(sent - wanted) > tolerance
+    }
 
     /// A render of ours ran since (loopback: on this thread): the unit took everything sent.
     func unitTookCommands() { unsent = 0 }
