@@ -436,6 +436,19 @@ struct Mixer3DRenderer {
         let fresh = !voice.pointee.hasState
         for channel in 0..<voice.pointee.channels {
             let samples = source[channel]
+            if outputChannels == 2 {
+                // Stereo (the common case): both sides in one pass over the samples.
+                let index = channel * stride
+                let start = fresh ? (targets[index], targets[index + 1]) : (current[index], current[index + 1])
+                let target = (targets[index], targets[index + 1])
+                current[index] = target.0
+                current[index + 1] = target.1
+                if start != target {
+                    Self.addRampedPair(
+                        samples, into: output.samples(0), output.samples(1), count: frames, from: start, to: target)
+                    continue
+                }
+            }
             for out in 0..<outputChannels {
                 let index = channel * stride + out
                 let target = targets[index]
@@ -448,6 +461,33 @@ struct Mixer3DRenderer {
                 }
                 Self.addRamped(samples, into: destination, count: frames, from: start, to: target)
             }
+        }
+    }
+
+    /// `addRamped` into a left and a right output at once (each gain as there, so the same
+    /// sums): the samples are read once.
+    @inline(__always)
+    static func addRampedPair(
+        _ samples: UnsafePointer<Float>, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int,
+        from start: (Float, Float), to target: (Float, Float)
+    ) {
+        let stepLeft = (target.0 - start.0) / Float(count), stepRight = (target.1 - start.1) / Float(count)
+        let lanes = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8)
+        let startsLeft = SIMD8<Float>(repeating: start.0), stepsLeft = SIMD8<Float>(repeating: stepLeft)
+        let startsRight = SIMD8<Float>(repeating: start.1), stepsRight = SIMD8<Float>(repeating: stepRight)
+        var frame = 0
+        while frame + 8 <= count {
+            let positions = SIMD8<Float>(repeating: Float(frame)) + lanes
+            let input = UnsafeRawPointer(samples + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let l = UnsafeMutableRawPointer(left + frame), r = UnsafeMutableRawPointer(right + frame)
+            l.storeBytes(of: l.loadUnaligned(as: SIMD8<Float>.self) + input * (startsLeft + stepsLeft * positions), as: SIMD8<Float>.self)
+            r.storeBytes(of: r.loadUnaligned(as: SIMD8<Float>.self) + input * (startsRight + stepsRight * positions), as: SIMD8<Float>.self)
+            frame += 8
+        }
+        while frame < count {
+            left[frame] += samples[frame] * (start.0 + stepLeft * Float(frame + 1))
+            right[frame] += samples[frame] * (start.1 + stepRight * Float(frame + 1))
+            frame += 1
         }
     }
 
