@@ -34,8 +34,8 @@ extension ALContext {
         mix.directGain = properties.directFilter.broadbandGain
         mix.directHighDB = properties.directFilter.highShelfDecibels
         mix.directLowDB = properties.directFilter.lowShelfDecibels
-        var levels = [Float](repeating: 0, count: ALAuxiliaryEffectSlot.maximumPerContext)
-        var filtered = [Bool](repeating: false, count: ALAuxiliaryEffectSlot.maximumPerContext)
+        var levels = ALEffectsMix.PerBus(repeating: 0)
+        var filtered = ALEffectsMix.PerBus(repeating: 0)
         for send in source.sends {
             guard let slot = send.slot, slot.isActiveLocked else { continue }
             let automatic = slot.sendsAuto(locked: ())
@@ -50,13 +50,13 @@ extension ALContext {
             wet = min(max(wet * properties.gain, properties.minGain), properties.maxGain)
             wet *= listener.properties.gain * send.filter.broadbandGain
             levels[slot.bus] += wet
-            if !filtered[slot.bus] {
-                filtered[slot.bus] = true
+            if filtered[slot.bus] == 0 {
+                filtered[slot.bus] = 1
                 mix.sendHighDB[slot.bus] = send.filter.highShelfDecibels
                 mix.sendLowDB[slot.bus] = send.filter.lowShelfDecibels
             }
         }
-        for bus in 0..<levels.count {
+        for bus in 0..<ALAuxiliaryEffectSlot.maximumPerContext {
             mix.sendLevelDB[bus] = levels[bus] > 0 ? max(20 * log10f(levels[bus]), -120) : -120
         }
         return mix
@@ -74,13 +74,16 @@ extension ALContext {
 
 /// A source's EFX levels for the mixer: the direct filter (broadband gain, shelves in dB)
 /// and each auxiliary bus's send level and shelves (dB).
+/// Fixed-size values, not arrays: it is made for every changed source at every update.
 struct ALEffectsMix {
+    /// One value per auxiliary bus (the 3D mixer has 4).
+    typealias PerBus = SIMD4<Float>
     var directGain: Float = 1
     var directHighDB: Float = 0
     var directLowDB: Float = 0
-    var sendLevelDB = [Float](repeating: -120, count: ALAuxiliaryEffectSlot.maximumPerContext)
-    var sendHighDB = [Float](repeating: 0, count: ALAuxiliaryEffectSlot.maximumPerContext)
-    var sendLowDB = [Float](repeating: 0, count: ALAuxiliaryEffectSlot.maximumPerContext)
+    var sendLevelDB = PerBus(repeating: -120)
+    var sendHighDB = PerBus(repeating: 0)
+    var sendLowDB = PerBus(repeating: 0)
 }
 
 /// One auxiliary send of a source: the slot it feeds (nil: none) and its filter.

@@ -10,10 +10,10 @@ import Synchronization
 /// distance and playback rate it computed; the unit's own distance attenuation is off.
 final class ALContextRenderer: @unchecked Sendable {
     typealias Parameter = Mixer3DUnit.Parameter
-    /// The unit's playback-rate range; pitch × doppler outside it is done by the voice.
-    static let rateRange: ClosedRange<Float> = 0.5...2
     /// The highest pitch × doppler a source plays at (OpenAL Soft's limit).
     static let maximumRate: Float = 255
+    /// Taps of the HRTF responses (OpenAL Soft 1.19's default set has 32 per ear).
+    static let hrtfTaps = 32
 
     let mixer: Mixer3DUnit
     let bank: ALVoiceBank
@@ -52,6 +52,8 @@ final class ALContextRenderer: @unchecked Sendable {
             try mixer.setMaximumFramesPerSlice(maximumFrames)
             try mixer.setProperty(.auxiliaryBusCount, scope: .global, element: 0, to: .elementCount(ALVoiceBank.slotCount))
             try Self.configureInputs(mixer, count: inputs, stereoFrom: monoSources, hrtf: hrtf)
+            // As OpenAL Soft's sets: minimum-phase responses of 32 taps after their onset delay.
+            if hrtf { try mixer.setCompactHRTF(taps: Self.hrtfTaps) }
             try mixer.initialize()
             for element in 0..<inputs {
                 _ = try mixer.setParameter(Parameter.enable, scope: .input, element: element, to: 0)
@@ -117,14 +119,16 @@ final class ALContextRenderer: @unchecked Sendable {
     ] + (0..<ALVoiceBank.slotCount).flatMap { bus in
         [Parameter.auxiliarySendLevel(bus), Parameter.auxiliarySendHighFrequencyGain(bus), Parameter.auxiliarySendLowFrequencyGain(bus)]
     }
+    // Control side only, under the device's lock: no dynamic exclusivity checks (they were a
+    // visible share of a 256-source update).
     /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable, direct HF dB,
     /// direct LF dB, then per auxiliary bus: level dB, HF dB, LF dB] wanted, and last sent.
-    private var wanted: [SIMD32<Float>]
-    private var sent: [SIMD32<Float>]
-    private var pending: [Int] = []
-    private var isPending: [Bool]
+    @exclusivity(unchecked) private var wanted: [SIMD32<Float>]
+    @exclusivity(unchecked) private var sent: [SIMD32<Float>]
+    @exclusivity(unchecked) private var pending: [Int] = []
+    @exclusivity(unchecked) private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
-    private var unsent = 0
+    @exclusivity(unchecked) private var unsent = 0
     /// Counts renders that began (so the control side can tell the unit took what it sent).
     private let rendersBegun = Atomic<Int>(0)
 
@@ -139,18 +143,22 @@ final class ALContextRenderer: @unchecked Sendable {
         markPending(element)
     }
 
-    /// Records the source's mix parameters for its input; returns the rate scale the voice
-    /// must apply beyond the unit's range (pitch × doppler outside 0.5…2).
+    /// Records the source's mix parameters for its input; returns the rate the voice plays
+    /// its buffers at (pitch × doppler, beyond the buffer's own frequency).
+    ///
+    /// The voice resamples by linear interpolation as it reads the buffer, as OpenAL Soft
+    /// 1.19's default resampler does, and the unit's input stays at rate 1: its libsoxr rate
+    /// stage (for the unit's own playback-rate parameter) would cost a second pass per source,
+    /// several times the rest of a panned source's mix, whenever a source moves (doppler).
     func apply(_ spatial: ALSpatialization, effects: ALEffectsMix, element: Int) -> Double {
         let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
-        let unitRate = min(max(total, Self.rateRange.lowerBound), Self.rateRange.upperBound)
         let stereo = isStereo(element)
         wanted[element][0] = stereo ? 0 : spatial.azimuth
         wanted[element][1] = stereo ? 0 : spatial.elevation
         wanted[element][2] = min(spatial.distance, 10000)
         let gain = spatial.gain * effects.directGain
         wanted[element][3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
-        wanted[element][4] = unitRate
+        wanted[element][4] = 1
         wanted[element][6] = effects.directHighDB
         wanted[element][7] = effects.directLowDB
         for bus in 0..<ALVoiceBank.slotCount {
@@ -159,7 +167,7 @@ final class ALContextRenderer: @unchecked Sendable {
             wanted[element][10 + 3 * bus] = effects.sendLowDB[bus]
         }
         markPending(element)
-        return Double(total / unitRate)
+        return Double(total)
     }
 
     /// Sends pending changes, at most `budget` less what the unit has not taken yet. True
@@ -167,11 +175,11 @@ final class ALContextRenderer: @unchecked Sendable {
     func sendPending() -> Bool {
         while let element = pending.last {
             var changed = 0
-            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot]) { changed += 1 }
+            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) { changed += 1 }
             if unsent + changed > Self.unitCommandBudget { return false }
-            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot]) {
+            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) {
                 sent[element][slot] = wanted[element][slot]
-                _ = try? mixer.setParameter(id, scope: .input, element: element, to: wanted[element][slot])
+                try? mixer.setInputParameter(id, element: element, to: wanted[element][slot])
             }
             unsent += changed
             pending.removeLast()
@@ -180,8 +188,25 @@ final class ALContextRenderer: @unchecked Sendable {
         return true
     }
 
-    /// Whether a wanted value (NaN: never set) must be sent.
-    private static func differs(_ sent: Float, _ wanted: Float) -> Bool { !wanted.isNaN && sent != wanted }
+    /// Whether a wanted value (NaN: never set) must be sent: it moved from what the unit has
+    /// by more than the slot's tolerance — 0.01° of azimuth or elevation, 0.01 % of distance,
+    /// 0.001 dB of a gain or shelf, exactly for the rate and enable. A source moving on a
+    /// circle recomputes its distance, elevation and gain with float noise at every update;
+    /// sending that noise (inaudible) would overflow the unit's command budget at 256 sources
+    /// and split each render into a catch-up slice and the rest. Compared with what was sent,
+    /// so slow changes add up until they are sent.
+    private static func differs(_ sent: Float, _ wanted: Float, slot: Int) -> Bool {
+        guard !wanted.isNaN else { return false }
+        guard !sent.isNaN, sent != wanted else { return sent.isNaN }
+        let tolerance: Float
+        switch slot {
+        case 0, 1: tolerance = 0.01
+        case 2: tolerance = 1e-4 * abs(wanted)
+        case 4, 5: return true
+        default: tolerance = 0.001
+        }
+        return abs(sent - wanted) > tolerance
+    }
 
     /// A render of ours ran since (loopback: on this thread): the unit took everything sent.
     func unitTookCommands() { unsent = 0 }

@@ -149,21 +149,63 @@ struct ALVoice {
             let source = entry.samples
             let sourceChannels = entry.channels
             let segmentStart = done, segmentFrame = frame
-            while done < frameCount && frame < limit {
-                let base = Int(frame)
-                let fraction = Float(frame - Double(base))
-                let at = base &* sourceChannels
+            if step == 1 && frame == frame.rounded(.down) {
+                // At the buffer's own rate on a whole frame: a copy (the interpolator would give
+                // the same samples).
+                let run = min(frameCount - done, entry.frames - Int(frame))
+                let at = Int(frame)
                 for channel in 0..<channels {
                     let from = min(channel, sourceChannels - 1)
-                    let a = source[at &+ from]
-                    let b = source[at &+ sourceChannels &+ from]
-                    output.samples(channel)[done] = a + (b - a) * fraction
+                    let destination = output.samples(channel) + done
+                    if sourceChannels == 1 {
+                        destination.update(from: source + at, count: run)
+                    } else {
+                        for index in 0..<run { destination[index] = source[(at &+ index) &* sourceChannels &+ from] }
+                    }
                 }
-                frame += step
-                done &+= 1
+                frame += Double(run)
+                done &+= run
+            } else if channels == 1 && sourceChannels == 1 {
+                done = Self.interpolateMono(source, from: &frame, step: step, limit: limit, into: output.samples(0), done, frameCount)
+            } else {
+                while done < frameCount && frame < limit {
+                    let base = Int(frame)
+                    let fraction = Float(frame - Double(base))
+                    let at = base &* sourceChannels
+                    for channel in 0..<channels {
+                        let from = min(channel, sourceChannels - 1)
+                        let a = source[at &+ from]
+                        let b = source[at &+ sourceChannels &+ from]
+                        output.samples(channel)[done] = a + (b - a) * fraction
+                    }
+                    frame += step
+                    done &+= 1
+                }
             }
             record(ALVoiceSegment(start: served &+ segmentStart, length: done &- segmentStart, sequence: sequence, frame: segmentFrame, step: step))
         }
+    }
+
+    /// Linear interpolation of a mono buffer into outputs `done`… until `frameCount` or the
+    /// buffer's end, `frame` advancing by `step` per output (the same positions as one frame at
+    /// a time); returns where the output stopped. Output pointers hoisted, no per-channel lookups.
+    @inline(__always)
+    private static func interpolateMono(
+        _ source: UnsafePointer<Float>, from frame: inout Double, step: Double, limit: Double,
+        into output: UnsafeMutablePointer<Float>, _ start: Int, _ frameCount: Int
+    ) -> Int {
+        var done = start
+        var position = frame
+        while done < frameCount && position < limit {
+            let base = Int(position)
+            let fraction = Float(position - Double(base))
+            let a = source[base], b = source[base &+ 1]
+            output[done] = a + (b - a) * fraction
+            position += step
+            done &+= 1
+        }
+        frame = position
+        return done
     }
 
     /// Played to the end: stopped, and the API is told through `endedGeneration`.

@@ -240,8 +240,9 @@ struct Mixer3DRenderer {
             // Occlusion and obstruction: a quarter of the attenuation broadband, the rest by the low-pass at 5 kHz.
             let occlusionGain = Self.gain(decibels: occlusionDB / 4)
             let obstructionGain = Self.gain(decibels: obstructionDB / 4)
+            // No blend (the default) is exactly dry 1, wet 0: the sines are skipped.
             let fraction = Double(blend) / 100
-            let dry = Float(sin((1 - fraction) * .pi / 2)), wet = Float(sin(fraction * .pi / 2))
+            let dry = blend == 0 ? 1 : Float(sin((1 - fraction) * .pi / 2)), wet = blend == 0 ? 0 : Float(sin(fraction * .pi / 2))
             let directGain = inputGain * dry * occlusionGain * obstructionGain
             let sendTarget = inputGain * wet * occlusionGain
 
@@ -375,7 +376,9 @@ struct Mixer3DRenderer {
     /// dB to linear amplitude; −120 dB and below is silence.
     @inline(__always)
     static func gain(decibels: Float) -> Float {
-        decibels <= -120 ? 0 : powf(10, decibels / 20)
+        // 0 dB (no occlusion, no obstruction, unity gains) is the common case: powf(10, 0) is
+        // exactly 1, so skipping it changes nothing but its cost (several per input and slice).
+        decibels == 0 ? 1 : decibels <= -120 ? 0 : powf(10, decibels / 20)
     }
 
     // MARK: Gain-matrix placement (equal power, vector-based, pass-through)
@@ -433,6 +436,19 @@ struct Mixer3DRenderer {
         let fresh = !voice.pointee.hasState
         for channel in 0..<voice.pointee.channels {
             let samples = source[channel]
+            if outputChannels == 2 {
+                // Stereo (the common case): both sides in one pass over the samples.
+                let index = channel * stride
+                let start = fresh ? (targets[index], targets[index + 1]) : (current[index], current[index + 1])
+                let target = (targets[index], targets[index + 1])
+                current[index] = target.0
+                current[index + 1] = target.1
+                if start != target {
+                    Self.addRampedPair(
+                        samples, into: output.samples(0), output.samples(1), count: frames, from: start, to: target)
+                    continue
+                }
+            }
             for out in 0..<outputChannels {
                 let index = channel * stride + out
                 let target = targets[index]
@@ -443,11 +459,60 @@ struct Mixer3DRenderer {
                     if target != 0 { Mixing.add(samples, into: destination, count: frames, gain: target) }
                     continue
                 }
-                let step = (target - start) / Float(frames)
-                for frame in 0..<frames {
-                    destination[frame] += samples[frame] * (start + step * Float(frame + 1))
-                }
+                Self.addRamped(samples, into: destination, count: frames, from: start, to: target)
             }
+        }
+    }
+
+    /// `addRamped` into a left and a right output at once (each gain as there, so the same
+    /// sums): the samples are read once.
+    @inline(__always)
+    static func addRampedPair(
+        _ samples: UnsafePointer<Float>, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int,
+        from start: (Float, Float), to target: (Float, Float)
+    ) {
+        let stepLeft = (target.0 - start.0) / Float(count), stepRight = (target.1 - start.1) / Float(count)
+        let lanes = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8)
+        let startsLeft = SIMD8<Float>(repeating: start.0), stepsLeft = SIMD8<Float>(repeating: stepLeft)
+        let startsRight = SIMD8<Float>(repeating: start.1), stepsRight = SIMD8<Float>(repeating: stepRight)
+        var frame = 0
+        while frame + 8 <= count {
+            let positions = SIMD8<Float>(repeating: Float(frame)) + lanes
+            let input = UnsafeRawPointer(samples + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let l = UnsafeMutableRawPointer(left + frame), r = UnsafeMutableRawPointer(right + frame)
+            l.storeBytes(of: l.loadUnaligned(as: SIMD8<Float>.self) + input * (startsLeft + stepsLeft * positions), as: SIMD8<Float>.self)
+            r.storeBytes(of: r.loadUnaligned(as: SIMD8<Float>.self) + input * (startsRight + stepsRight * positions), as: SIMD8<Float>.self)
+            frame += 8
+        }
+        while frame < count {
+            left[frame] += samples[frame] * (start.0 + stepLeft * Float(frame + 1))
+            right[frame] += samples[frame] * (start.1 + stepRight * Float(frame + 1))
+            frame += 1
+        }
+    }
+
+    /// destination[i] += samples[i] · (start + step·(i + 1)), step = (target − start) / count:
+    /// a gain moving linearly to `target` at the last frame. Eight frames per SIMD register,
+    /// each gain computed as the scalar form does (the same products, so the same sums);
+    /// the compiler does not vectorize the scalar loop (the pointers may alias).
+    @inline(__always)
+    static func addRamped(
+        _ samples: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>, count: Int, from start: Float, to target: Float
+    ) {
+        let step = (target - start) / Float(count)
+        let lanes = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8)
+        let starts = SIMD8<Float>(repeating: start), steps = SIMD8<Float>(repeating: step)
+        var frame = 0
+        while frame + 8 <= count {
+            let gains = starts + steps * (SIMD8<Float>(repeating: Float(frame)) + lanes)
+            let input = UnsafeRawPointer(samples + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let output = UnsafeMutableRawPointer(destination + frame)
+            output.storeBytes(of: output.loadUnaligned(as: SIMD8<Float>.self) + input * gains, as: SIMD8<Float>.self)
+            frame += 8
+        }
+        while frame < count {
+            destination[frame] += samples[frame] * (start + step * Float(frame + 1))
+            frame += 1
         }
     }
 

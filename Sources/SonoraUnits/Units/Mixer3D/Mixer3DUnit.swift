@@ -63,6 +63,10 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public internal(set) var hrtfFilePath = Mixer3DUnit.defaultHRTFFilePath
     public static let defaultHRTFFilePath = SOFAFile.defaultPath
     var hrtf = Mixer3DHRTF()
+    /// Input-scope parameters already set through `setInputParameter`: definition index and range.
+    private var inputParameterCache: [AudioUnitParameterID: (index: Int, minimum: Float, maximum: Float, initial: Float)] = [:]
+    /// Taps of the compact HRTF responses (0: the file's as measured); see `setCompactHRTF(taps:)`.
+    public internal(set) var compactHRTFTaps = 0
     /// Auxiliary send buses (see `Mixer3DUnit+AuxiliarySends`), fixed while initialized.
     public internal(set) var auxiliaryBusCount = 0
 
@@ -348,5 +352,32 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public func inputFramesAhead(element: Int) -> Double {
         guard let renderer, element >= 0, element < renderer.pointee.voiceCount else { return 0 }
         return renderer.pointee.voices[element].rate.heldFrames
+    }
+}
+
+extension Mixer3DUnit {
+    /// `setParameter(id, scope: .input, element: element, to: value)` for callers that set
+    /// thousands a second (the OpenAL-style API: every moving source at every update): the
+    /// same clamp, stored value and render command, but the definition is found through a
+    /// cache instead of a search that copies it (its strings) at every call.
+    public func setInputParameter(_ id: AudioUnitParameterID, element: Int, to value: Float) throws(AudioError) {
+        if let cached = inputParameterCache[id], cached.index < parameterDefinitions.count,
+            parameterDefinitions[cached.index].id == id, parameterDefinitions[cached.index].scope == .input,
+            element >= 0, element < inputs.count
+        {
+            let applied = value.isNaN ? cached.initial : min(max(value, cached.minimum), cached.maximum)
+            let slot = slotBases[cached.index] + element
+            slotValues[slot] = applied
+            if isInitialized {
+                send(.parameter(ParameterEvent(slot: Int32(slot), frameOffset: 0, duration: 0, startValue: 0, endValue: applied, hasStartValue: false)))
+            }
+            parameterWasScheduled(
+                ParameterAddress(id, scope: .input, element: element), from: nil, to: applied, duration: 0, bufferOffset: 0)
+            return
+        }
+        // The general path checks everything (and throws what it finds); then the cache learns the definition.
+        try setParameter(id, scope: .input, element: element, to: value)
+        let (index, definition) = try self.definition(id, scope: .input)
+        inputParameterCache[id] = (index, definition.info.minValue, definition.info.maxValue, definition.info.defaultValue)
     }
 }
