@@ -151,10 +151,19 @@ extension LV2Unit {
             if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
             state.pointee.controlCopyFrames = max(0, state.pointee.controlCopyFrames - frames)
         }
-        for index in 0..<state.pointee.inputCount {
-            let channel = state.pointee.inputs[index]
-            let samples = context.input(Int(channel.element)).samples(Int(channel.channel))
-            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+        // One look at each input element's buffers (a call into the unit model), not one per channel:
+        // the channels of an element are listed together.
+        if state.pointee.inputCount > 0 {
+            var element = Int(state.pointee.inputs[0].element)
+            var list = context.input(element)
+            for index in 0..<state.pointee.inputCount {
+                let channel = state.pointee.inputs[index]
+                if Int(channel.element) != element {
+                    element = Int(channel.element)
+                    list = context.input(element)
+                }
+                connect(state, port: channel.port, to: UnsafeMutableRawPointer(list.samples(Int(channel.channel))))
+            }
         }
         for index in 0..<state.pointee.outputCount {
             let channel = state.pointee.outputs[index]
