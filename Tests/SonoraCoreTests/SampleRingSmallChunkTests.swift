@@ -92,7 +92,7 @@ struct SampleRingSmallChunkTests {
         }
         let guardValue: Float = -1
         var streamed = 0
-        // 10 frames a lap into a 16-frame ring: laps 2, 4 and 5 wrap.
+        // 10 frames a lap into a 16-frame ring: laps 1, 3 and 4 wrap.
         for lap in 0..<6 {
             destination.list.samples(0).update(repeating: guardValue, count: 32)
             destination.list.samples(1).update(repeating: guardValue, count: 32)
