@@ -80,4 +80,34 @@ struct SampleRingSmallChunkTests {
             #expect(out.list.samples(0)[31] == Float(lap * 100 + 31) && out.list.samples(1)[0] == -Float(lap * 100))
         }
     }
+
+    /// The copying calls take a list's frame offset (a view into a longer buffer) on both sides,
+    /// in one span and across the wrap, and touch no frame outside the view.
+    @Test func viewsWithAFrameOffsetCopyOnlyTheirFrames() throws {
+        let ring = try SampleRing(channelCount: 2, capacity: 16)
+        let source = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 32)
+        let destination = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 32)
+        for channel in 0..<2 {
+            for frame in 0..<32 { source.list.samples(channel)[frame] = Self.sample(frame, channel) }
+        }
+        let guardValue: Float = -1
+        var streamed = 0
+        // 10 frames a lap into a 16-frame ring: laps 1, 3 and 4 wrap.
+        for lap in 0..<6 {
+            destination.list.samples(0).update(repeating: guardValue, count: 32)
+            destination.list.samples(1).update(repeating: guardValue, count: 32)
+            let from = 3 + lap
+            #expect(ring.write(from: source.list.frames(from: from, count: 10)) == 10)
+            #expect(ring.read(into: destination.list.frames(from: 7, count: 10)) == 10)
+            for channel in 0..<2 {
+                let samples = destination.list.samples(channel)
+                for frame in 0..<32 {
+                    let expected = (7..<17).contains(frame) ? Self.sample(from + frame - 7, channel) : guardValue
+                    #expect(samples[frame] == expected, "lap \(lap) channel \(channel) frame \(frame)")
+                }
+            }
+            streamed += 10
+        }
+        #expect(ring.readableFrames == 0 && streamed == 60)
+    }
 }

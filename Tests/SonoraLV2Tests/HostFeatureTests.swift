@@ -124,4 +124,26 @@ import Testing
         }
         #expect(sonora_fp_state_save() == before)
     }
+
+    /// The mode put back after every run() is the caller's own, not a default: a thread that
+    /// rounds toward zero and flushes denormals still does after rendering plugins that set
+    /// their own mode. (Exception flags, which any arithmetic raises, are not compared.)
+    @Test func aCallersOwnFloatingPointModeSurvivesRendering() throws {
+        let original = sonora_fp_state_save()
+        defer { sonora_fp_state_restore(original) }
+        #if arch(x86_64) || arch(i386)
+        let control: UInt = ~0x3F  // MXCSR without its sticky exception flags
+        let custom = original | 0x6000 | 0x8040  // round toward zero, flush-to-zero, denormals-are-zero
+        #else
+        let control: UInt = ~0
+        let custom = original | (3 << 22) | (1 << 24)  // FPCR: round toward zero, flush-to-zero
+        #endif
+        sonora_fp_state_restore(custom)
+        for uri in Self.featureNeeding {
+            _ = try Self.render(uri, blockSize: 256)
+        }
+        let after = sonora_fp_state_save()
+        sonora_fp_state_restore(original)
+        #expect(after & control == custom & control, "mode \(String(after, radix: 16)), set \(String(custom, radix: 16))")
+    }
 }

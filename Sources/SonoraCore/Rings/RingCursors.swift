@@ -32,17 +32,17 @@ struct RingCursors: @unchecked Sendable, BitwiseCopyable {
     }
 
     // Producer's line.
-    @usableFromInline var writePosition: UnsafeMutablePointer<Atomic<Int>> {
+    @inlinable var writePosition: UnsafeMutablePointer<Atomic<Int>> {
         base.assumingMemoryBound(to: Atomic<Int>.self)
     }
-    @usableFromInline var producerCachedRead: UnsafeMutablePointer<Int> {
+    @inlinable var producerCachedRead: UnsafeMutablePointer<Int> {
         (base + 64).assumingMemoryBound(to: Int.self)
     }
     // Consumer's line.
-    @usableFromInline var readPosition: UnsafeMutablePointer<Atomic<Int>> {
+    @inlinable var readPosition: UnsafeMutablePointer<Atomic<Int>> {
         (base + Self.lineSize).assumingMemoryBound(to: Atomic<Int>.self)
     }
-    @usableFromInline var consumerCachedWrite: UnsafeMutablePointer<Int> {
+    @inlinable var consumerCachedWrite: UnsafeMutablePointer<Int> {
         (base + Self.lineSize + 64).assumingMemoryBound(to: Int.self)
     }
 
@@ -51,10 +51,10 @@ struct RingCursors: @unchecked Sendable, BitwiseCopyable {
     @inlinable
     func producerView(wanted: Int, capacity: Int) -> (position: Int, free: Int) {
         let position = writePosition.pointee.load(ordering: .relaxed)
-        var free = capacity - (position - producerCachedRead.pointee)
+        var free = capacity &- (position &- producerCachedRead.pointee)
         if free < wanted {
             producerCachedRead.pointee = readPosition.pointee.load(ordering: .acquiring)
-            free = capacity - (position - producerCachedRead.pointee)
+            free = capacity &- (position &- producerCachedRead.pointee)
         }
         return (position, free)
     }
@@ -64,10 +64,10 @@ struct RingCursors: @unchecked Sendable, BitwiseCopyable {
     @inlinable
     func consumerView(wanted: Int) -> (position: Int, filled: Int) {
         let position = readPosition.pointee.load(ordering: .relaxed)
-        var filled = consumerCachedWrite.pointee - position
+        var filled = consumerCachedWrite.pointee &- position
         if filled < wanted {
             consumerCachedWrite.pointee = writePosition.pointee.load(ordering: .acquiring)
-            filled = consumerCachedWrite.pointee - position
+            filled = consumerCachedWrite.pointee &- position
         }
         return (position, filled)
     }
