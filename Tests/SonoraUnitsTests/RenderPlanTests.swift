@@ -406,6 +406,10 @@ struct RenderPlanHandOverTests {
             let stop = Atomic<Bool>(false)
             let failures = Atomic<Int>(0)
             let cycles = Atomic<Int>(0)
+            /// Set as the thread's last act: waited on with acquire ordering, so the reads and
+            /// `uninitialize()` after it happen after the thread's last render (Thread's
+            /// `isFinished` is not a synchronization ThreadSanitizer can see).
+            let finished = Atomic<Bool>(false)
         }
         let shared = Shared()
         let renderer = Thread { [shared] in
@@ -417,6 +421,7 @@ struct RenderPlanHandOverTests {
                 index += 1
                 shared.cycles.store(index, ordering: .releasing)
             }
+            shared.finished.store(true, ordering: .releasing)
         }
         renderer.start()
         defer { shared.stop.store(true, ordering: .releasing) }
@@ -449,7 +454,7 @@ struct RenderPlanHandOverTests {
         let deadline = Date().addingTimeInterval(20)
         while shared.cycles.load(ordering: .acquiring) < seen + 10 && Date() < deadline { usleep(100) }
         shared.stop.store(true, ordering: .releasing)
-        while !renderer.isFinished { usleep(100) }
+        while !shared.finished.load(ordering: .acquiring) { usleep(100) }
         #expect(shared.failures.load(ordering: .relaxed) == 0)
         #expect(list[0].allSatisfy { $0 == 0.5 } && list[1].allSatisfy { $0 == 0.5 })
         graph.uninitialize()
