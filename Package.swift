@@ -47,10 +47,12 @@ let package = Package(
         // FFmpeg's functions as Sonora calls them, forwarding to libavformat opened on first use
         // (dlopen): a process that never touches FFmpeg does not map its ~90 libraries.
         .target(name: "CFFmpegLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        // JACK's ring buffer, the anchor `sonora-bench ring` measures against.
+        // JACK's ring buffer and client API, linked: the anchors of `sonora-bench ring`, `io` and `server`.
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
-        // libjacknet: netjack2's slave and master API (the `netjack:` devices); no pkg-config file of its own.
-        .systemLibrary(name: "CJackNet", providers: [.apt(["libjack-jackd2-dev"])]),
+        // libjack and libjacknet (netjack2) as the HAL's `jack:` and `netjack:` devices call them,
+        // forwarding to the libraries opened on first use (dlopen): a process that never opens
+        // such a device does not map them (or libdb, libsamplerate and libopus behind them).
+        .target(name: "CJackLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // SpeexDSP's echo canceller, the anchor of `sonora-bench voice`.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // OpenAL Soft (1.19 on Debian 12): the reference the positional API is checked against, through its
@@ -91,7 +93,7 @@ let package = Package(
         // HAL: audio devices (ALSA mmap I/O thread, null, offline, in-process loopback), enumeration, xrun accounting.
         .target(
             name: "SonoraHAL",
-            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", "CJack", "CJackNet", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraDSP", "CALSA", "CSonoraALSA", "CSonoraSystem", "CJackLoader", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Files: AudioFile, ExtAudioFile, AudioFileStream, AudioConverter, codecs (IMA4 ours; AAC, MP3, ALAC,

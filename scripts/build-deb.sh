@@ -43,6 +43,12 @@ if nm -D --undefined-only "$root/usr/bin/sonora" | grep -qE ' (av|avformat|avcod
   echo "build-deb: sonora binds an FFmpeg symbol directly; CFFmpegLoader must define it" >&2
   exit 1
 fi
+# JACK too (Sources/CJackLoader), and nothing links it: a jack_ symbol bound here would put
+# libjack (and libdb behind it) back into every process.
+if nm -D --undefined-only "$root/usr/bin/sonora" | grep -qE ' jack_'; then
+  echo "build-deb: sonora binds a JACK symbol directly; call it through CJackLoader" >&2
+  exit 1
+fi
 # dpkg-shlibdeps reads the binary as linked, so Depends keeps the libavformat it will open.
 cp "$root/usr/bin/sonora" "$SCRATCH/deb/sonora.as-linked"
 for needed in $(readelf -d "$root/usr/bin/sonora" | sed -n 's/.*NEEDED.*\[\(libav[a-z]*\.so\.[0-9]*\)\].*/\1/p'); do

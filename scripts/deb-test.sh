@@ -78,7 +78,8 @@ for object in /usr/bin/sonora "/usr/lib/$multiarch/alsa-lib/libasound_module_pcm
   grep -qi 'swift' <<<"$libraries" && fail "ldd $object names a Swift library"
 done
 ldd /usr/bin/sonora | grep -q libavformat && fail "/usr/bin/sonora loads FFmpeg at start (it opens it on first use)"
-pass "ldd: no library from $swift_root, none missing, no FFmpeg until used"
+ldd /usr/bin/sonora | grep -q libjack && fail "/usr/bin/sonora loads libjack at start (it opens it on first use)"
+pass "ldd: no library from $swift_root, none missing, no FFmpeg or JACK until used"
 
 work=$(mktemp -d)
 chmod 0755 "$work"
@@ -127,6 +128,7 @@ rss_of() { # CONFIG → kB
   [[ -n "$child" ]] || { wait "$pid" || true; cat "$work/rss.err" >&2; fail "sonora run $config did not stay up"; }
   kilobytes=$(awk '/^VmRSS:/{print $2}' "/proc/$child/status")
   if grep -q libavformat "/proc/$child/maps"; then echo "$config" >>"$work/ffmpeg-mapped"; fi
+  if grep -q libjack "/proc/$child/maps"; then echo "$config" >>"$work/jack-mapped"; fi
   kill -INT "$child"
   wait "$pid" || { cat "$work/rss.err" >&2; fail "sonora run $config exited with an error"; }
   echo "$kilobytes"
@@ -138,6 +140,7 @@ sed 's|socket: /run/sonora/server.sock.*|socket: '"$work"'/server.sock|' /etc/so
 rss_etc=$(rss_of etc-sonora.yaml)
 rss_default=$(rss_of configs/default.yaml)
 [[ ! -s "$work/ffmpeg-mapped" ]] || fail "FFmpeg mapped while running: $(cat "$work/ffmpeg-mapped") (WAV files only)"
+[[ ! -s "$work/jack-mapped" ]] || fail "libjack mapped while running: $(cat "$work/jack-mapped") (no jack: device)"
 # FFmpeg still opens when needed: an AAC file in MP4 (made by ffmpeg) read by the installed binary.
 if command -v ffmpeg >/dev/null; then
   ffmpeg -v error -f lavfi -i sine=frequency=440:duration=0.5 -c:a aac "$work/tone.m4a"

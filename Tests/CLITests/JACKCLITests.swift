@@ -77,6 +77,8 @@ struct JACKCLITests {
             status = try ctl(["status"])
         }
         try #require(status.status == 0, "the daemon did not answer: \(status.stderr) \(run.isRunning ? "" : run.wait(timeout: 5).stderr)")
+        // libjack is opened on first use (CJackLoader), and was here.
+        #expect(LibraryLoadingCLITests.mappedLibraries(of: run.processIdentifier).contains { $0.hasPrefix("libjack.so") })
         let connections = server.tool("jack_lsp", ["-c"])
         #expect(connections.contains("sonora:out_1\n   system:playback_1"), "\(connections)")
         #expect(connections.contains("sonora:out_2\n   system:playback_2"), "\(connections)")

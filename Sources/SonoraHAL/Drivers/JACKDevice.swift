@@ -1,4 +1,4 @@
-import CJack
+import CJackLoader
 import Logging
 import SonoraCore
 
@@ -47,12 +47,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let opened = try Self.openClient(name, configuration: configuration)
         client = opened.client
         clientName = opened.clientName
-        let rate = Int(jack_get_sample_rate(opened.client))
-        let frames = Int(jack_get_buffer_size(opened.client))
+        let rate = Int(sonora_jack_get_sample_rate(opened.client))
+        let frames = Int(sonora_jack_get_buffer_size(opened.client))
         do {
             processor = try JACKProcessor(periodFrames: frames, sampleRate: rate, inputs: opened.inputs, outputs: opened.outputs, monitor: runner.monitor, procedure: nil)
         } catch {
-            jack_client_close(opened.client)
+            sonora_jack_client_close(opened.client)
             throw error
         }
         granted = ControlLock(Self.format(name: name, configuration: configuration, rate: rate, frames: frames, roundTrip: frames))
@@ -60,7 +60,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     deinit {
         stop()
-        if let client { jack_client_close(client) }
+        if let client { sonora_jack_client_close(client) }
     }
 
     public var isRunning: Bool { runner.isRunning }
@@ -91,7 +91,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     public func stop() {
         runner.stop()
-        if let client, isActive { jack_deactivate(client) }
+        if let client, isActive { sonora_jack_deactivate(client) }
         isActive = false
     }
 
@@ -105,6 +105,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     }
 
     private static func openClient(_ name: JACKDeviceName, configuration: AudioDeviceConfiguration) throws(AudioError) -> Opened {
+        try JACKLibrary.load(for: name.deviceName)
         silenceLibrary()
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue)
@@ -120,15 +121,15 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             }
             throw AudioError(.badDevice, "'\(name.deviceName)': JACK server '\(server)' refused the client (status 0x\(String(status.rawValue, radix: 16)))")
         }
-        let clientName = String(cString: jack_get_client_name(client))
+        let clientName = String(cString: sonora_jack_get_client_name(client))
         var inputs: [OpaquePointer?] = []
         var outputs: [OpaquePointer?] = []
         for (count, isInput) in [(configuration.inputChannels, true), (configuration.outputChannels, false)] {
             for index in 0..<count {
                 let portName = "\(isInput ? "in" : "out")_\(index + 1)"
                 let flags = UInt(isInput ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue)
-                guard let port = jack_port_register(client, portName, "32 bit float mono audio", flags, 0) else {
-                    jack_client_close(client)
+                guard let port = sonora_jack_port_register(client, portName, "32 bit float mono audio", flags, 0) else {
+                    sonora_jack_client_close(client)
                     throw AudioError(.badDevice, "'\(name.deviceName)': JACK refused the port \(clientName):\(portName)")
                 }
                 if isInput { inputs.append(port) } else { outputs.append(port) }
@@ -156,12 +157,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     private func activate() throws(AudioError) {
         guard let client else { throw AudioError(.badDevice, "'\(name.deviceName)': no JACK client") }
         processor.install(on: client)
-        guard jack_activate(client) == 0 else { throw AudioError(.badDevice, "'\(name.deviceName)': JACK could not activate the client \(clientName)") }
+        guard sonora_jack_activate(client) == 0 else { throw AudioError(.badDevice, "'\(name.deviceName)': JACK could not activate the client \(clientName)") }
         isActive = true
         do {
             try connect(client)
         } catch {
-            jack_deactivate(client)
+            sonora_jack_deactivate(client)
             isActive = false
             throw error
         }
@@ -169,21 +170,21 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     }
 
     private func connect(_ client: OpaquePointer) throws(AudioError) {
-        let inputs = (0..<processor.inputCount).map { String(cString: jack_port_name(processor.inputs[$0])) }
-        let outputs = (0..<processor.outputCount).map { String(cString: jack_port_name(processor.outputs[$0])) }
+        let inputs = (0..<processor.inputCount).map { String(cString: sonora_jack_port_name(processor.inputs[$0])) }
+        let outputs = (0..<processor.outputCount).map { String(cString: sonora_jack_port_name(processor.outputs[$0])) }
         switch name.peer {
         case .none:
             return
         case .itself:
-            for (source, sink) in zip(outputs, inputs) { jack_connect(client, source, sink) }
+            for (source, sink) in zip(outputs, inputs) { sonora_jack_connect(client, source, sink) }
         case .client(let peer):
             let sources = Self.ports(client, of: peer, flags: JackPortIsOutput)
             let sinks = Self.ports(client, of: peer, flags: JackPortIsInput)
             guard !sources.isEmpty || !sinks.isEmpty else {
                 throw AudioError(.badDevice, "'\(name.deviceName)': the JACK server has no client '\(peer)' with audio ports (`sonora devices` lists them)")
             }
-            for (source, sink) in zip(sources, inputs) { jack_connect(client, source, sink) }
-            for (source, sink) in zip(outputs, sinks) { jack_connect(client, source, sink) }
+            for (source, sink) in zip(sources, inputs) { sonora_jack_connect(client, source, sink) }
+            for (source, sink) in zip(outputs, sinks) { sonora_jack_connect(client, source, sink) }
         }
     }
 
@@ -205,13 +206,13 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// A new client with the same ports and a new processor (after the server came back).
     private func reopen() throws(AudioError) {
         let opened = try Self.openClient(name, configuration: configuration)
-        let rate = Int(jack_get_sample_rate(opened.client))
-        let frames = Int(jack_get_buffer_size(opened.client))
+        let rate = Int(sonora_jack_get_sample_rate(opened.client))
+        let frames = Int(sonora_jack_get_buffer_size(opened.client))
         let made: JACKProcessor
         do {
             made = try JACKProcessor(periodFrames: frames, sampleRate: rate, inputs: opened.inputs, outputs: opened.outputs, monitor: monitor, procedure: procedure)
         } catch {
-            jack_client_close(opened.client)
+            sonora_jack_client_close(opened.client)
             throw error
         }
         client = opened.client
@@ -245,7 +246,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         monitor.add(monitor.interruptions)
         monitor.post(.interruptionBegan(.playback, errno: ECONNRESET))
         Self.logger.debug("JACK server '\(name.server ?? "default")' went away; re-attaching with back-off")
-        if let client { jack_client_close(client) }
+        if let client { sonora_jack_client_close(client) }
         client = nil
         isActive = false
         let before = format
@@ -260,7 +261,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                 try activate()
                 return true
             } catch {
-                if let client { jack_client_close(client) }
+                if let client { sonora_jack_client_close(client) }
                 client = nil
                 isActive = false
                 return false
@@ -273,10 +274,10 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// again.
     private func followFormatChange() {
         guard let client else { return }
-        jack_deactivate(client)
+        sonora_jack_deactivate(client)
         isActive = false
-        let rate = Int(jack_get_sample_rate(client))
-        let frames = Int(jack_get_buffer_size(client))
+        let rate = Int(sonora_jack_get_sample_rate(client))
+        let frames = Int(sonora_jack_get_buffer_size(client))
         let inputs = (0..<processor.inputCount).map { processor.inputs[$0] }
         let outputs = (0..<processor.outputCount).map { processor.outputs[$0] }
         do {

@@ -1,4 +1,4 @@
-import CJack
+import CJackLoader
 import SonoraCore
 import Synchronization
 
@@ -59,12 +59,12 @@ final class JACKProcessor: @unchecked Sendable {
     /// Registers every callback on `client` (inactive) with this processor as their argument.
     func install(on client: OpaquePointer) {
         self.client = client
-        jack_set_process_callback(client, jackProcess, context)
-        jack_set_buffer_size_callback(client, jackBufferSize, context)
-        jack_set_sample_rate_callback(client, jackSampleRate, context)
-        jack_set_xrun_callback(client, jackXrun, context)
-        jack_set_latency_callback(client, jackLatency, context)
-        jack_on_info_shutdown(client, jackShutdown, context)
+        sonora_jack_set_process_callback(client, jackProcess, context)
+        sonora_jack_set_buffer_size_callback(client, jackBufferSize, context)
+        sonora_jack_set_sample_rate_callback(client, jackSampleRate, context)
+        sonora_jack_set_xrun_callback(client, jackXrun, context)
+        sonora_jack_set_latency_callback(client, jackLatency, context)
+        sonora_jack_on_info_shutdown(client, jackShutdown, context)
     }
 
     /// One JACK period, on JACK's realtime thread: ports → input list, procedure,
@@ -75,7 +75,7 @@ final class JACKProcessor: @unchecked Sendable {
             // The server changed the period before the control thread re-made the engine:
             // play silence until it has.
             for channel in 0..<outputCount {
-                if let buffer = jack_port_get_buffer(outputs[channel], jack_nframes_t(frames)) {
+                if let buffer = sonora_jack_port_get_buffer(outputs[channel], jack_nframes_t(frames)) {
                     buffer.assumingMemoryBound(to: Float.self).update(repeating: 0, count: frames)
                 }
             }
@@ -87,7 +87,7 @@ final class JACKProcessor: @unchecked Sendable {
         engine.periodBoundary(at: wake.seconds)
         let input = engine.inputList
         for channel in 0..<inputCount {
-            if let buffer = jack_port_get_buffer(inputs[channel], jack_nframes_t(frames)) {
+            if let buffer = sonora_jack_port_get_buffer(inputs[channel], jack_nframes_t(frames)) {
                 input.samples(channel).update(from: buffer.assumingMemoryBound(to: Float.self), count: frames)
             } else {
                 input.samples(channel).update(repeating: 0, count: frames)
@@ -96,7 +96,7 @@ final class JACKProcessor: @unchecked Sendable {
         _ = engine.render()
         let output = engine.outputList
         for channel in 0..<outputCount {
-            if let buffer = jack_port_get_buffer(outputs[channel], jack_nframes_t(frames)) {
+            if let buffer = sonora_jack_port_get_buffer(outputs[channel], jack_nframes_t(frames)) {
                 buffer.assumingMemoryBound(to: Float.self).update(from: output.samples(channel), count: frames)
             }
         }
@@ -135,7 +135,7 @@ final class JACKProcessor: @unchecked Sendable {
         var high = 0
         for index in 0..<count {
             var range = jack_latency_range_t()
-            jack_port_get_latency_range(ports[index], mode, &range)
+            sonora_jack_port_get_latency_range(ports[index], mode, &range)
             low = min(low, Int(range.min))
             high = max(high, Int(range.max))
         }
@@ -144,7 +144,7 @@ final class JACKProcessor: @unchecked Sendable {
 
     private static func set(_ range: ClosedRange<Int>, on port: OpaquePointer?, mode: jack_latency_callback_mode_t) {
         var value = jack_latency_range_t(min: jack_nframes_t(range.lowerBound), max: jack_nframes_t(range.upperBound))
-        jack_port_set_latency_range(port, mode, &value)
+        sonora_jack_port_set_latency_range(port, mode, &value)
     }
 }
 
@@ -173,7 +173,7 @@ private func jackSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPoint
 
 private func jackXrun(_ arg: UnsafeMutableRawPointer?) -> Int32 {
     Unmanaged<JACKProcessor>.fromOpaque(arg!)._withUnsafeGuaranteedRef { processor in
-        let delay = processor.client.map { jack_get_xrun_delayed_usecs($0) } ?? 0
+        let delay = processor.client.map { sonora_jack_get_xrun_delayed_usecs($0) } ?? 0
         processor.xrunDelayNanoseconds.wrappingAdd(UInt64(max(0, delay * 1000)), ordering: .relaxed)
         processor.xrunsReported.wrappingAdd(1, ordering: .releasing)
     }

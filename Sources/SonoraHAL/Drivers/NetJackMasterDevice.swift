@@ -1,4 +1,4 @@
-import CJackNet
+import CJackLoader
 import Logging
 import SonoraCore
 import Synchronization
@@ -69,7 +69,7 @@ public final class NetJackMasterDevice: AudioDevice, @unchecked Sendable {
                 outputChannels: configuration.outputChannels, outputOffsetFrames: 0, monitor: runner.monitor)
             pending = try OwnedAudioBufferList(channelCount: max(1, configuration.outputChannels), frameCapacity: period)
         } catch {
-            jack_net_master_close(net)
+            sonora_jack_net_master_close(net)
             throw error
         }
         pending.list.clear()
@@ -86,13 +86,14 @@ public final class NetJackMasterDevice: AudioDevice, @unchecked Sendable {
 
     deinit {
         stop()
-        if let net = OpaquePointer(bitPattern: connection.load(ordering: .relaxed)) { jack_net_master_close(net) }
-        if let net = OpaquePointer(bitPattern: reopened.load(ordering: .relaxed)) { jack_net_master_close(net) }
+        if let net = OpaquePointer(bitPattern: connection.load(ordering: .relaxed)) { sonora_jack_net_master_close(net) }
+        if let net = OpaquePointer(bitPattern: reopened.load(ordering: .relaxed)) { sonora_jack_net_master_close(net) }
         sendPointers.deallocate()
         receivePointers.deallocate()
     }
 
     private static func open(_ name: NetJackDeviceName, _ configuration: AudioDeviceConfiguration) throws(AudioError) -> (OpaquePointer, jack_slave_t) {
+        try JACKLibrary.loadNet(for: "netjack:\(name.text)")
         var request = jack_master_t()
         request.audio_input = Int32(configuration.outputChannels)
         request.audio_output = Int32(configuration.inputChannels)
@@ -104,7 +105,7 @@ public final class NetJackMasterDevice: AudioDevice, @unchecked Sendable {
             for (index, byte) in name.clientName.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
         }
         var slave = jack_slave_t()
-        guard let net = jack_net_master_open(name.address, Int32(name.port), &request, &slave) else {
+        guard let net = sonora_jack_net_master_open(name.address, Int32(name.port), &request, &slave) else {
             throw AudioError(
                 .badDevice,
                 "netjack:\(name.text): no netjack2 slave with \(configuration.outputChannels) input(s) and \(configuration.inputChannels) output(s) announced itself at \(name.address):\(name.port) within \(name.timeoutSeconds) s")
@@ -161,8 +162,8 @@ public final class NetJackMasterDevice: AudioDevice, @unchecked Sendable {
             }
             var received = false
             if let net {
-                if jack_net_master_send(net, outputs, sendPointers, 0, nil) >= 0
-                    && jack_net_master_recv(net, inputs, receivePointers, 0, nil) >= 0 {
+                if sonora_jack_net_master_send(net, outputs, sendPointers, 0, nil) >= 0
+                    && sonora_jack_net_master_recv(net, inputs, receivePointers, 0, nil) >= 0 {
                     received = true
                 } else {
                     // The slave stopped answering: the control thread closes this and waits for one again.
@@ -199,7 +200,7 @@ public final class NetJackMasterDevice: AudioDevice, @unchecked Sendable {
 
     private func controlLoop() {
         while runner.waitForControlRequest() {
-            if let old = OpaquePointer(bitPattern: closing.exchange(0, ordering: .acquiringAndReleasing)) { jack_net_master_close(old) }
+            if let old = OpaquePointer(bitPattern: closing.exchange(0, ordering: .acquiringAndReleasing)) { sonora_jack_net_master_close(old) }
             while runner.isRunning {
                 attempts.wrappingAdd(1, ordering: .relaxed)
                 guard let (net, _) = try? Self.open(name, configuration) else { continue }

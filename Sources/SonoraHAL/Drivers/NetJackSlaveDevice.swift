@@ -1,4 +1,4 @@
-import CJackNet
+import CJackLoader
 import Logging
 import SonoraCore
 import Synchronization
@@ -35,13 +35,14 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
     /// period and rate are the master's; the channel counts are the configuration's.
     public init(name: NetJackDeviceName, configuration: AudioDeviceConfiguration, logger: Logger = Logger(label: "sonora.netjack")) throws(AudioError) {
         try configuration.validate()
+        try JACKLibrary.loadNet(for: "netjack:\(name.text)")
         self.name = name
         var request = jack_slave_t(
             audio_input: Int32(configuration.inputChannels), audio_output: Int32(configuration.outputChannels),
             midi_input: 0, midi_output: 0, mtu: Int32(name.mtu), time_out: Int32(name.timeoutSeconds),
             encoder: name.encoder.code, kbps: Int32(name.kbps), latency: Int32(name.latencyCycles))
         var result = jack_master_t()
-        guard let net = jack_net_slave_open(name.address, Int32(name.port), name.clientName, &request, &result) else {
+        guard let net = sonora_jack_net_slave_open(name.address, Int32(name.port), name.clientName, &request, &result) else {
             throw AudioError(
                 .badDevice,
                 "netjack:\(name.text): no netjack2 master answered at \(name.address):\(name.port) within \(name.timeoutSeconds) s (is jackd's netmanager loaded there — `jack_load netmanager` — with this multicast address and port, and a route to it?)")
@@ -57,7 +58,7 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
         if period != configuration.periodFrames { notes.append("period \(period) frames is the master's (asked \(configuration.periodFrames))") }
         if rate != configuration.sampleRate { notes.append("rate \(rate) Hz is the master's (asked \(configuration.sampleRate))") }
         if configuration.requiresExactPeriod && period != configuration.periodFrames {
-            jack_net_slave_close(net)
+            sonora_jack_net_slave_close(net)
             throw AudioError(.badDevice, "netjack:\(name.text): the master runs \(period)-frame periods, not \(configuration.periodFrames) (exact period required)")
         }
         let label = "netjack:\(name.text)"
@@ -74,7 +75,7 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
         do {
             cycle = try NetJackSlaveCycle(periodFrames: period, sampleRate: rate, inputChannels: configuration.inputChannels, outputChannels: configuration.outputChannels)
         } catch {
-            jack_net_slave_close(net)
+            sonora_jack_net_slave_close(net)
             throw error
         }
         let cycle = cycle
@@ -82,14 +83,14 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
             label: label, monitor: cycle.monitor, logger: logger,
             lostCycles: { cycle.lostCycles.load(ordering: .relaxed) }, recoveries: { cycle.recoveries.load(ordering: .relaxed) })
         let context = Unmanaged.passUnretained(cycle).toOpaque()
-        jack_set_net_slave_process_callback(net, netJackSlaveProcess, context)
-        jack_set_net_slave_restart_callback(net, netJackSlaveRestart, context)
-        jack_set_net_slave_error_callback(net, netJackSlaveError, context)
+        sonora_jack_set_net_slave_process_callback(net, netJackSlaveProcess, context)
+        sonora_jack_set_net_slave_restart_callback(net, netJackSlaveRestart, context)
+        sonora_jack_set_net_slave_error_callback(net, netJackSlaveError, context)
     }
 
     deinit {
         stop()
-        jack_net_slave_close(net)
+        sonora_jack_net_slave_close(net)
     }
 
     public var isRunning: Bool { running.load(ordering: .relaxed) }
@@ -108,7 +109,7 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
         cycle.stopping.store(false, ordering: .relaxed)
         try watcher.start()
         // The process thread starts here, so it runs in this thread's network namespace.
-        guard jack_net_slave_activate(net) == 0 else {
+        guard sonora_jack_net_slave_activate(net) == 0 else {
             watcher.stop()
             throw AudioError(.badDevice, "netjack:\(name.text): libjacknet could not start its process thread")
         }
@@ -119,7 +120,7 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         // A restart in progress gives up instead of waiting for a master again.
         cycle.stopping.store(true, ordering: .relaxed)
-        jack_net_slave_deactivate(net)
+        sonora_jack_net_slave_deactivate(net)
         watcher.stop()
     }
 }
