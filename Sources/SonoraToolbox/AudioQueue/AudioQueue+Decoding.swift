@@ -12,7 +12,9 @@ extension AudioQueue {
         passDone.lock()
         let wanted = passRequested
         passDone.unlock()
+        passLock.lock()
         while servePass() {}
+        passLock.unlock()
         passDone.lock()
         passCompleted = max(passCompleted, wanted)
         passDone.broadcast()

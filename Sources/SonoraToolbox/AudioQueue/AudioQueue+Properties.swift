@@ -147,6 +147,8 @@ extension AudioQueue {
         let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
         replacement.worker = worker
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
+        // Not across the notifications below: a listener that waits for a pass would wait forever.
+        passLock.lock()
         offlineRenderLock.lock()
         renderer = replacement
         outputTarget?.renderer = replacement
@@ -156,6 +158,7 @@ extension AudioQueue {
         streamBase = 0
         consumedSeen = 0
         offlineRenderLock.unlock()
+        passLock.unlock()
         if isLevelMeteringEnabled { push(.metering(true)) }
         notify(.decodeBufferSizeFrames)
     }

@@ -116,6 +116,10 @@ public final class AudioQueue: @unchecked Sendable {
 
     // Barrier between a program call and the queue's thread.
     let passDone = NSCondition()
+    /// Held by the queue's thread while it runs passes, and by a control call that replaces
+    /// what the passes read (the renderer, in `setDecodeBufferSizeFrames`): a barrier alone
+    /// does not keep a pass from starting right after it (a wake-up already pending).
+    let passLock = NSLock()
     var passRequested = 0
     var passCompleted = 0
 
