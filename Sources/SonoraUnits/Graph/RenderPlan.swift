@@ -171,13 +171,13 @@ final class RenderPlan {
         var anyPulledByItself = false
 
         func makeStep(_ node: Int, bus: Int, parent: Int) -> Int? {
-            guard let unit = index.unit(node), let core = unit.core, let shape = unit.resources else { return nil }
+            guard let facts = index.facts(node) else { return nil }
             let step = drafts.count
             let binds = firstStepOfNode[node] < 0
             drafts.append(
                 Draft(
-                    node: node, bus: bus, unit: .passUnretained(unit), core: core, shape: .passUnretained(shape),
-                    inputCount: shape.inputCount, parent: parent, pullsItself: unit.pullsInputsItself && node != head,
+                    node: node, bus: bus, unit: facts.unit, core: facts.core, shape: facts.shape,
+                    inputCount: facts.inputCount, parent: parent, pullsItself: facts.pullsItself && node != head,
                     bindsInputs: binds))
             stepOf[index.busSlot(node, bus)] = Int32(step)
             if binds { firstStepOfNode[node] = Int32(step) }
@@ -267,8 +267,8 @@ final class RenderPlan {
         for (position, op) in ops.enumerated() where op & 1 == 1 {
             let step = Int(op >> 1)
             let draft = drafts[step]
-            let shape = draft.shape.takeUnretainedValue()
-            let channels = shape.outputChannels[draft.bus]
+            let facts = index.facts(draft.node)!
+            let channels = draft.bus == 0 ? facts.firstOutputChannels : draft.shape.takeUnretainedValue().outputChannels[draft.bus]
             guard channels > 0 else {
                 return (nil, "\(draft.unit.takeUnretainedValue().name) (node \(draft.node)) has an output of no channels")
             }
@@ -276,7 +276,7 @@ final class RenderPlan {
             let sources = sourceSteps[owner.firstSource..<owner.firstSource + owner.inputCount]
             if step != root {
                 let firstSource = sources.first { $0 >= 0 }.map(Int.init)
-                if draft.unit.takeUnretainedValue().canProcessInPlace && shape.inputCount == 1 && shape.outputChannels.count == 1,
+                if facts.processesInPlace && facts.inputCount == 1 && facts.outputCount == 1,
                    let source = firstSource, lastRead[source] == position, !released[source], bufferOf[source] >= 0,
                    channelsOfBuffer[bufferOf[source]] == channels
                 {
@@ -309,7 +309,7 @@ final class RenderPlan {
         var frames = 0
         var steadyFrameLimit = Int.max
         for draft in drafts {
-            let maximum = draft.shape.takeUnretainedValue().maximumFrames
+            let maximum = index.facts(draft.node)!.maximumFrames
             frames = max(frames, maximum)
             steadyFrameLimit = min(steadyFrameLimit, maximum)
         }
@@ -341,7 +341,7 @@ final class RenderPlan {
                 }
             }
             let owner = drafts[binder(step)]
-            let servesPulls = step == root && draft.unit.takeUnretainedValue().pullsInputsItself
+            let servesPulls = step == root && index.facts(draft.node)!.pullsItself
             steps.append(
                 Step(
                     unit: draft.unit, core: draft.core, bus: draft.bus,
@@ -375,12 +375,41 @@ final class RenderPlan {
         }
     }
 
+    /// What the compile reads of an initialized unit: its shape from the control side's copy
+    /// (never through `core`, which the realtime side may be writing while a live update compiles).
+    struct NodeFacts {
+        var unit: Unmanaged<AudioUnit>
+        var core: UnsafeMutablePointer<RealtimeCore>
+        var shape: Unmanaged<RealtimeResources>
+        var inputCount: Int
+        var outputCount: Int
+        var firstOutputChannels: Int
+        var maximumFrames: Int
+        var pullsItself: Bool
+        var processesInPlace: Bool
+
+        init?(_ unit: AudioUnit) {
+            guard let core = unit.core, let shape = unit.resources else { return nil }
+            self.unit = .passUnretained(unit)
+            self.core = core
+            self.shape = .passUnretained(shape)
+            inputCount = shape.inputCount
+            outputCount = shape.outputCount
+            firstOutputChannels = shape.firstOutputChannels
+            maximumFrames = shape.maximumFrames
+            pullsItself = unit.pullsInputsItself
+            processesInPlace = unit.canProcessInPlace
+        }
+    }
+
     /// The graph's nodes and connections as flat arrays indexed by node number, for the
     /// compile: one pass over each collection, then every lookup is an array read.
     struct GraphIndex {
         /// One past the largest node number.
         let nodeLimit: Int
         private let units: [Unmanaged<AudioUnit>?]
+        /// What the compile needs of each initialized unit, gathered in one pass over the units.
+        private let nodeFacts: [NodeFacts?]
         /// Per node, where its input elements start in `feedSource` / `feedBus` (one past the
         /// last node: the end).
         private let feedStart: [Int32]
@@ -397,8 +426,16 @@ final class RenderPlan {
             for edge in connections { limit = max(limit, edge.source + 1, edge.destination + 1) }
             nodeLimit = limit
             var unitArray = [Unmanaged<AudioUnit>?](repeating: nil, count: limit)
-            for (node, unit) in units { unitArray[node] = .passUnretained(unit) }
+            var facts = [NodeFacts?](repeating: nil, count: limit)
+            // One independent read per unit, in a loop of its own: the units' objects are cold
+            // (the realtime side touches only their cores), and loads that do not wait on each
+            // other overlap their cache misses.
+            for (node, unit) in units {
+                unitArray[node] = .passUnretained(unit)
+                facts[node] = NodeFacts(unit)
+            }
             self.units = unitArray
+            nodeFacts = facts
             var inputs = [Int32](repeating: 0, count: limit)
             var buses = [Int32](repeating: 1, count: limit)
             for edge in connections {
@@ -423,6 +460,12 @@ final class RenderPlan {
             self.feedBus = feedBus
             self.busStart = busStart
             busSlots = Int(busStart[limit])
+        }
+
+        /// An initialized unit's facts (nil: no such node, or not initialized).
+        func facts(_ node: Int) -> NodeFacts? {
+            guard node >= 0 && node < nodeLimit else { return nil }
+            return nodeFacts[node]
         }
 
         func unit(_ node: Int) -> AudioUnit? {
