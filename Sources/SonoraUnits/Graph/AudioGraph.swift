@@ -34,13 +34,16 @@ public final class AudioGraph: @unchecked Sendable {
     private var nextNode = 1
     private(set) var connections: Set<Connection> = []
     private var callbacks: [InputKey: (callback: RenderCallback, target: AnyObject?)] = [:]
-    /// What the units were last told (the realtime side's picture once the batch is applied).
-    private var appliedConnections: Set<Connection> = []
-    /// `appliedConnections` by the input they feed (kept, not rebuilt at each update).
+    /// What the units were last told (the realtime side's picture once the batch is applied):
+    /// the connection feeding each input, by input.
     private var appliedByInput: [InputKey: Connection] = [:]
     private var appliedCallbacks: [InputKey: RenderCallback] = [:]
-    private var appliedNodes: Set<Node> = []
     private var appliedFanOut: Set<Node> = []
+    /// What changed since the last update (initialized graphs), so `update()` looks at the
+    /// changes and not at every node and input of the graph: each input whose connection or
+    /// callback was set, with the connection now feeding it (nil: none), and the nodes added.
+    private var pendingInputs: [InputKey: Connection?] = [:]
+    private var addedNodes: Set<Node> = []
 
     public private(set) var isOpen = false
     public private(set) var isInitialized = false
@@ -98,15 +101,20 @@ public final class AudioGraph: @unchecked Sendable {
         nextNode += 1
         units[node] = unit
         names[node] = name ?? "\(unit.name)#\(node)"
+        addedNodes.insert(node)
         return node
     }
 
     /// Removes a node and every connection to or from it.
     public func removeNode(_ node: Node) throws(AudioError) {
         _ = try unit(node)
+        for edge in connections where edge.source == node || edge.destination == node {
+            pendingInputs.updateValue(nil, forKey: InputKey(node: edge.destination, input: edge.input))
+        }
         connections = connections.filter { $0.source != node && $0.destination != node }
         for key in callbacks.keys where key.node == node { replaceCallback(key, with: nil) }
-        if isInitialized { removedUnits[node] = units[node] }
+        // A node added since the last update never reached the realtime side: nothing to retire.
+        if addedNodes.remove(node) == nil && isInitialized { removedUnits[node] = units[node] }
         units[node] = nil
         names[node] = nil
         if outputNode == node { outputNode = nil }
@@ -147,7 +155,9 @@ public final class AudioGraph: @unchecked Sendable {
         }
         connections = connections.filter { !($0.destination == destination && $0.input == input) }
         replaceCallback(InputKey(node: destination, input: input), with: nil)
-        connections.insert(Connection(source: source, bus: bus, destination: destination, input: input))
+        let connection = Connection(source: source, bus: bus, destination: destination, input: input)
+        connections.insert(connection)
+        pendingInputs[InputKey(node: destination, input: input)] = connection
     }
 
     /// Throws, naming both nodes, unless `source`'s output `bus` produces the channel count
@@ -236,12 +246,14 @@ public final class AudioGraph: @unchecked Sendable {
             initialized.forEach { $0.uninitialize() }
             throw AudioError(error.code, "initializing the graph: \(error.message)")
         }
-        for node in fanOutNodes { units[node]!.send(.setCachesOutput(true)) }
-        appliedConnections = connections
+        let fanOut = fanOutNodes
+        for node in fanOut { units[node]!.send(.setCachesOutput(true)) }
         appliedByInput = Self.byInput(connections)
         appliedCallbacks = callbacks.mapValues(\.callback)
-        appliedNodes = Set(nodes)
-        appliedFanOut = fanOutNodes
+        appliedFanOut = fanOut
+        pendingInputs.removeAll()
+        addedNodes.removeAll()
+        removedUnits.removeAll()
         outputNode = headNode
         head = Unmanaged.passUnretained(units[headNode]!)
         realtimeTransport = attachedTransport.map { Unmanaged.passUnretained($0) }
@@ -275,10 +287,16 @@ public final class AudioGraph: @unchecked Sendable {
         isRunning = false
     }
 
+    /// Nodes feeding more than one input. Counted in an array by node number (nodes are
+    /// numbered densely): one pass over the connections, no hashing but for the few found.
     private var fanOutNodes: Set<Node> {
-        var consumers: [Node: Int] = [:]
-        for edge in connections { consumers[edge.source, default: 0] += 1 }
-        return Set(consumers.filter { $0.value > 1 }.keys)
+        var consumers = [Int32](repeating: 0, count: nextNode)
+        var fanOut: Set<Node> = []
+        for edge in connections {
+            consumers[edge.source] += 1
+            if consumers[edge.source] == 2 { fanOut.insert(edge.source) }
+        }
+        return fanOut
     }
 
     private func wireUninitialized(_ node: Node) throws(AudioError) {
@@ -306,12 +324,16 @@ public final class AudioGraph: @unchecked Sendable {
         guard let outputNode, units[outputNode] != nil else {
             throw AudioError(.graphOutputNodeError, "the graph's output unit was removed; uninitialize to rebuild")
         }
-        // Sorted once: `nodes` sorts on every read (graphs of thousands of nodes).
-        let nodes = self.nodes
-        let present = Set(nodes)
-        let added = present.subtracting(appliedNodes)
+        // Only what changed since the last update is looked at (graphs of thousands of nodes):
+        // the inputs set since, in (node, input) order, and the nodes added since.
+        let added = addedNodes
+        let changed = pendingInputs.keys.sorted { ($0.node, $0.input) < ($1.node, $1.input) }
         do {
-            try checkFormats(of: connections.subtracting(appliedConnections))
+            // The connections made since (one per input; a connection the units already have is not new).
+            try checkFormats(of: changed.compactMap { key in
+                guard let wanted = pendingInputs[key] ?? nil, wanted != appliedByInput[key] else { return nil }
+                return wanted
+            })
         } catch {
             throw AudioError(error.code, "update: \(error.message)")
         }
@@ -331,35 +353,34 @@ public final class AudioGraph: @unchecked Sendable {
         func push(_ command: GraphCommand) {
             while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
         }
-        // Inputs whose source changed, on nodes that stay (looked up by input: graphs of thousands of nodes).
-        let wantedByInput = Self.byInput(connections)
-        let hadByInput = appliedByInput
-        for node in nodes where !added.contains(node) {
-            let unit = units[node]!
-            for input in 0..<unit.elementCount(.input) {
-                let key = InputKey(node: node, input: input)
-                let wanted = wantedByInput[key]
-                let had = hadByInput[key]
-                let wantedCallback = callbacks[key]?.callback
-                let hadCallback = appliedCallbacks[key]
-                let sameCallback = wantedCallback?.identity == hadCallback?.identity
-                guard wanted != had || (wanted == nil && !sameCallback) else { continue }
-                let source: InputSource
-                if let wanted {
-                    source = .connection(Unmanaged.passUnretained(units[wanted.source]!), bus: wanted.bus)
-                    unit.recordConnection(input: input, from: units[wanted.source]!, bus: wanted.bus)
-                } else if let callback = wantedCallback {
-                    source = .callback(callback)
-                    unit.recordConnection(input: input, from: nil, bus: 0)
-                } else {
-                    source = .none
-                    unit.recordConnection(input: input, from: nil, bus: 0)
-                }
-                push(.setInput(unit: Unmanaged.passUnretained(unit), element: Int32(input), source: source))
+        // Inputs whose source changed, on nodes that stay.
+        for key in changed {
+            let wanted = pendingInputs[key] ?? nil
+            let wantedCallback = callbacks[key]?.callback
+            defer {
+                appliedByInput[key] = wanted
+                appliedCallbacks[key] = wantedCallback
             }
+            guard !added.contains(key.node), let unit = units[key.node], key.input < unit.elementCount(.input) else { continue }
+            let had = appliedByInput[key]
+            let hadCallback = appliedCallbacks[key]
+            let sameCallback = wantedCallback?.identity == hadCallback?.identity
+            guard wanted != had || (wanted == nil && !sameCallback) else { continue }
+            let source: InputSource
+            if let wanted {
+                source = .connection(Unmanaged.passUnretained(units[wanted.source]!), bus: wanted.bus)
+                unit.recordConnection(input: key.input, from: units[wanted.source]!, bus: wanted.bus)
+            } else if let callback = wantedCallback {
+                source = .callback(callback)
+                unit.recordConnection(input: key.input, from: nil, bus: 0)
+            } else {
+                source = .none
+                unit.recordConnection(input: key.input, from: nil, bus: 0)
+            }
+            push(.setInput(unit: Unmanaged.passUnretained(unit), element: Int32(key.input), source: source))
         }
         let fanOut = fanOutNodes
-        for node in fanOut.symmetricDifference(appliedFanOut) where units[node] != nil {
+        for node in fanOut.symmetricDifference(appliedFanOut).sorted() where units[node] != nil {
             push(.setCachesOutput(unit: Unmanaged.passUnretained(units[node]!), on: fanOut.contains(node)))
         }
         let oldPlan = plan
@@ -368,16 +389,12 @@ public final class AudioGraph: @unchecked Sendable {
         if let oldPlan { retired.append((batch, oldPlan, nil)) }
         push(.commit(batch: batch))
         // Units removed from the graph live until the realtime side has let go of them.
-        for node in appliedNodes.subtracting(present) {
-            if let unit = removedUnits[node] { retired.append((batch, unit, nil)) }
-        }
+        for (_, unit) in removedUnits { retired.append((batch, unit, nil)) }
         for target in replacedTargets { retired.append((batch, target, nil)) }
         replacedTargets.removeAll()
-        removedUnits = removedUnits.filter { units[$0.key] != nil }
-        appliedConnections = connections
-        appliedByInput = wantedByInput
-        appliedCallbacks = callbacks.mapValues(\.callback)
-        appliedNodes = present
+        removedUnits.removeAll()
+        pendingInputs.removeAll()
+        addedNodes.removeAll()
         appliedFanOut = fanOut
     }
 
@@ -410,6 +427,7 @@ public final class AudioGraph: @unchecked Sendable {
     private func replaceCallback(_ key: InputKey, with entry: (callback: RenderCallback, target: AnyObject?)?) {
         if isInitialized, let old = callbacks[key]?.target { replacedTargets.append(old) }
         callbacks[key] = entry
+        pendingInputs.updateValue(nil, forKey: key)  // a connection to it, if any, is recorded after
     }
 
     private func purgeRetired() {

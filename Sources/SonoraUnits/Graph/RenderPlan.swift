@@ -80,7 +80,16 @@ final class RenderPlan {
     let renderOrder: [(node: Int, bus: Int)]
     /// Per step in render order: the plan buffer it writes (-1: the caller's), and what it
     /// reads: the step (render-order index) whose output it takes and that step's buffer.
-    let bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])]
+    var bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])] {
+        bufferReads.writes.indices.map { step in
+            let end = step + 1 < bufferReads.firstRead.count ? bufferReads.firstRead[step + 1] : bufferReads.readSteps.count
+            return (
+                bufferReads.writes[step],
+                (bufferReads.firstRead[step]..<end).map { (bufferReads.readSteps[$0], bufferReads.readBuffers[$0]) }
+            )
+        }
+    }
+    private let bufferReads: BufferReads
     /// Plan buffers (besides a one-frame placeholder).
     var bufferCount: Int { buffers.count - 1 }
     let inPlaceSteps: Int
@@ -91,7 +100,7 @@ final class RenderPlan {
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
-        renderOrder: [(node: Int, bus: Int)], bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])], inPlaceSteps: Int,
+        renderOrder: [(node: Int, bus: Int)], bufferReads: BufferReads, inPlaceSteps: Int,
         steadyFrameLimit: Int
     ) {
         self.steps = .allocate(capacity: max(steps.count, 1))
@@ -110,7 +119,7 @@ final class RenderPlan {
         self.steadyFrameLimit = steadyFrameLimit
         self.buffers = buffers
         self.renderOrder = renderOrder
-        self.bufferUse = bufferUse
+        self.bufferReads = bufferReads
         self.inPlaceSteps = inPlaceSteps
     }
 
@@ -121,13 +130,13 @@ final class RenderPlan {
         exits.deallocate()
     }
 
-    struct Key: Hashable {
-        var node: Int
-        var bus: Int
-    }
-
     /// Compiles the graph pulled from `head`, or says why it cannot be planned (the graph
     /// then renders by pull). Every unit must be initialized.
+    ///
+    /// Linear in the graph's size, on flat arrays indexed by node number (nodes are numbered
+    /// densely from 1): an `update()` of one node of a graph of thousands recompiles it
+    /// within its time budget, where keyed dictionaries and per-step arrays cost a hash or a
+    /// heap block per node and input.
     static func compile(
         head: Int, units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>, leanSteps: Bool = true
     ) -> (plan: RenderPlan?, refusal: String?) {
@@ -135,52 +144,56 @@ final class RenderPlan {
         if headUnit.pullsInputsItself && !headUnit.takesPlannedInputs {
             return (nil, "the head (\(headUnit.name)) pulls its input itself, in slices of its own choosing")
         }
-        var feeding: [AudioGraph.InputKey: AudioGraph.Connection] = [:]
-        for edge in connections { feeding[AudioGraph.InputKey(node: edge.destination, input: edge.input)] = edge }
+        let index = GraphIndex(units: units, connections: connections, head: head)
 
         struct Draft {
             var node: Int
             var bus: Int
-            var unit: AudioUnit
+            var unit: Unmanaged<AudioUnit>
             var core: UnsafeMutablePointer<RealtimeCore>
             /// The unit's shape, read from the control side's copy (never through `core`, which the
             /// realtime side may be writing while a live update compiles).
-            var shape: RealtimeResources
+            var shape: Unmanaged<RealtimeResources>
+            var inputCount: Int
             var parent: Int
             var pullsItself: Bool
             var bindsInputs: Bool
-            /// Source step of each input element (nil: pulled).
-            var sources: [Int?] = []
+            /// Where its unit's input sources start in `sourceSteps` (binding steps).
+            var firstSource = 0
         }
         var drafts: [Draft] = []
-        var stepOf: [Key: Int] = [:]
-        var firstStepOfNode: [Int: Int] = [:]
+        drafts.reserveCapacity(units.count + 1)
+        var stepOf = [Int32](repeating: -1, count: index.busSlots)  // (node, bus) → step
+        var firstStepOfNode = [Int32](repeating: -1, count: index.nodeLimit)
         var ops: [Int32] = []
-        var pulledByItself: [Int: Int] = [:]  // node above a self-pulling unit → that unit's node
+        ops.reserveCapacity(2 * units.count + 2)
+        var pulledByItself = [Int32](repeating: -1, count: index.nodeLimit)  // node above a self-pulling unit → that unit's node
+        var anyPulledByItself = false
 
         func makeStep(_ node: Int, bus: Int, parent: Int) -> Int? {
-            guard let unit = units[node], let core = unit.core, let shape = unit.resources else { return nil }
-            let index = drafts.count
+            guard let facts = index.facts(node) else { return nil }
+            let step = drafts.count
+            let binds = firstStepOfNode[node] < 0
             drafts.append(
                 Draft(
-                    node: node, bus: bus, unit: unit, core: core, shape: shape, parent: parent,
-                    pullsItself: unit.pullsInputsItself && node != head, bindsInputs: firstStepOfNode[node] == nil))
-            stepOf[Key(node: node, bus: bus)] = index
-            if firstStepOfNode[node] == nil { firstStepOfNode[node] = index }
-            ops.append(Int32(index) << 1)
-            return index
+                    node: node, bus: bus, unit: facts.unit, core: facts.core, shape: facts.shape,
+                    inputCount: facts.inputCount, parent: parent, pullsItself: facts.pullsItself && node != head,
+                    bindsInputs: binds))
+            stepOf[index.busSlot(node, bus)] = Int32(step)
+            if binds { firstStepOfNode[node] = Int32(step) }
+            ops.append(Int32(step) << 1)
+            return step
         }
 
         // The pull's walk, without recursion (graphs of thousands of nodes).
         guard let root = makeStep(head, bus: 0, parent: -1) else { return (nil, "the head is not initialized") }
         var stack: [(step: Int, next: Int)] = [(root, 0)]
         while let top = stack.last {
-            // Fields read in place: copying a draft retains its unit and its sources.
-            let inputCount = drafts[top.step].shape.inputCount
-            if drafts[top.step].bindsInputs && top.next < inputCount {
+            let draft = drafts[top.step]
+            if draft.bindsInputs && top.next < draft.inputCount {
                 stack[stack.count - 1].next += 1
-                guard let edge = feeding[AudioGraph.InputKey(node: drafts[top.step].node, input: top.next)] else { continue }
-                guard stepOf[Key(node: edge.source, bus: edge.bus)] == nil else { continue }  // fan-out: rendered once
+                guard let edge = index.feeding(draft.node, input: top.next) else { continue }
+                guard stepOf[index.busSlot(edge.source, edge.bus)] < 0 else { continue }  // fan-out: rendered once
                 guard let step = makeStep(edge.source, bus: edge.bus, parent: top.step) else {
                     return (nil, "node \(edge.source) is not initialized")
                 }
@@ -189,9 +202,11 @@ final class RenderPlan {
                     ops.append(Int32(step) << 1 | 1)
                     var pending = [edge.source]
                     while let node = pending.popLast() {
-                        for input in 0..<(units[node]?.elementCount(.input) ?? 0) {
-                            guard let above = feeding[AudioGraph.InputKey(node: node, input: input)] else { continue }
-                            if pulledByItself.updateValue(edge.source, forKey: above.source) == nil { pending.append(above.source) }
+                        for input in 0..<(index.unit(node)?.elementCount(.input) ?? 0) {
+                            guard let above = index.feeding(node, input: input) else { continue }
+                            if pulledByItself[above.source] < 0 { pending.append(above.source) }
+                            pulledByItself[above.source] = Int32(edge.source)
+                            anyPulledByItself = true
                         }
                     }
                 } else {
@@ -202,56 +217,73 @@ final class RenderPlan {
                 ops.append(Int32(top.step) << 1 | 1)
             }
         }
-        for draft in drafts where !pulledByItself.isEmpty {
-            if let puller = pulledByItself[draft.node] {
+        if anyPulledByItself {
+            for draft in drafts where pulledByItself[draft.node] >= 0 {
+                let puller = Int(pulledByItself[draft.node])
                 return (
                     nil,
-                    "\(draft.unit.name) (node \(draft.node)) feeds both \(units[puller]!.name) (node \(puller)), which pulls it itself, and the plan"
+                    "\(draft.unit.takeUnretainedValue().name) (node \(draft.node)) feeds both \(index.unit(puller)!.name) (node \(puller)), which pulls it itself, and the plan"
                 )
             }
         }
-        // Input sources, per unit (shared by the steps of a unit's elements).
-        for index in drafts.indices where drafts[index].bindsInputs {
-            let draft = drafts[index]
-            drafts[index].sources = (0..<draft.shape.inputCount).map { input in
-                guard !draft.pullsItself, let edge = feeding[AudioGraph.InputKey(node: draft.node, input: input)] else { return nil }
-                return stepOf[Key(node: edge.source, bus: edge.bus)]
+        // Input sources, per unit (shared by the steps of a unit's elements): -1 pulled.
+        var sourceSteps: [Int32] = []
+        for step in drafts.indices where drafts[step].bindsInputs {
+            drafts[step].firstSource = sourceSteps.count
+            let draft = drafts[step]
+            for input in 0..<draft.inputCount {
+                guard !draft.pullsItself, let edge = index.feeding(draft.node, input: input) else {
+                    sourceSteps.append(-1)
+                    continue
+                }
+                sourceSteps.append(stepOf[index.busSlot(edge.source, edge.bus)])
             }
         }
-        func sources(of step: Int) -> [Int?] { drafts[firstStepOfNode[drafts[step].node]!].sources }
+        /// The binding step of `step`'s unit: where its sources are.
+        func binder(_ step: Int) -> Int { Int(firstStepOfNode[drafts[step].node]) }
 
         // Where each step's output is last read (position of the reader's exit in `ops`).
         var exitAt = [Int](repeating: -1, count: drafts.count)
         for (position, op) in ops.enumerated() where op & 1 == 1 { exitAt[Int(op >> 1)] = position }
         var lastRead = [Int](repeating: -1, count: drafts.count)
         for step in drafts.indices {
-            for case let source? in sources(of: step) { lastRead[source] = max(lastRead[source], exitAt[step]) }
+            let owner = drafts[binder(step)]
+            for input in 0..<owner.inputCount {
+                let source = Int(sourceSteps[owner.firstSource + input])
+                if source >= 0 { lastRead[source] = max(lastRead[source], exitAt[step]) }
+            }
         }
 
         // Buffers: one per live output, reused after the last reader; in place along chains.
         var channelsOfBuffer: [Int] = []
-        var free: [Int: [Int]] = [:]
+        var free: [(channels: Int, buffers: [Int])] = []  // few distinct channel counts: a list
         var bufferOf = [Int](repeating: -1, count: drafts.count)
         var released = [Bool](repeating: false, count: drafts.count)
         var inPlace = 0
         var renderOrder: [(node: Int, bus: Int)] = []
-        var bufferUse: [(writes: Int, reads: [(step: Int, buffer: Int)])] = []
+        renderOrder.reserveCapacity(drafts.count)
+        var reads = BufferReads()
         var renderIndex = [Int](repeating: -1, count: drafts.count)
         for (position, op) in ops.enumerated() where op & 1 == 1 {
             let step = Int(op >> 1)
             let draft = drafts[step]
-            let channels = draft.shape.outputChannels[draft.bus]
-            guard channels > 0 else { return (nil, "\(draft.unit.name) (node \(draft.node)) has an output of no channels") }
-            let reads = sources(of: step).compactMap { $0 }
+            let facts = index.facts(draft.node)!
+            let channels = draft.bus == 0 ? facts.firstOutputChannels : draft.shape.takeUnretainedValue().outputChannels[draft.bus]
+            guard channels > 0 else {
+                return (nil, "\(draft.unit.takeUnretainedValue().name) (node \(draft.node)) has an output of no channels")
+            }
+            let owner = drafts[binder(step)]
+            let sources = sourceSteps[owner.firstSource..<owner.firstSource + owner.inputCount]
             if step != root {
-                if draft.unit.canProcessInPlace && draft.shape.inputCount == 1 && draft.shape.outputChannels.count == 1,
-                   let source = reads.first, lastRead[source] == position, !released[source], bufferOf[source] >= 0,
+                let firstSource = sources.first { $0 >= 0 }.map(Int.init)
+                if facts.processesInPlace && facts.inputCount == 1 && facts.outputCount == 1,
+                   let source = firstSource, lastRead[source] == position, !released[source], bufferOf[source] >= 0,
                    channelsOfBuffer[bufferOf[source]] == channels
                 {
                     bufferOf[step] = bufferOf[source]
                     released[source] = true
                     inPlace += 1
-                } else if let reused = free[channels]?.popLast() {
+                } else if let list = free.firstIndex(where: { $0.channels == channels }), let reused = free[list].buffers.popLast() {
                     bufferOf[step] = reused
                 } else {
                     bufferOf[step] = channelsOfBuffer.count
@@ -260,14 +292,27 @@ final class RenderPlan {
             }
             renderIndex[step] = renderOrder.count
             renderOrder.append((draft.node, draft.bus))
-            bufferUse.append((bufferOf[step], reads.map { (renderIndex[$0], bufferOf[$0]) }))
-            for source in reads where lastRead[source] == position && !released[source] {
+            reads.begin(writes: bufferOf[step])
+            for case let source in sources.lazy.map(Int.init) where source >= 0 { reads.add(step: renderIndex[source], buffer: bufferOf[source]) }
+            for case let source in sources.lazy.map(Int.init) where source >= 0 && lastRead[source] == position && !released[source] {
                 released[source] = true
-                if bufferOf[source] >= 0 { free[channelsOfBuffer[bufferOf[source]], default: []].append(bufferOf[source]) }
+                guard bufferOf[source] >= 0 else { continue }
+                let channels = channelsOfBuffer[bufferOf[source]]
+                if let list = free.firstIndex(where: { $0.channels == channels }) {
+                    free[list].buffers.append(bufferOf[source])
+                } else {
+                    free.append((channels, [bufferOf[source]]))
+                }
             }
         }
 
-        let frames = drafts.map(\.shape.maximumFrames).max() ?? 0
+        var frames = 0
+        var steadyFrameLimit = Int.max
+        for draft in drafts {
+            let maximum = index.facts(draft.node)!.maximumFrames
+            frames = max(frames, maximum)
+            steadyFrameLimit = min(steadyFrameLimit, maximum)
+        }
         var buffers: [OwnedAudioBufferList] = []
         let placeholder: OwnedAudioBufferList
         do {
@@ -276,38 +321,171 @@ final class RenderPlan {
         } catch {
             return (nil, "no memory for the plan's buffers: \(error.message)")
         }
+        let lists = buffers.map(\.list)
         var inputs: [Input] = []
-        var firstInput: [Int: Int] = [:]
+        inputs.reserveCapacity(sourceSteps.count)
         var steps: [Step] = []
-        for (index, draft) in drafts.enumerated() {
+        steps.reserveCapacity(drafts.count)
+        for (step, draft) in drafts.enumerated() {
             if draft.bindsInputs {
-                firstInput[draft.node] = inputs.count
-                for (element, source) in draft.sources.enumerated() {
-                    if let source {
-                        let edge = feeding[AudioGraph.InputKey(node: draft.node, input: element)]!
+                for input in 0..<draft.inputCount {
+                    let source = Int(sourceSteps[draft.firstSource + input])
+                    if source >= 0 {
                         inputs.append(
                             Input(
-                                source: Unmanaged.passUnretained(units[edge.source]!).toOpaque(), bus: edge.bus,
-                                list: buffers[bufferOf[source]].list, direct: false))
+                                source: drafts[source].unit.toOpaque(), bus: drafts[source].bus, list: lists[bufferOf[source]],
+                                direct: false))
                     } else {
                         inputs.append(Input(source: nil, bus: 0, list: placeholder.list, direct: false))
                     }
                 }
             }
+            let owner = drafts[binder(step)]
+            let servesPulls = step == root && index.facts(draft.node)!.pullsItself
             steps.append(
                 Step(
-                    unit: Unmanaged.passUnretained(draft.unit), core: draft.core, bus: draft.bus,
-                    output: index == root ? placeholder.list : buffers[bufferOf[index]].list,
-                    isHead: index == root, pullsItself: draft.pullsItself,
-                    servesPulls: index == root && draft.unit.pullsInputsItself, bindsInputs: draft.bindsInputs,
-                    firstInput: 0, parent: draft.parent,
-                    canBeLean: leanSteps && !draft.pullsItself && !(index == root && draft.unit.pullsInputsItself)))
+                    unit: draft.unit, core: draft.core, bus: draft.bus,
+                    output: step == root ? placeholder.list : lists[bufferOf[step]],
+                    isHead: step == root, pullsItself: draft.pullsItself, servesPulls: servesPulls,
+                    bindsInputs: draft.bindsInputs, firstInput: owner.firstSource, parent: draft.parent,
+                    canBeLean: leanSteps && !draft.pullsItself && !servesPulls))
         }
-        for index in steps.indices { steps[index].firstInput = firstInput[drafts[index].node] ?? 0 }
         let plan = RenderPlan(
-            steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferUse: bufferUse,
-            inPlaceSteps: inPlace, steadyFrameLimit: drafts.map(\.shape.maximumFrames).min() ?? 0)
+            steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferReads: reads,
+            inPlaceSteps: inPlace, steadyFrameLimit: drafts.isEmpty ? 0 : steadyFrameLimit)
         return (plan, nil)
+    }
+
+    /// `bufferUse` as the compile records it: flat, one heap block per field rather than per step.
+    struct BufferReads {
+        var writes: [Int] = []
+        /// Where each step's reads start in `readSteps` / `readBuffers`.
+        var firstRead: [Int] = []
+        var readSteps: [Int] = []
+        var readBuffers: [Int] = []
+
+        mutating func begin(writes buffer: Int) {
+            writes.append(buffer)
+            firstRead.append(readSteps.count)
+        }
+
+        mutating func add(step: Int, buffer: Int) {
+            readSteps.append(step)
+            readBuffers.append(buffer)
+        }
+    }
+
+    /// What the compile reads of an initialized unit: its shape from the control side's copy
+    /// (never through `core`, which the realtime side may be writing while a live update compiles).
+    struct NodeFacts {
+        var unit: Unmanaged<AudioUnit>
+        var core: UnsafeMutablePointer<RealtimeCore>
+        var shape: Unmanaged<RealtimeResources>
+        var inputCount: Int
+        var outputCount: Int
+        var firstOutputChannels: Int
+        var maximumFrames: Int
+        var pullsItself: Bool
+        var processesInPlace: Bool
+
+        init?(_ unit: AudioUnit) {
+            guard let core = unit.core, let shape = unit.resources else { return nil }
+            self.unit = .passUnretained(unit)
+            self.core = core
+            self.shape = .passUnretained(shape)
+            inputCount = shape.inputCount
+            outputCount = shape.outputCount
+            firstOutputChannels = shape.firstOutputChannels
+            maximumFrames = shape.maximumFrames
+            pullsItself = unit.pullsInputsItself
+            processesInPlace = unit.canProcessInPlace
+        }
+    }
+
+    /// The graph's nodes and connections as flat arrays indexed by node number, for the
+    /// compile: one pass over each collection, then every lookup is an array read.
+    struct GraphIndex {
+        /// One past the largest node number.
+        let nodeLimit: Int
+        private let units: [Unmanaged<AudioUnit>?]
+        /// What the compile needs of each initialized unit, gathered in one pass over the units.
+        private let nodeFacts: [NodeFacts?]
+        /// Per node, where its input elements start in `feedSource` / `feedBus` (one past the
+        /// last node: the end).
+        private let feedStart: [Int32]
+        /// The node feeding each input element (-1: none) and the bus it feeds from.
+        private let feedSource: [Int32]
+        private let feedBus: [Int32]
+        /// Per node, where its output elements start among the (node, bus) slots.
+        private let busStart: [Int32]
+        let busSlots: Int
+
+        init(units: [Int: AudioUnit], connections: Set<AudioGraph.Connection>, head: Int) {
+            var limit = head + 1
+            for node in units.keys { limit = max(limit, node + 1) }
+            for edge in connections { limit = max(limit, edge.source + 1, edge.destination + 1) }
+            nodeLimit = limit
+            var unitArray = [Unmanaged<AudioUnit>?](repeating: nil, count: limit)
+            var facts = [NodeFacts?](repeating: nil, count: limit)
+            // One independent read per unit, in a loop of its own: the units' objects are cold
+            // (the realtime side touches only their cores), and loads that do not wait on each
+            // other overlap their cache misses.
+            for (node, unit) in units {
+                unitArray[node] = .passUnretained(unit)
+                facts[node] = NodeFacts(unit)
+            }
+            self.units = unitArray
+            nodeFacts = facts
+            var inputs = [Int32](repeating: 0, count: limit)
+            var buses = [Int32](repeating: 1, count: limit)
+            for edge in connections {
+                inputs[edge.destination] = max(inputs[edge.destination], Int32(edge.input + 1))
+                buses[edge.source] = max(buses[edge.source], Int32(edge.bus + 1))
+            }
+            var feedStart = [Int32](repeating: 0, count: limit + 1)
+            var busStart = [Int32](repeating: 0, count: limit + 1)
+            for node in 0..<limit {
+                feedStart[node + 1] = feedStart[node] + inputs[node]
+                busStart[node + 1] = busStart[node] + buses[node]
+            }
+            var feedSource = [Int32](repeating: -1, count: Int(feedStart[limit]))
+            var feedBus = [Int32](repeating: 0, count: Int(feedStart[limit]))
+            for edge in connections {
+                let slot = Int(feedStart[edge.destination]) + edge.input
+                feedSource[slot] = Int32(edge.source)
+                feedBus[slot] = Int32(edge.bus)
+            }
+            self.feedStart = feedStart
+            self.feedSource = feedSource
+            self.feedBus = feedBus
+            self.busStart = busStart
+            busSlots = Int(busStart[limit])
+        }
+
+        /// An initialized unit's facts (nil: no such node, or not initialized).
+        func facts(_ node: Int) -> NodeFacts? {
+            guard node >= 0 && node < nodeLimit else { return nil }
+            return nodeFacts[node]
+        }
+
+        func unit(_ node: Int) -> AudioUnit? {
+            guard node >= 0 && node < nodeLimit else { return nil }
+            return units[node]?.takeUnretainedValue()
+        }
+
+        /// What feeds `node`'s input element `input`, if a connection does.
+        func feeding(_ node: Int, input: Int) -> (source: Int, bus: Int)? {
+            guard node >= 0 && node < nodeLimit else { return nil }
+            let slot = Int(feedStart[node]) + input
+            guard input >= 0 && slot < Int(feedStart[node + 1]), feedSource[slot] >= 0 else { return nil }
+            return (Int(feedSource[slot]), Int(feedBus[slot]))
+        }
+
+        /// The slot of `node`'s output `bus` (a bus no connection reads shares bus 0's: only the head's bus 0 is asked for
+        /// besides the connected ones).
+        func busSlot(_ node: Int, _ bus: Int) -> Int {
+            Int(busStart[node]) + min(bus, Int(busStart[node + 1] - busStart[node]) - 1)
+        }
     }
 
     // MARK: Rendering (realtime)
@@ -392,7 +570,7 @@ final class RenderPlan {
             let step = steps + index
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {
-                $0.renderPlannedLean(
+                $0.renderPlannedSteady(
                     step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
                     inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
             }

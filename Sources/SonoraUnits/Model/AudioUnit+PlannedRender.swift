@@ -62,6 +62,69 @@ extension AudioUnit {
         return .noError
     }
 
+    /// `renderPlannedLean` in a steady cycle (`RenderPlan`: the last cycle rendered every step
+    /// lean and no unit got a command since): each input is bound as the last cycle found it
+    /// (`RenderPlan.Input.direct`), without comparing its source again — only a command or an
+    /// update's batch (which brings a new plan) changes an input's source, and neither came.
+    /// Realtime-safe.
+    @inline(__always)
+    func renderPlannedSteady(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
+    ) -> AudioError.Code {
+        let inputCount = core.pointee.inputCount
+        if bindsInputs {
+            for element in 0..<inputCount {
+                let input = inputs + element
+                if input.pointee.direct {
+                    core.pointee.inputLists[element] = input.pointee.list
+                } else {
+                    let status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
+                    if status != .noError {
+                        for earlier in 0..<element where inputs[earlier].direct {
+                            core.pointee.inputLists[earlier] = core.pointee.ownedInputLists[earlier]
+                        }
+                        return status
+                    }
+                }
+            }
+            core.pointee.lastPulledSampleTime = -1
+        } else {
+            for element in 0..<inputCount where inputs[element].direct {
+                core.pointee.inputLists[element] = inputs[element].list
+            }
+        }
+        return processLean(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output, inputs: inputs)
+    }
+
+    /// The lean render's second half, after binding: one `process` for the whole cycle, the
+    /// inputs unbound, the output cached for a pull in the same cycle.
+    @inline(__always)
+    func processLean(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>
+    ) -> AudioError.Code {
+        let inputCount = core.pointee.inputCount
+        var status = AudioError.Code.noError
+        if frameCount > 0 {
+            core.pointee.nextScratch = 0
+            status = process(
+                RenderContext(
+                    frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
+                    unit: Unmanaged.passUnretained(self)))
+        }
+        for element in 0..<inputCount where inputs[element].direct {
+            core.pointee.inputLists[element] = core.pointee.ownedInputLists[element]
+        }
+        if status != .noError { return status }
+        if core.pointee.cachesOutput {
+            core.pointee.outputCaches[bus].copy(from: output)
+            core.pointee.cachedSampleTimes[bus] = timeStamp.sampleTime
+            core.pointee.cachedFrames[bus] = frameCount
+        }
+        return .noError
+    }
+
     /// `renderPlanned` for a steady unit (`RealtimeCore.isSteady`, checked by the plan this
     /// cycle), a unit that neither pulls its inputs itself nor serves pulls: each input bound
     /// to its source's buffer (or pulled: a render callback, no source, a source the plan
@@ -99,23 +162,6 @@ extension AudioUnit {
                 core.pointee.inputLists[element] = inputs[element].list
             }
         }
-        var status = AudioError.Code.noError
-        if frameCount > 0 {
-            core.pointee.nextScratch = 0
-            status = process(
-                RenderContext(
-                    frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
-                    unit: Unmanaged.passUnretained(self)))
-        }
-        for element in 0..<inputCount where inputs[element].direct {
-            core.pointee.inputLists[element] = core.pointee.ownedInputLists[element]
-        }
-        if status != .noError { return status }
-        if core.pointee.cachesOutput {
-            core.pointee.outputCaches[bus].copy(from: output)
-            core.pointee.cachedSampleTimes[bus] = timeStamp.sampleTime
-            core.pointee.cachedFrames[bus] = frameCount
-        }
-        return .noError
+        return processLean(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output, inputs: inputs)
     }
 }

@@ -131,6 +131,10 @@ final class RealtimeResources {
     let inputCount: Int
     let outputChannels: [Int]
     let maximumFrames: Int
+    /// `outputChannels[0]` (0 without outputs), stored inline: a compile of a graph of
+    /// thousands of units reads it without touching the array's storage.
+    let firstOutputChannels: Int
+    let outputCount: Int
     /// One block for everything every render touches — the core and its small
     /// per-element arrays — so a unit's hot state is a few adjacent cache lines.
     private let hot: UnsafeMutableRawPointer
@@ -168,6 +172,8 @@ final class RealtimeResources {
         inputCount = inputChannels.count
         self.outputChannels = outputChannels
         self.maximumFrames = maximumFrames
+        firstOutputChannels = outputChannels.first ?? 0
+        outputCount = outputChannels.count
         let inputs = inputBuffers.count
         let outputs = outputChannels.count
         let slots = initialValues.count
