@@ -38,7 +38,8 @@ public final class AudioGraph: @unchecked Sendable {
     /// the connection feeding each input, by input.
     private var appliedByInput: [InputKey: Connection] = [:]
     private var appliedCallbacks: [InputKey: RenderCallback] = [:]
-    private var appliedFanOut: Set<Node> = []
+    /// The nodes whose units cache their output (fan-out, and a crossfade's old sources: `update()`).
+    private var appliedCaching: Set<Node> = []
     /// What changed since the last update (initialized graphs), so `update()` looks at the
     /// changes and not at every node and input of the graph: each input whose connection or
     /// callback was set, with the connection now feeding it (nil: none), and the nodes added.
@@ -250,7 +251,7 @@ public final class AudioGraph: @unchecked Sendable {
         for node in fanOut { units[node]!.send(.setCachesOutput(true)) }
         appliedByInput = Self.byInput(connections)
         appliedCallbacks = callbacks.mapValues(\.callback)
-        appliedFanOut = fanOut
+        appliedCaching = fanOut
         pendingInputs.removeAll()
         addedNodes.removeAll()
         removedUnits.removeAll()
@@ -353,6 +354,15 @@ public final class AudioGraph: @unchecked Sendable {
         func push(_ command: GraphCommand) {
             while !commands.push(command) { sched_yield() }  // the realtime side drains it every cycle
         }
+        // The inputs of the nodes removed since, as the units were last told: a crossfade
+        // from a removed node pulls it, and it pulls these.
+        var removedInputs: [Node: [Node]] = [:]
+        for (node, unit) in removedUnits {
+            removedInputs[node] = (0..<unit.elementCount(.input)).compactMap {
+                appliedByInput[InputKey(node: node, input: $0)]?.source
+            }
+        }
+        var fadedFrom: [Node] = []
         // Inputs whose source changed, on nodes that stay.
         for key in changed {
             let wanted = pendingInputs[key] ?? nil
@@ -366,6 +376,7 @@ public final class AudioGraph: @unchecked Sendable {
             let hadCallback = appliedCallbacks[key]
             let sameCallback = wantedCallback?.identity == hadCallback?.identity
             guard wanted != had || (wanted == nil && !sameCallback) else { continue }
+            if let had { fadedFrom.append(had.source) }
             let source: InputSource
             if let wanted {
                 source = .connection(Unmanaged.passUnretained(units[wanted.source]!), bus: wanted.bus)
@@ -379,9 +390,24 @@ public final class AudioGraph: @unchecked Sendable {
             }
             push(.setInput(unit: Unmanaged.passUnretained(unit), element: Int32(key.input), source: source))
         }
-        let fanOut = fanOutNodes
-        for node in fanOut.symmetricDifference(appliedFanOut).sorted() where units[node] != nil {
-            push(.setCachesOutput(unit: Unmanaged.passUnretained(units[node]!), on: fanOut.contains(node)))
+        // A crossfade pulls its old source once more in the cycle that applies this batch.
+        // That source caches its output, so the pull gets what the cycle rendered: rendering it
+        // again would advance its state twice and recurse through everything upstream of it (a
+        // stack as deep as the chain, past a realtime thread's 256 KB in a long one). A removed
+        // old source is rendered only by that pull; the sources of its inputs are cached
+        // instead. The cache stays on until the next update (one copy of a period per cycle).
+        var caching = fanOutNodes
+        var visited: Set<Node> = []
+        while let old = fadedFrom.popLast() {
+            guard visited.insert(old).inserted else { continue }
+            if units[old] != nil {
+                caching.insert(old)
+            } else {
+                fadedFrom.append(contentsOf: removedInputs[old] ?? [])
+            }
+        }
+        for node in caching.symmetricDifference(appliedCaching).sorted() where units[node] != nil {
+            push(.setCachesOutput(unit: Unmanaged.passUnretained(units[node]!), on: caching.contains(node)))
         }
         let oldPlan = plan
         plan = compilePlan(head: outputNode)
@@ -395,7 +421,7 @@ public final class AudioGraph: @unchecked Sendable {
         removedUnits.removeAll()
         pendingInputs.removeAll()
         addedNodes.removeAll()
-        appliedFanOut = fanOut
+        appliedCaching = caching
     }
 
     private static func byInput(_ edges: Set<Connection>) -> [InputKey: Connection] {

@@ -537,6 +537,15 @@ final class RenderPlan {
                 continue
             }
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
+            if core.pointee.cachesOutput && timeStamp.flags.contains(.sampleTimeValid)
+                && core.pointee.cachedSampleTimes[step.pointee.bus] == timeStamp.sampleTime
+                && core.pointee.cachedFrames[step.pointee.bus] == frameCount
+            {
+                // Rendered already this cycle, pulled ahead of its step as a crossfade's old
+                // source: a unit renders once per cycle, as in the pull.
+                output.copy(from: core.pointee.outputCaches[step.pointee.bus])
+                continue
+            }
             if step.pointee.canBeLean && core.pointee.isSteady {
                 lean &+= 1
                 status = step.pointee.unit._withUnsafeGuaranteedRef {
