@@ -65,7 +65,11 @@ fi
 
 # --- installed ------------------------------------------------------------------------------
 dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb"
-cleanup() { [[ -n "${SONORA_DEB_KEEP:-}" ]] || dpkg --purge sonora >/dev/null 2>&1 || true; rm -rf "${work:-}"; }
+cleanup() {
+  [[ -z "${made_run_folder:-}" ]] || rmdir /run/sonora 2>/dev/null || true
+  [[ -n "${SONORA_DEB_KEEP:-}" ]] || dpkg --purge sonora >/dev/null 2>&1 || true
+  rm -rf "${work:-}"
+}
 trap cleanup EXIT
 getent passwd sonora >/dev/null || fail "postinst created no user sonora"
 id -nG sonora | grep -qw audio || fail "user sonora is not in group audio"
@@ -92,6 +96,12 @@ hidden sh -c "[ ! -e '$swift_root/bin/swift' ]" || fail "could not hide $swift_r
 
 [[ $(hidden /usr/bin/sonora --version) == "$version" ]] || fail "sonora --version is not $version"
 pass "sonora --version: $version (toolchain hidden)"
+# The shipped config's session socket is in /run/sonora, which systemd makes for the service
+# (RuntimeDirectory=sonora in sonora.service) and removes when it stops; check the config as
+# the service sees it, with the folder there.
+if [[ ! -d /run/sonora ]]; then
+  install -d -o sonora -g sonora -m 0755 /run/sonora && made_run_folder=1
+fi
 hidden /usr/bin/sonora check /etc/sonora/sonora.yaml || fail "sonora check /etc/sonora/sonora.yaml"
 pass "sonora check /etc/sonora/sonora.yaml"
 

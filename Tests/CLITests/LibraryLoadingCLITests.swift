@@ -46,13 +46,18 @@ struct LibraryLoadingCLITests {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    @Test("a pipeline on the null device maps neither libjack nor libjacknet (nor libdb behind them)")
-    func nullPipelineMapsNoJACK() throws {
-        let path = scratch.path + "/null.yaml"
+    /// The null device, and ALSA's `default` falling back to null as the shipped config does
+    /// (/etc/sonora/sonora.yaml): opening an ALSA PCM must not load libjack either (Sonora
+    /// routes libjack's messages, and used to load it for that whenever ALSA was used).
+    @Test(
+        "a pipeline that uses no JACK device maps neither libjack nor libjacknet (nor libdb behind them)",
+        arguments: ["{playback: \"null\"}", "{playback: default, fallback: \"null\"}"])
+    func pipelineWithoutJACKMapsNoJACK(device: String) throws {
+        let path = scratch.path + "/pipeline.yaml"
         let socket = "/tmp/sonora-libraries-\(getpid()).sock"
         try """
             engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
-            device: {playback: "null"}
+            device: \(device)
             nodes:
               - {id: tone, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -12 dB}}
             connections:

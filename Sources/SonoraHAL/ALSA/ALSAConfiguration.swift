@@ -85,7 +85,7 @@ public enum ALSAConfiguration {
             guard let message else { return }
             libraryMessage("alsa-lib", String(cString: message))
         }
-        routeJackMessages()
+        routeJackMessages(loading: false)
     }()
 
     static let alsaLogger = Logger(label: "sonora.alsa-lib")
@@ -108,10 +108,13 @@ public enum ALSAConfiguration {
 
     /// libjack prints through two handlers that are plain C function pointers
     /// (`jack_set_error_function`, `jack_set_info_function`). Sonora does not link JACK:
-    /// it loads the library the plugin would load (same soname, so the same instance)
-    /// and sets them, when JACK is installed at all.
-    private static func routeJackMessages() {
-        guard let library = dlopen("libjack.so.0", RTLD_LAZY | RTLD_LOCAL) else { return }
+    /// it opens the library ALSA's jack plugin or the JACK driver loads (same soname, so the
+    /// same instance) and sets them. Without `loading`, only when the library is already in
+    /// the process (`RTLD_NOLOAD`): mapping libjack and libdb for every ALSA device would
+    /// cost a pipeline that never uses JACK their resident memory (issue 21's footprint).
+    static func routeJackMessages(loading: Bool) {
+        let flags = RTLD_LAZY | RTLD_LOCAL | (loading ? 0 : RTLD_NOLOAD)
+        guard let library = dlopen("libjack.so.0", flags) else { return }
         typealias Handler = @convention(c) (UnsafePointer<CChar>?) -> Void
         typealias Setter = @convention(c) (Handler) -> Void
         let handler: Handler = { message in
@@ -121,6 +124,19 @@ public enum ALSAConfiguration {
         for name in ["jack_set_error_function", "jack_set_info_function"] {
             if let symbol = dlsym(library, name) { unsafeBitCast(symbol, to: Setter.self)(handler) }
         }
+    }
+
+    /// Before `name` is opened: when `tree` makes it a `type jack` PCM, loads libjack and
+    /// routes its messages first (the plugin loads the library inside `snd_pcm_open` and
+    /// prints through it there, "jack server is not running …").
+    static func prepareToOpen(_ name: String, tree: OpaquePointer) {
+        let base = name.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
+        guard !base.isEmpty, !base.contains("."), !base.contains("\"") else { return }
+        var node: OpaquePointer?
+        guard snd_config_search(tree, "pcm.\(base).type", &node) >= 0, let node else { return }
+        var type: UnsafePointer<CChar>?
+        guard snd_config_get_string(node, &type) >= 0, let type, String(cString: type) == "jack" else { return }
+        routeJackMessages(loading: true)
     }
 
     /// True when ALSA's configuration (with Sonora's definitions and `extra`) defines a

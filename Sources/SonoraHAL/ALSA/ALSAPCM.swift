@@ -51,6 +51,7 @@ final class ALSAPCM: @unchecked Sendable {
         var pcm: OpaquePointer?
         var status = faults.failure(.open)
         if status == 0 {
+            ALSAConfiguration.prepareToOpen(name, tree: tree)
             status = snd_pcm_open_lconf(&pcm, name, direction.alsa, SND_PCM_NONBLOCK, tree)
         }
         guard status >= 0, let pcm else {

@@ -77,7 +77,10 @@ public enum PCMDirectory {
         let direction = capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
         let on = "\(capture ? "capture" : "playback") PCM '\(name)'"
         var status = faults.failure(.open)
-        if status == 0 { status = snd_pcm_open_lconf(&pcm, name, direction, SND_PCM_NONBLOCK, tree) }
+        if status == 0 {
+            ALSAConfiguration.prepareToOpen(name, tree: tree)
+            status = snd_pcm_open_lconf(&pcm, name, direction, SND_PCM_NONBLOCK, tree)
+        }
         guard status >= 0, let pcm else { throw alsaError(.badDevice, status, "cannot open \(on) (snd_pcm_open)") }
         defer { snd_pcm_close(pcm) }
         var params: OpaquePointer?

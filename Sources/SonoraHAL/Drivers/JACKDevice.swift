@@ -304,5 +304,6 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// go: the debug log, or stderr with `--verbose` (`ALSAConfiguration.showLibraryMessages`).
     static func silenceLibrary() {
         ALSAConfiguration.routeErrors
+        ALSAConfiguration.routeJackMessages(loading: false)  // the driver has loaded libjack (JACKLibrary)
     }
 }
