@@ -175,15 +175,18 @@ final class ALContextRenderer: @unchecked Sendable {
     func sendPending() -> Bool {
         let ids = Self.slots
         while let element = pending.last {
-            let wantedValues = wanted[element], sentValues = sent[element]
-            let moved = Self.differs(sentValues, wantedValues)
-            var changed = 0
-            for slot in 0..<ids.count where moved[slot] { changed += 1 }
+            // Each slot compared once (into a bit mask), on local copies of the element's values.
+            let wantedValues = wanted[element]
+            var sentValues = sent[element]
+            var moved: UInt32 = 0
+            for slot in 0..<ids.count where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) { moved |= 1 << UInt32(slot) }
+            let changed = moved.nonzeroBitCount
             if unsent + changed > Self.unitCommandBudget { return false }
-            for slot in 0..<ids.count where moved[slot] {
+            for slot in 0..<ids.count where moved & (1 << UInt32(slot)) != 0 {
+                sentValues[slot] = wantedValues[slot]
                 try? mixer.setInputParameter(ids[slot], element: element, to: wantedValues[slot])
             }
-            sent[element] = sentValues.replacing(with: wantedValues, where: moved)
+            sent[element] = sentValues
             unsent += changed
             pending.removeLast()
             isPending[element] = false
@@ -191,29 +194,24 @@ final class ALContextRenderer: @unchecked Sendable {
         return true
     }
 
-    /// Per slot, the tolerance of `differs` (distance's is relative: computed there).
-    private static let tolerance: SIMD32<Float> = {
-        var tolerance = SIMD32<Float>(repeating: 0.001)
-        tolerance[0] = 0.01
-        tolerance[1] = 0.01
-        tolerance[4] = 0
-        tolerance[5] = 0
-        return tolerance
-    }()
-
-    /// Which wanted values (NaN: never set) must be sent: each moved from what the unit has
-    /// by more than its slot's tolerance — 0.01° of azimuth or elevation, 0.01 % of distance,
-    /// 0.001 dB of a gain or shelf, exactly for the rate and enable (tolerance 0). A source
-    /// moving on a circle recomputes its distance, elevation and gain with float noise at
-    /// every update; sending that noise (inaudible) would overflow the unit's command budget
-    /// at 256 sources and split each render into a catch-up slice and the rest. Compared with
-    /// what was sent, so slow changes add up until they are sent. All slots at once: slot by
-    /// slot this was most of `sendPending`, itself a visible share of a 256-source update.
-    private static func differs(_ sent: SIMD32<Float>, _ wanted: SIMD32<Float>) -> SIMDMask<SIMD32<Int32>> {
-        var tolerance = Self.tolerance
-        tolerance[2] = 1e-4 * abs(wanted[2])
-        let difference = sent - wanted  // |difference| > tolerance, as two comparisons
-        return (wanted .== wanted) .& ((sent .!= sent) .| (difference .> tolerance) .| (difference .< -tolerance))
+    /// Whether a wanted value (NaN: never set) must be sent: it moved from what the unit has
+    /// by more than the slot's tolerance — 0.01° of azimuth or elevation, 0.01 % of distance,
+    /// 0.001 dB of a gain or shelf, exactly for the rate and enable. A source moving on a
+    /// circle recomputes its distance, elevation and gain with float noise at every update;
+    /// sending that noise (inaudible) would overflow the unit's command budget at 256 sources
+    /// and split each render into a catch-up slice and the rest. Compared with what was sent,
+    /// so slow changes add up until they are sent.
+    private static func differs(_ sent: Float, _ wanted: Float, slot: Int) -> Bool {
+        guard !wanted.isNaN else { return false }
+        guard !sent.isNaN, sent != wanted else { return sent.isNaN }
+        let tolerance: Float
+        switch slot {
+        case 0, 1: tolerance = 0.01
+        case 2: tolerance = 1e-4 * abs(wanted)
+        case 4, 5: return true
+        default: tolerance = 0.001
+        }
+        return abs(sent - wanted) > tolerance
     }
 
     /// A render of ours ran since (loopback: on this thread): the unit took everything sent.
