@@ -287,8 +287,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         return error
     }
 
-    func checkLiveLocked(_ call: String) throws(ALError) {
-        if isDestroyed { throw recordLocked(.invalidOperation, "\(call): the context is destroyed") }
+    /// `call` is built only for the error: a setter's name interpolated on every call was a
+    /// heap allocation per property change (a 256-source update makes 512).
+    func checkLiveLocked(_ call: @autoclosure () -> String) throws(ALError) {
+        if isDestroyed { throw recordLocked(.invalidOperation, "\(call()): the context is destroyed") }
     }
 
     // MARK: Updates

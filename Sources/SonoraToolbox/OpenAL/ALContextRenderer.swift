@@ -173,14 +173,20 @@ final class ALContextRenderer: @unchecked Sendable {
     /// Sends pending changes, at most `budget` less what the unit has not taken yet. True
     /// when nothing is left to send.
     func sendPending() -> Bool {
+        let ids = Self.slots
         while let element = pending.last {
-            var changed = 0
-            for slot in 0..<Self.slots.count where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) { changed += 1 }
+            // Each slot compared once (into a bit mask), on local copies of the element's values.
+            let wantedValues = wanted[element]
+            var sentValues = sent[element]
+            var moved: UInt32 = 0
+            for slot in 0..<ids.count where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) { moved |= 1 << UInt32(slot) }
+            let changed = moved.nonzeroBitCount
             if unsent + changed > Self.unitCommandBudget { return false }
-            for (slot, id) in Self.slots.enumerated() where Self.differs(sent[element][slot], wanted[element][slot], slot: slot) {
-                sent[element][slot] = wanted[element][slot]
-                try? mixer.setInputParameter(id, element: element, to: wanted[element][slot])
+            for slot in 0..<ids.count where moved & (1 << UInt32(slot)) != 0 {
+                sentValues[slot] = wantedValues[slot]
+                try? mixer.setInputParameter(ids[slot], element: element, to: wantedValues[slot])
             }
+            sent[element] = sentValues
             unsent += changed
             pending.removeLast()
             isPending[element] = false

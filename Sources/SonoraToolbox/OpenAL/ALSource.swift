@@ -426,8 +426,13 @@ public final class ALSource: @unchecked Sendable {
     }
 
     func set(_ name: String, _ valid: Bool, _ body: (inout ALSourceProperties) -> Void) throws(ALError) {
-        try device.locked { () throws(ALError) in
-            try checkLocked(name)
+        // One strong reference for the call: each read of the unowned `context` is an atomic
+        // retain and release, slow ones (weak references to the context give it a side table),
+        // and a setter read it five times (a visible share of a 256-source update).
+        let context = self.context
+        try context.device.locked { () throws(ALError) in
+            try context.checkLiveLocked("ALSource.\(name)")
+            if isDeleted { throw context.recordLocked(.invalidName, "ALSource.\(name): the source is deleted") }
             guard valid else { throw context.recordLocked(.invalidValue, "ALSource.\(name): invalid value") }
             body(&properties)
             context.sourceChangedLocked(self)
@@ -508,9 +513,11 @@ public final class ALSource: @unchecked Sendable {
     /// Sends the mixer this source's parameters (and the voice its rate beyond the unit's range).
     func sendMixLocked() {
         guard let element else { return }
+        let context = self.context  // one retain, not one per use (see `set`)
         let spatial = context.spatializationLocked(self)
-        let scale = context.renderer.apply(spatial, effects: context.effectsMixLocked(self, spatial: spatial), element: element)
-        if scale != rateScale, bank.send(.rateScale(voice: element, scale)) { rateScale = scale }
+        let renderer = context.renderer
+        let scale = renderer.apply(spatial, effects: context.effectsMixLocked(self, spatial: spatial), element: element)
+        if scale != rateScale, renderer.bank.send(.rateScale(voice: element, scale)) { rateScale = scale }
     }
 
     /// A playing source that reached its end is stopped.

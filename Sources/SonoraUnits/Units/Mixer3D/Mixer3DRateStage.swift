@@ -67,8 +67,11 @@ struct Mixer3DRateStage {
         sampleTime = 0
     }
 
-    /// Fills `frames` frames of `into` (planar, `channels` buffers of at least `frames`) with
-    /// input `element` at `rate`; `interleaved` is scratch for 2 × maximumFrames frames.
+    /// Gives `frames` frames of input `element` at `rate` through `planar` (`channels`
+    /// pointers). At rate 1 before the stage engages, the pointers are set to the pulled
+    /// buffer's channels (read in place: the caller copies before filtering in place);
+    /// otherwise the resampled frames are written where the pointers point (buffers of at
+    /// least `frames`). `interleaved` is scratch for 2 × maximumFrames frames.
     mutating func produce(
         _ context: RenderContext, element: Int, rate: Float, frames: Int,
         into planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, interleaved: UnsafeMutablePointer<Float>
@@ -77,7 +80,8 @@ struct Mixer3DRateStage {
             let (list, status) = context.pullInput(element, frameCount: frames, sampleTime: sampleTime)
             if status != .noError { return status }
             sampleTime += Double(frames)
-            for channel in 0..<channels { planar[channel].update(from: list.samples(min(channel, list.channelCount - 1)), count: frames) }
+            // No copy: a copy per input and slice was a tenth of a panned input's mix.
+            for channel in 0..<channels { planar[channel] = list.samples(min(channel, list.channelCount - 1)) }
             remember(list, frames: frames)
             return .noError
         }
@@ -185,6 +189,12 @@ struct Mixer3DRateStage {
             history.update(from: history + (historyCount - shift) * channels, count: shift * channels)
         }
         let start = frames - keep
+        if channels == 1 {
+            // Mono (most inputs): one contiguous copy rather than the strided loop.
+            (history + shift).update(from: list.samples(0) + start, count: keep)
+            historyCount = shift + keep
+            return
+        }
         for channel in 0..<channels {
             let source = list.samples(min(channel, list.channelCount - 1))
             var index = shift * channels + channel

@@ -82,6 +82,7 @@ extension Mixer3DRenderer {
             shelves[2].coefficients = coefficients
             shelves[3].coefficients = coefficients
         }
+        if decibels[0] < 0 || decibels[1] < 0 { makeSourceWritable(channels: channels, frames: frames) }
         if decibels[0] < 0 { for channel in 0..<channels { shelves[channel].process(source[channel], count: frames) } }
         if decibels[1] < 0 { for channel in 0..<channels { shelves[2 + channel].process(source[channel], count: frames) } }
     }

@@ -225,6 +225,9 @@ struct Mixer3DRenderer {
                 voice.pointee.lastDistance = distance
                 voice.pointee.velocity = 0
             }
+            // The rate stage writes resampled frames into the scratch, or points `source` at the
+            // pulled buffer (rate 1), which is copied only before a filter works in place.
+            useScratchSource()
             let status = voice.pointee.rate.produce(
                 context, element: element, rate: playbackRate, frames: frames, into: source, interleaved: interleaved)
             if status != .noError { return status }
@@ -259,6 +262,7 @@ struct Mixer3DRenderer {
             }
             updateFilters(voice, occlusionDB: occlusionDB * 0.75, obstructionDB: max(-100, directLowPass))
             if voice.pointee.occlusionDB < 0 {
+                makeSourceWritable(channels: channels, frames: frames)
                 for channel in 0..<channels { voice.pointee.filters[channel].process(source[channel], count: frames) }
             }
             if sendTarget > 0 || voice.pointee.sendGain > 0 {
@@ -270,6 +274,7 @@ struct Mixer3DRenderer {
             }
             applyDirectShelves(voice, highDB: directHighDB, lowDB: directLowDB, channels: channels, frames: frames)
             if voice.pointee.obstructionDB < 0 {
+                makeSourceWritable(channels: channels, frames: frames)
                 for channel in 0..<channels { voice.pointee.filters[2 + channel].process(source[channel], count: frames) }
             }
 
@@ -301,6 +306,24 @@ struct Mixer3DRenderer {
         }
         if meteringOn(voiceCount, context: context) { meterOutput(output, frames: frames, context: context) }
         return .noError
+    }
+
+    // MARK: The input's samples
+
+    /// Points `source` at the scratch, where the rate stage writes what it resamples.
+    @inline(__always)
+    func useScratchSource() {
+        source[0] = scratch
+        source[1] = scratch + maximumFrames
+    }
+
+    /// Before a filter works on `source` in place: when it still points at the pulled buffer
+    /// (which is not the mixer's to change), its samples go to the scratch first.
+    @inline(__always)
+    func makeSourceWritable(channels: Int, frames: Int) {
+        guard source[0] != scratch else { return }
+        for channel in 0..<channels { (scratch + channel * maximumFrames).update(from: source[channel], count: frames) }
+        useScratchSource()
     }
 
     // MARK: Doppler

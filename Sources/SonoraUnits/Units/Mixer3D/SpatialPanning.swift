@@ -20,12 +20,17 @@ public enum SpatialPanning {
 
     /// Equal-power gains for a stereo pair: pan p = lateral angle ÷ 90°, θ = (p + 1)·π/4,
     /// (left, right) = (cos θ, sin θ). Behind folds onto front (azimuth 120° pans as 60°).
+    /// In Float (within 1e-6 of the Double closed form, a few ulp): five Double trigonometric
+    /// calls per input and slice were a visible share of a 256-source mix.
     @inlinable
     public static func equalPowerGains(azimuth: Float, elevation: Float) -> (left: Float, right: Float) {
-        let pan = lateralAngle(azimuth: azimuth, elevation: elevation) / (.pi / 2)
-        let theta = (pan + 1) * .pi / 4
+        // π/2 rounded to nearest, as asinf(1) gives it (Float.pi is rounded down), so ±90° pans to exactly ±1.
+        let halfPi = Float(Double.pi / 2), degree = Float(Double.pi / 180)
+        let right = min(max(sinf(azimuth * degree) * cosf(elevation * degree), -1), 1)
+        let pan = min(max(asinf(right) / halfPi, -1), 1)
+        let theta = (pan + 1) * (halfPi / 2)
         // sin(π/2 − θ) rather than cos θ, so a hard-panned side is exactly 0 and centre is symmetric.
-        return (Float(sin(.pi / 2 - theta)), Float(sin(theta)))
+        return (sinf(halfPi - theta), sinf(theta))
     }
 
     /// Head radius (m) and speed of sound (m/s) of the spherical-head model.
