@@ -25,11 +25,13 @@ extension AudioQueue {
     private func servePass() -> Bool {
         if handleReset() { return true }
         syncRateStage()
+        // Buffers the render side has played in place go back first (before an end's IsRunning).
+        if handBackPlayedSegments() { return true }
         if let stoppedAt = renderer.takeEndReached() {
             handleEnd(at: stoppedAt)
             return true
         }
-        // A PCM buffer still being converted into the ring as room comes.
+        // A PCM buffer still being converted into the ring as room comes (offline).
         if pendingPCMFrame < pendingPCMEnd {
             let wrote = writePendingPCM()
             if pendingPCMFrame < pendingPCMEnd { return wrote }
@@ -55,14 +57,18 @@ extension AudioQueue {
             if let buffer = finished.buffer { handBack(buffer) }
             return true
         }
+        // With buffers played in place, the next waits while the render side holds enough.
+        let canTake = canTakeAnotherEntry
         let (next, stopping) = (try? withLock { () -> (QueuedBuffer?, Bool) in
             // As in Core Audio, buffers wait until the queue is primed or started.
             // The end comes only after the last queued buffer, even one that waits for a start.
-            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
+            (queued.isEmpty || !decoding || !canTake ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
         }) ?? (nil, false)
         if let next {
-            decodeIntoPending(next)
-            current = next
+            if !takeDirectPCM(next) {
+                decodeIntoPending(next)
+                current = next
+            }
             return true
         }
         if stopping && !endSent {
@@ -110,20 +116,24 @@ extension AudioQueue {
             return held
         }) ?? []
         converter.reset()
-        // Stream frames jump to what was decoded: the render side drops the ring up to there
-        // along with any parameter event stamped before it.
-        let written = writtenTotal
-        writtenTotal = decodedTotal
+        // Stream frames jump to what was decoded: the render side drops the ring's frames
+        // written so far and the segments before there, along with any parameter event
+        // stamped before it.
         streamBase = decodedTotal
         endSent = false
-        push(.discard(through: decodedTotal, written: written))
+        push(.discard(through: decodedTotal, written: writtenTotal))
         discardThrough = decodedTotal
+        // The buffers the render side plays in place are the oldest: back first, once no
+        // render call can still be reading them.
+        returned = takeBackSegments() + returned
         for buffer in returned { handBack(buffer) }
         _ = try? withLock { resetting = false }
         return true
     }
 
     private func handleEnd(at sampleTime: Int) {
+        // Every segment was played before the end: its buffer goes back before IsRunning changes.
+        _ = handBackPlayedSegments()
         endSent = false
         let disposing = (try? withLock { () -> Bool in
             running = false
@@ -150,7 +160,6 @@ extension AudioQueue {
     /// Decodes one entry (a flush marker when it has no buffer), applies its start time, trims
     /// and parameter events, and appends the frames to `pendingDecoded`.
     private func decodeIntoPending(_ entry: QueuedBuffer) {
-        if takeDirectPCM(entry) { return }
         let channels = renderer.channelCount
         var samples: [Float]
         do throws(AudioError) {
