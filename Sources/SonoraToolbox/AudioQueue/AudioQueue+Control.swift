@@ -13,9 +13,8 @@ extension AudioQueue {
             decoding = true
         }
         barrier()
-        // Neither side of the ring here: the atomic positions only; and the frames of the
-        // buffers the render side plays in place (queue-thread state: under its pass lock).
-        let ready = renderer.ring.approximateFillLevel + passLock.withLock { framesInSegments }
+        // Neither side of the ring here: the atomic positions only.
+        let ready = renderer.ring.approximateFillLevel
         return frames > 0 ? min(frames, ready) : ready
     }
 

@@ -25,13 +25,11 @@ extension AudioQueue {
     private func servePass() -> Bool {
         if handleReset() { return true }
         syncRateStage()
-        // Buffers the render side has played in place go back first (before an end's IsRunning).
-        if handBackPlayedSegments() { return true }
         if let stoppedAt = renderer.takeEndReached() {
             handleEnd(at: stoppedAt)
             return true
         }
-        // A PCM buffer still being converted into the ring as room comes (offline).
+        // A PCM buffer still being converted into the ring as room comes.
         if pendingPCMFrame < pendingPCMEnd {
             let wrote = writePendingPCM()
             if pendingPCMFrame < pendingPCMEnd { return wrote }
@@ -57,18 +55,14 @@ extension AudioQueue {
             if let buffer = finished.buffer { handBack(buffer) }
             return true
         }
-        // With buffers played in place, the next waits while the render side holds enough.
-        let canTake = canTakeAnotherEntry
         let (next, stopping) = (try? withLock { () -> (QueuedBuffer?, Bool) in
             // As in Core Audio, buffers wait until the queue is primed or started.
             // The end comes only after the last queued buffer, even one that waits for a start.
-            (queued.isEmpty || !decoding || !canTake ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
+            (queued.isEmpty || !decoding ? nil : queued.removeFirst(), stopAfterQueued && queued.isEmpty)
         }) ?? (nil, false)
         if let next {
-            if !takeDirectPCM(next) {
-                decodeIntoPending(next)
-                current = next
-            }
+            decodeIntoPending(next)
+            current = next
             return true
         }
         if stopping && !endSent {
@@ -116,24 +110,20 @@ extension AudioQueue {
             return held
         }) ?? []
         converter.reset()
-        // Stream frames jump to what was decoded: the render side drops the ring's frames
-        // written so far and the segments before there, along with any parameter event
-        // stamped before it.
+        // Stream frames jump to what was decoded: the render side drops the ring up to there
+        // along with any parameter event stamped before it.
+        let written = writtenTotal
+        writtenTotal = decodedTotal
         streamBase = decodedTotal
         endSent = false
-        push(.discard(through: decodedTotal, written: writtenTotal))
+        push(.discard(through: decodedTotal, written: written))
         discardThrough = decodedTotal
-        // The buffers the render side plays in place are the oldest: back first, once no
-        // render call can still be reading them.
-        returned = takeBackSegments() + returned
         for buffer in returned { handBack(buffer) }
         _ = try? withLock { resetting = false }
         return true
     }
 
     private func handleEnd(at sampleTime: Int) {
-        // Every segment was played before the end: its buffer goes back before IsRunning changes.
-        _ = handBackPlayedSegments()
         endSent = false
         let disposing = (try? withLock { () -> Bool in
             running = false
@@ -160,6 +150,7 @@ extension AudioQueue {
     /// Decodes one entry (a flush marker when it has no buffer), applies its start time, trims
     /// and parameter events, and appends the frames to `pendingDecoded`.
     private func decodeIntoPending(_ entry: QueuedBuffer) {
+        if takeDirectPCM(entry) { return }
         let channels = renderer.channelCount
         var samples: [Float]
         do throws(AudioError) {

@@ -144,7 +144,7 @@ extension AudioQueue {
             }
         }
         barrier()
-        let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames, pcmLayout: renderer.pcmLayout)
+        let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
         replacement.worker = worker
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         // Not across the notifications below: a listener that waits for a pass would wait forever.
@@ -155,10 +155,6 @@ extension AudioQueue {
         writtenTotal = 0
         decodedTotal = 0
         discardThrough = 0
-        // The new renderer counts its segments from 0 (none is in hand: the queue is empty).
-        segmentsSentTotal = 0
-        playingSegments = []
-        playingFrames = 0
         streamBase = 0
         consumedSeen = 0
         offlineRenderLock.unlock()

@@ -94,17 +94,11 @@ public final class AudioQueue: @unchecked Sendable {
     var current: QueuedBuffer?
     var pendingDecoded: [Float] = []
     var pendingOffset = 0
-    /// Offline, a linear PCM buffer's bytes (in the buffer itself, held by `current`) converted
-    /// straight into the ring from frame `pendingPCMFrame` to `pendingPCMEnd` (AudioQueue+DirectPCM).
+    /// A linear PCM buffer's bytes (in the buffer itself, held by `current`) converted straight into the ring
+    /// from frame `pendingPCMFrame` to `pendingPCMEnd` (AudioQueue+DirectPCM).
     var pendingPCM: UnsafeRawPointer?
     var pendingPCMFrame = 0
     var pendingPCMEnd = 0
-    /// Live, linear PCM buffers the render side plays in place, oldest first, with their frames
-    /// (AudioQueue+DirectPCM), and the segments sent so far.
-    var playingSegments: [PlayingSegment] = []
-    var playingFrames = 0
-    var segmentsSentTotal = 0
-    /// Stream frames decoded (or sent as segments), and frames ever written into the ring.
     var decodedTotal = 0
     var writtenTotal = 0
     var streamBase = 0
@@ -165,7 +159,7 @@ public final class AudioQueue: @unchecked Sendable {
         callbackContext = context
         self.callback = callback
         latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
-        renderer = try AudioQueueRenderer(channelCount: channels, ringFrames: decodeBufferFrames, pcmLayout: PCMLayout(format))
+        renderer = try AudioQueueRenderer(channelCount: channels, ringFrames: decodeBufferFrames)
         worker = try Worker(
             name: "sonora-aqueue",
             perform: { [unowned(unsafe) self] job in self.fire(Property(rawValue: job.tag)) },

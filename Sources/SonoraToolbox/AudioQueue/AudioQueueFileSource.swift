@@ -20,7 +20,7 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     public let files: [AudioFile]
     /// Their common format: the queue's.
     public let format: StreamFormat
-    /// Packets per buffer (about `bufferSeconds`, and enough for the first buffer's trim).
+    /// Packets per buffer (about 100 ms, and enough for the first buffer's trim).
     public let packetsPerBuffer: Int
     /// The byte capacity each buffer needs for `packetsPerBuffer` packets.
     public let bufferByteCapacity: Int
@@ -67,10 +67,8 @@ public final class AudioQueueFileSource: @unchecked Sendable {
     }
 
     /// As `init(files:startFrame:loops:)`, repeating the list `numberOfLoops` more times
-    /// after the first pass (−1: until `halt`), as AVAudioPlayer's numberOfLoops counts;
-    /// each buffer holds about `bufferSeconds` of audio.
-    public init(files: [AudioFile], startFrame: Int = 0, numberOfLoops: Int, bufferSeconds: Double = 0.1) throws(AudioError) {
-        guard bufferSeconds > 0 && bufferSeconds <= 10 else { throw AudioError(.parameterError, "AudioQueueFileSource: \(bufferSeconds) s per buffer is outside (0, 10]") }
+    /// after the first pass (−1: until `halt`), as AVAudioPlayer's numberOfLoops counts.
+    public init(files: [AudioFile], startFrame: Int = 0, numberOfLoops: Int) throws(AudioError) {
         guard numberOfLoops >= -1 else { throw AudioError(.parameterError, "AudioQueueFileSource: numberOfLoops \(numberOfLoops) (−1 for ever, 0 or more)") }
         guard let first = files.first else { throw AudioError(.parameterError, "AudioQueueFileSource: no files") }
         for file in files.dropFirst() where !Self.canShare(first, file) {
@@ -96,9 +94,9 @@ public final class AudioQueueFileSource: @unchecked Sendable {
         let packetFrames = max(Int(format.framesPerPacket), 1)
         let maximumSize = files.compactMap(\.maximumPacketSize).max() ?? 1
         // The first buffer of a pass carries its whole start trim: priming, an offset into a
-        // packet and the pre-roll, each under a packet or two; `bufferSeconds` otherwise.
+        // packet and the pre-roll, each under a packet or two; 100 ms otherwise.
         let trimPackets = (trims.map(\.0).max() ?? 0) / packetFrames + 2 + Self.prerollPackets(format)
-        packetsPerBuffer = max(1, Int(format.sampleRate * bufferSeconds) / packetFrames, trimPackets)
+        packetsPerBuffer = max(1, Int(format.sampleRate / 10) / packetFrames, trimPackets)
         bufferByteCapacity = packetsPerBuffer * maximumSize
         packetDescriptionCapacity = format.bytesPerPacket == 0 ? packetsPerBuffer : 0
         try seek(firstFileTo: startFrame)

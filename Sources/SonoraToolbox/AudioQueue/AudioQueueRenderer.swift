@@ -2,10 +2,6 @@ import SonoraCore
 import SonoraDSP
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The realtime side of an output queue: reads decoded frames from the queue's
 /// `SampleRing` and applies volume, pan and metering; nothing else.
 ///
@@ -21,13 +17,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     let commands: MessageQueue<RenderCommand>
     let events: MessageQueue<StampedEvent>
     let meters: MessageQueue<MeterReading>
-    /// Linear PCM buffers the render side reads in place (`AudioQueueRenderer+Segments`), in
-    /// stream order with the ring's frames; nil for a queue whose format is not read in place.
-    let segments: MessageQueue<PCMSegment>
-    let pcmLayout: PCMLayout?
-    /// Where a segment's frames are converted before gains and mixing (preallocated).
-    let segmentScratch: OwnedAudioBufferList
-    let segmentScratchList: AudioBufferList
 
     /// The queue's thread, woken after frames were read so it refills the ring; only when the
     /// render side runs on its own clock (a device), not offline, where the caller's thread
@@ -60,25 +49,10 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// two cursor lines of each queue that were cache misses (perf: more than the mixing).
     private let commandsSent = Atomic<Int>(0)
     private let eventsSent = Atomic<Int>(0)
-    /// Segments pushed (`send(_ segment:)`), and segments played or dropped by the render
-    /// side: a segment's buffer goes back to the program once this count has passed it.
-    let segmentsSent = Atomic<Int>(0)
-    let segmentsDone = Atomic<Int>(0)
-    /// Incremented as a render call begins and as it ends (odd while inside one): the queue's
-    /// thread waits out a call in progress before handing back buffers it may be reading.
-    let renderCalls = Atomic<Int>(0)
 
     // Render-thread state (touched only inside `render`).
     private var commandsSeen = 0
     private var eventsTaken = 0
-    var segmentsTaken = 0
-    /// The segment being played (popped from `segments`) and the frames of it already played.
-    var segment: PCMSegment?
-    var segmentOffset = 0
-    /// A segment was played or dropped since the last wake-up decision (its buffer can go back).
-    var segmentFinished = false
-    /// Ring frames read or dropped so far (a reset's discard counts the ring's frames only).
-    private var ringRead = 0
     private var state = RunState.stopped
     private var startDeviceTime = 0
     private var deviceTime = 0
@@ -98,17 +72,13 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// device has played what it holds, then `stopped` (the end reached).
     enum RunState { case stopped, running, paused, draining }
 
-    init(channelCount: Int, ringFrames: Int, pcmLayout: PCMLayout? = nil) throws(AudioError) {
+    init(channelCount: Int, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
         wakeLevel = ring.capacity / 2
         commands = try MessageQueue(capacity: 256)
         events = try MessageQueue(capacity: 1024)
         meters = try MessageQueue(capacity: 1024)
-        self.pcmLayout = pcmLayout
-        segments = try MessageQueue(capacity: pcmLayout == nil ? 1 : Self.segmentCapacity)
-        segmentScratch = try OwnedAudioBufferList(channelCount: channelCount, frameCapacity: pcmLayout == nil ? 1 : Self.scratchFrames)
-        segmentScratchList = segmentScratch.list(frameCount: segmentScratch.frameCapacity)
     }
 
     /// Stream frames read from the ring so far (the worker's view of what has played).
@@ -157,8 +127,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     }
 
     private func render(_ output: AudioBufferList, clock: RenderClock?, adding: Bool) -> Bool {
-        renderCalls.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        defer { renderCalls.wrappingAdd(1, ordering: .sequentiallyConsistent) }
         let frames = output.frameCount
         if let clock {
             if state == .running && (clock.discontinuous || clock.sampleTime != deviceTime) {
@@ -167,9 +135,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             deviceTime = clock.sampleTime
         }
         self.clock = clock
-        // Sequentially consistent with `renderCalls`: a reset's discard pushed before the queue's
-        // thread saw no call in progress is seen by every later call (`waitForRenderCall`).
-        let sent = commandsSent.load(ordering: .sequentiallyConsistent)
+        let sent = commandsSent.load(ordering: .acquiring)
         if sent != commandsSeen {
             commandsSeen = sent
             applyCommands()
@@ -177,7 +143,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         if adding && metering { return false }
         var done = 0
         var ended = false
-        var readRing = false
         if state == .draining && deviceTime >= drainEnd {
             // The device has played out the stream's last frame: now the end is reached.
             state = .stopped
@@ -212,25 +177,11 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 }
                 limit = min(limit, event.frame - position)
             }
-            if let next = nextSegment() {
-                if next.startFrame <= position {
-                    // The program's buffer itself, converted here (no ring for it).
-                    let chunk = playSegment(next, maxFrames: limit, into: output, at: done, adding: adding)
-                    position += chunk
-                    playedFrames.store(position, ordering: .releasing)
-                    timelineFrames.wrappingAdd(chunk, ordering: .relaxed)
-                    done += chunk
-                    continue
-                }
-                // The ring's frames before the segment (a buffer that went through the decoder).
-                limit = min(limit, next.startFrame - position)
-            }
             let region = ring.readRegion(maxFrames: limit)
             let chunk = region.frameCount
             if chunk == 0 {
                 // Underrun: the rest of the slice is silence, and the timeline says time was lost.
                 underrunCount.wrappingAdd(1, ordering: .relaxed)
-                readRing = true
                 discontinuity.store(true, ordering: .relaxed)
                 timelineFrames.wrappingAdd(frames - done, ordering: .relaxed)
                 if !adding { clear(output, from: done, count: frames - done) }
@@ -250,8 +201,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 applyGains(output, from: done, count: chunk)
             }
             try? ring.commitRead(chunk)
-            ringRead += chunk
-            readRing = true
             position += chunk
             playedFrames.store(position, ordering: .releasing)
             timelineFrames.wrappingAdd(chunk, ordering: .relaxed)
@@ -262,11 +211,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         // The queue's thread has work worth a wake-up (a context switch each): the end reached
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
         // `wakeLevel`. Waking after every slice cost more than the rendering itself.
-        // A played segment's buffer goes back to the program (and the next can be taken).
-        if (ended || segmentFinished || (readRing && ring.readableFrames <= wakeLevel)) && wakesWorker.load(ordering: .relaxed) {
-            segmentFinished = false
-            worker?.wake()
-        }
+        if (ended || (done > 0 && ring.readableFrames <= wakeLevel)) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
         deviceTime += frames
         return true
     }
@@ -300,15 +245,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     @inline(__always)
     func touchFrames(_ frames: Int) -> UInt32 {
         guard state == .running else { return 0 }
-        if pcmLayout != nil {
-            // Inside a render call's bracket and only with no command pending (a reset's
-            // discard may have dropped the segment): a reset waits for the bracket to close
-            // before handing the buffer back.
-            renderCalls.wrappingAdd(1, ordering: .sequentiallyConsistent)
-            defer { renderCalls.wrappingAdd(1, ordering: .sequentiallyConsistent) }
-            guard commandsSent.load(ordering: .sequentiallyConsistent) == commandsSeen else { return 0 }
-            if let next = nextSegment(), next.startFrame <= position { return touchSegment(next, frames: frames) }
-        }
         let region = ring.readRegion(maxFrames: frames)
         return Self.touch(region.first) ^ Self.touch(region.second)
     }
@@ -357,16 +293,13 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 state = .stopped
                 endOfStream = .max
             case .discard(let through, let written):
-                // Drops what the worker wrote before a stop or reset: the ring's first
-                // `written` frames ever written, and every segment before stream frame
-                // `through`. Frames decoded but never written count as dropped too: the
-                // worker writes on from stream frame `through`, and what it has written since
-                // (after the old frames in the ring, after the old segments) stays.
-                let drop = min(max(written - ringRead, 0), ring.readableFrames)
+                // Drops what the worker wrote before a stop or reset: the ring's frames up to
+                // stream frame `written`. Frames decoded but never written count as dropped
+                // too: the worker writes on from stream frame `through`, and what it has
+                // written since (after the old frames in the ring) stays.
+                let drop = min(max(written - position, 0), ring.readableFrames)
                 try? ring.commitRead(drop)
-                ringRead += drop
-                dropSegments(before: through)
-                position = max(position, through)
+                position = max(position + drop, through)
                 playedFrames.store(position, ordering: .releasing)
                 while let event = nextEvent(), event.frame < through { heldEvent = nil }
             case .endOfStream(let frame):
@@ -410,13 +343,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         return true
     }
 
-    /// Sends a segment to the render side (the queue's thread); false when the queue is full.
-    func send(_ segment: PCMSegment) -> Bool {
-        guard segments.push(segment) else { return false }
-        segmentsSent.wrappingAdd(1, ordering: .releasing)
-        return true
-    }
-
     /// Sends a stamped event to the render side (the queue's thread); false when the queue is full.
     func send(_ event: StampedEvent) -> Bool {
         guard events.push(event) else { return false }
@@ -432,7 +358,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         }
     }
 
-    func copy(_ source: AudioBufferList, to output: AudioBufferList, at offset: Int) {
+    private func copy(_ source: AudioBufferList, to output: AudioBufferList, at offset: Int) {
         for channel in 0..<min(channelCount, output.channelCount) {
             copySamples(from: UnsafePointer(source.samples(channel)), to: output.samples(channel) + offset, count: source.frameCount)
         }
@@ -440,7 +366,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
 
     /// Adds `source` (the queue's channels) to `mix` from frame `offset`: channel to channel, a
     /// mono queue to every channel, as `QueueRenderTarget.mix` adds its scratch.
-    func add(_ source: AudioBufferList, to mix: AudioBufferList, at offset: Int) {
+    private func add(_ source: AudioBufferList, to mix: AudioBufferList, at offset: Int) {
         for channel in 0..<mix.channelCount {
             let from = channelCount == 1 ? 0 : channel
             guard from < channelCount else { break }
@@ -455,7 +381,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     }
 
     /// Volume on every channel, then pan on the first two; each ramp per sample (no zipper).
-    func applyGains(_ output: AudioBufferList, from offset: Int, count: Int) {
+    private func applyGains(_ output: AudioBufferList, from offset: Int, count: Int) {
         let channels = min(channelCount, output.channelCount)
         let volumeAtStart = volume
         for channel in 0..<channels {
@@ -494,8 +420,8 @@ enum RenderCommand: BitwiseCopyable {
     case startAtHostTime(UInt64, resetTimeline: Bool)
     case pause
     case stop
-    /// Drop the ring's first `written` frames (ever written: what was written before the
-    /// reset) and the segments before stream frame `through`, where the stream continues.
+    /// Drop the ring's frames up to stream frame `written` (what was written before the
+    /// reset); the stream continues at stream frame `through`.
     case discard(through: Int, written: Int)
     /// The stream ends at this stream frame (stop after the queued buffers).
     case endOfStream(Int)

@@ -117,11 +117,6 @@ public final class AudioPlayer: @unchecked Sendable {
 
     /// The player's decode ring (kAudioQueueProperty_DecodeBufferSizeFrames).
     static let decodeBufferFrames = 32768
-    /// Audio per buffer: a linear PCM file's buffers are played in place and each comes back
-    /// once played — a wake-up of the queue's thread (a context switch) per buffer, so a
-    /// quarter second (three buffers: 0.75 s read ahead, about the ring's 0.68 s) rather than
-    /// the file source's 100 ms.
-    static let bufferSeconds = 0.25
 
     /// The bytes written to a new file only this player knows (removed when it goes).
     private static func privateCopy(of data: Data) throws(AudioError) -> String {
@@ -287,7 +282,7 @@ public final class AudioPlayer: @unchecked Sendable {
                 guard let self, let error = queue.converterError else { return }
                 self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
             }
-            let source = try AudioQueueFileSource(files: [file], numberOfLoops: 0, bufferSeconds: Self.bufferSeconds)
+            let source = try AudioQueueFileSource(files: [file], numberOfLoops: 0)
             buffers = try (0..<3).map { _ throws(AudioError) in
                 try queue.allocateBuffer(byteCapacity: source.bufferByteCapacity, packetDescriptionCapacity: source.packetDescriptionCapacity)
             }
@@ -318,7 +313,7 @@ public final class AudioPlayer: @unchecked Sendable {
     /// A new file source from `frame` into every buffer (all of them back from the queue).
     private func startSource(at frame: Int, resetClock: Bool) throws(AudioError) {
         guard let queue else { return }
-        let source = try AudioQueueFileSource(files: [file], startFrame: frame, numberOfLoops: state.withLock { loops }, bufferSeconds: Self.bufferSeconds)
+        let source = try AudioQueueFileSource(files: [file], startFrame: frame, numberOfLoops: state.withLock { loops })
         let clock = resetClock ? 0 : (timeline?.currentTime().sampleTime ?? 0)
         state.withLock {
             sourceStartFrame = frame
