@@ -38,8 +38,8 @@ enum BenchmarkReport {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let rounded = rows.map { row -> BenchmarkRow in
                 var row = row
-                row.sonora = (row.sonora * 1000).rounded() / 1000
-                row.anchorValue = (row.anchorValue * 1000).rounded() / 1000
+                row.sonora = significant(row.sonora)
+                row.anchorValue = significant(row.anchorValue)
                 return row
             }
             let data = (try? encoder.encode(rounded)) ?? Data("[]".utf8)
@@ -49,8 +49,8 @@ enum BenchmarkReport {
         let header = ["metric", "unit", "sonora", "goal (anchor)", "goal line", "ratio", "met"]
         let cells = rows.map { row in
             [
-                row.metric, row.unit, String(format: "%.3f", row.sonora), row.anchor,
-                String(format: "%.3f", row.anchorValue), String(format: "%.2f×", row.ratio),
+                row.metric, row.unit, cell(row.sonora), row.anchor,
+                cell(row.anchorValue), String(format: "%.2f×", row.ratio),
                 row.goalMet ? "yes" : "NO",
             ]
         }
@@ -65,5 +65,19 @@ enum BenchmarkReport {
         Swift.print(line(widths.map { String(repeating: "-", count: $0) }))
         for row in cells { Swift.print(line(row)) }
         for note in notes { Swift.print(note) }
+    }
+
+    /// `value` to six significant digits. Fixed decimals would flatten the small rows (CPU
+    /// seconds per second of audio are thousandths: 0.0034 printed as 0.003, or 0.0004 as 0).
+    static func significant(_ value: Double) -> Double {
+        guard value.isFinite, value != 0 else { return value }
+        let scale = pow(10, Double(5 - Int(floor(log10(abs(value))))))
+        return (value * scale).rounded() / scale
+    }
+
+    /// A table cell: three decimals, or three significant digits below 0.1.
+    static func cell(_ value: Double) -> String {
+        guard value.isFinite, value != 0, abs(value) < 0.1 else { return String(format: "%.3f", value) }
+        return String(format: "%.3g", value)
     }
 }
