@@ -52,6 +52,7 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests
 test: build check-imports
 	$(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
 	$(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)'
+	$(MAKE) --no-print-directory deb-test
 	$(MAKE) --no-print-directory check-package
 	$(MAKE) --no-print-directory tsan
 
@@ -102,8 +103,9 @@ clean:
 # The Debian package: sonora with the Swift runtime linked in, the loopback ALSA plugin, the LV2
 # bundle, the unit file, /etc/sonora/sonora.yaml (scripts/build-deb.sh; its own release build in
 # .build-deb). `make deb-test` builds, checks (dpkg-deb, lintian), installs it, runs the installed
-# binary with the toolchain hidden, measures its memory, and purges it again (root). Not part of
-# `make test`: the static release build alone takes longer than make test's remaining budget.
+# binary with the toolchain hidden, measures its memory, and purges it again (root). Part of
+# `make test` (about 6 minutes cold on 2 cores, 26 s of it the checks). A sonora package already
+# installed on the machine is left alone: the install checks are skipped, not run over it.
 .PHONY: deb deb-test
 deb: deps
 	@scripts/install-deps.sh patchelf

@@ -4,7 +4,8 @@
 # (a private mount namespace with an empty tmpfs over the toolchain's folder): --version,
 # check /etc/sonora/sonora.yaml, a pipeline through the installed loopback ALSA plugin and
 # LV2 bundle, and the resident memory of the default pipelines. Purges the package at the end
-# (SONORA_DEB_KEEP=1 keeps it). Needs root (dpkg -i, unshare).
+# (SONORA_DEB_KEEP=1 keeps it); a sonora already installed is left alone (the install checks
+# are skipped; SONORA_DEB_REPLACE=1 runs them over it). Needs root (dpkg -i, unshare).
 # Usage: scripts/deb-test.sh [DEB]   (without DEB it runs scripts/build-deb.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,14 @@ else
 fi
 
 # --- installed ------------------------------------------------------------------------------
+# A sonora this machine already has (an appliance's, a developer's) is not ours to replace or
+# purge: the install checks run only where none is installed (CI, a container), or when asked.
+if installed=$(dpkg-query -W -f '${Status} ${Version}' sonora 2>/dev/null) && [[ $installed == "install ok installed"* ]] \
+  && [[ -z "${SONORA_DEB_REPLACE:-}" ]]; then
+  echo "deb-test: skipped the install checks: sonora ${installed##* } is installed on this machine and is left as it is" \
+    "(SONORA_DEB_REPLACE=1 installs over it and purges it afterwards)"
+  exit 0
+fi
 dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb"
 cleanup() {
   [[ -z "${made_run_folder:-}" ]] || rmdir /run/sonora 2>/dev/null || true
