@@ -36,8 +36,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
     private(set) var isDestroyed = false
     /// Sources whose mix parameters must be sent (changes deferred while suspended, or until
     /// a loopback render); `allDirty`: the listener or a global setting changed.
-    private var dirty: [ObjectIdentifier: ALSource] = [:]
-    private var allDirty = false
+    /// A list with a flag on each source (`ALSource.isDirty`), not a dictionary: no hashing
+    /// per setter call, no array made per flush.
+    @exclusivity(unchecked) private var dirty: [ALSource] = []
+    @exclusivity(unchecked) private var allDirty = false
 
     /// Creates a context on `device` (alcCreateContext). `invalidValue` for attributes the
     /// device cannot take (a loopback frequency other than its own, negative source counts);
@@ -152,6 +154,9 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
             isDestroyed = true
             for source in sources { source.deleteLocked() }
             sources.removeAll()
+            // The sources hold the context strongly: no list of ours may keep one.
+            for source in dirty { source.isDirty = false }
+            dirty.removeAll()
             renderer.bank.commit()
             device.detach(self)
             return true
@@ -300,7 +305,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
 
     func sourceChangedLocked(_ source: ALSource) {
         if defersLocked {
-            dirty[ObjectIdentifier(source)] = source
+            if !source.isDirty {
+                source.isDirty = true
+                dirty.append(source)
+            }
         } else {
             source.sendMixLocked()
             pushLocked()
@@ -326,10 +334,14 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
     /// Computes the mix parameters of every source changed meanwhile; on a playback device
     /// sends them (a loopback render sends them itself, a bounded number per slice).
     func flushLocked() {
-        let changed = allDirty ? sources : Array(dirty.values)
+        let all = allDirty
         allDirty = false
+        if all { for source in sources where !source.isDeleted { source.sendMixLocked() } }
+        for source in dirty {
+            source.isDirty = false
+            if !all && !source.isDeleted { source.sendMixLocked() }
+        }
         dirty.removeAll(keepingCapacity: true)
-        for source in changed where !source.isDeleted { source.sendMixLocked() }
         if !device.isLoopback { renderer.sendAllPending() }
         renderer.bank.commit()
         renderer.bank.purge()

@@ -48,6 +48,11 @@ final class ALContextRenderer: @unchecked Sendable {
                 try mixer.setStreamFormat(.canonical(sampleRate: rate, channels: element < monoSources ? 1 : 2), scope: .input, element: element)
                 try mixer.setRenderCallback(
                     RenderCallback(function: ALVoice.callback, context: UnsafeMutableRawPointer(bank.voices + element)), input: element)
+                if element < monoSources {
+                    // A mono voice at the buffer's rate lends the buffer itself (no copy per render).
+                    try mixer.setInputLender(
+                        Mixer3DInputLender(function: ALVoice.lender, context: UnsafeMutableRawPointer(bank.voices + element)), element: element)
+                }
             }
             try mixer.setMaximumFramesPerSlice(maximumFrames)
             try mixer.setProperty(.auxiliaryBusCount, scope: .global, element: 0, to: .elementCount(ALVoiceBank.slotCount))
@@ -66,18 +71,36 @@ final class ALContextRenderer: @unchecked Sendable {
         mixerReference = Unmanaged.passUnretained(mixer)
         mixer3DReference = Unmanaged.passUnretained(mixer)
         bankReference = Unmanaged.passUnretained(bank)
+        do {
+            let unit: Mixer3DUnit = mixer
+            var parameters: [Mixer3DUnit.ResolvedInputParameter] = []
+            for id in Self.slots { parameters.append(try unit.resolveInputParameter(id)) }
+            resolved = parameters
+        } catch {
+            ALDevice.noteOpenFailure("ALContext: the 3D mixer's input parameters: \(error.message)")
+            throw .outOfMemory
+        }
         freeElements = Array((0..<inputs).reversed())
-        var initial = SIMD32<Float>(repeating: .nan)
+        var initial = [Float](repeating: .nan, count: Self.stride)
         initial[5] = 0
         // EFX values start at the unit's defaults: shelves flat, sends off.
         for slot in 6..<Self.slots.count { initial[slot] = 0 }
         for bus in 0..<ALVoiceBank.slotCount { initial[8 + 3 * bus] = -120 }
-        sent = Array(repeating: initial, count: inputs)
-        wanted = sent
+        let values = max(1, inputs) * Self.stride
+        sent = .allocate(capacity: values)
+        wanted = .allocate(capacity: values)
+        for element in 0..<inputs {
+            (sent + element * Self.stride).initialize(from: initial, count: Self.stride)
+            (wanted + element * Self.stride).initialize(from: initial, count: Self.stride)
+        }
         isPending = Array(repeating: false, count: inputs)
     }
 
-    deinit { mixer.uninitialize() }
+    deinit {
+        mixer.uninitialize()
+        sent.deallocate()
+        wanted.deallocate()
+    }
 
     /// The unit's distance attenuation and doppler off (the API computes both, by OpenAL's
     /// rules); mono inputs panned (or HRTF when asked), stereo inputs passed through.
@@ -119,12 +142,18 @@ final class ALContextRenderer: @unchecked Sendable {
     ] + (0..<ALVoiceBank.slotCount).flatMap { bus in
         [Parameter.auxiliarySendLevel(bus), Parameter.auxiliarySendHighFrequencyGain(bus), Parameter.auxiliarySendLowFrequencyGain(bus)]
     }
+    /// `slots` resolved in the unit once (no dictionary lookup per value sent).
+    private let resolved: [Mixer3DUnit.ResolvedInputParameter]
+    /// Values kept per input in `wanted` and `sent` (`slots.count` used).
+    private static let stride = 32
     // Control side only, under the device's lock: no dynamic exclusivity checks (they were a
     // visible share of a 256-source update).
-    /// Per input: [azimuth, elevation, distance, gain dB, playback rate, enable, direct HF dB,
-    /// direct LF dB, then per auxiliary bus: level dB, HF dB, LF dB] wanted, and last sent.
-    @exclusivity(unchecked) private var wanted: [SIMD32<Float>]
-    @exclusivity(unchecked) private var sent: [SIMD32<Float>]
+    /// Per input, `stride` apart: [azimuth, elevation, distance, gain dB, playback rate, enable,
+    /// direct HF dB, direct LF dB, then per auxiliary bus: level dB, HF dB, LF dB] wanted, and
+    /// last sent. Raw memory: an array of SIMD32 read by a variable index went through a copy
+    /// of the vector per read.
+    private let wanted: UnsafeMutablePointer<Float>
+    private let sent: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var pending: [Int] = []
     @exclusivity(unchecked) private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
@@ -139,7 +168,7 @@ final class ALContextRenderer: @unchecked Sendable {
     }
 
     func setEnabled(_ on: Bool, element: Int) {
-        wanted[element][5] = on ? 1 : 0
+        wanted[element * Self.stride + 5] = on ? 1 : 0
         markPending(element)
     }
 
@@ -153,18 +182,19 @@ final class ALContextRenderer: @unchecked Sendable {
     func apply(_ spatial: ALSpatialization, effects: ALEffectsMix, element: Int) -> Double {
         let total = min(max(spatial.rate.isNaN ? 1 : spatial.rate, 0), Self.maximumRate)
         let stereo = isStereo(element)
-        wanted[element][0] = stereo ? 0 : spatial.azimuth
-        wanted[element][1] = stereo ? 0 : spatial.elevation
-        wanted[element][2] = min(spatial.distance, 10000)
+        let values = wanted + element * Self.stride
+        values[0] = stereo ? 0 : spatial.azimuth
+        values[1] = stereo ? 0 : spatial.elevation
+        values[2] = min(spatial.distance, 10000)
         let gain = spatial.gain * effects.directGain
-        wanted[element][3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
-        wanted[element][4] = 1
-        wanted[element][6] = effects.directHighDB
-        wanted[element][7] = effects.directLowDB
+        values[3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
+        values[4] = 1
+        values[6] = effects.directHighDB
+        values[7] = effects.directLowDB
         for bus in 0..<ALVoiceBank.slotCount {
-            wanted[element][8 + 3 * bus] = min(effects.sendLevelDB[bus], 20)
-            wanted[element][9 + 3 * bus] = effects.sendHighDB[bus]
-            wanted[element][10 + 3 * bus] = effects.sendLowDB[bus]
+            values[8 + 3 * bus] = min(effects.sendLevelDB[bus], 20)
+            values[9 + 3 * bus] = effects.sendHighDB[bus]
+            values[10 + 3 * bus] = effects.sendLowDB[bus]
         }
         markPending(element)
         return Double(total)
@@ -173,20 +203,21 @@ final class ALContextRenderer: @unchecked Sendable {
     /// Sends pending changes, at most `budget` less what the unit has not taken yet. True
     /// when nothing is left to send.
     func sendPending() -> Bool {
-        let ids = Self.slots
+        let count = resolved.count
         while let element = pending.last {
-            // Each slot compared once (into a bit mask), on local copies of the element's values.
-            let wantedValues = wanted[element]
-            var sentValues = sent[element]
+            // Each slot compared once (into a bit mask).
+            let wantedValues = wanted + element * Self.stride
+            let sentValues = sent + element * Self.stride
             var moved: UInt32 = 0
-            for slot in 0..<ids.count where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) { moved |= 1 << UInt32(slot) }
+            for slot in 0..<count where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) { moved |= 1 << UInt32(slot) }
             let changed = moved.nonzeroBitCount
             if unsent + changed > Self.unitCommandBudget { return false }
-            for slot in 0..<ids.count where moved & (1 << UInt32(slot)) != 0 {
+            while moved != 0 {
+                let slot = moved.trailingZeroBitCount
+                moved &= moved - 1
                 sentValues[slot] = wantedValues[slot]
-                try? mixer.setInputParameter(ids[slot], element: element, to: wantedValues[slot])
+                try? mixer.setInputParameter(resolved[slot], element: element, to: wantedValues[slot])
             }
-            sent[element] = sentValues
             unsent += changed
             pending.removeLast()
             isPending[element] = false

@@ -8,9 +8,18 @@
 public final class ALSource: @unchecked Sendable {
     enum Kind { case undetermined, single, streaming }
 
-    unowned let context: ALContext
-    // Under the device's lock.
-    var properties = ALSourceProperties()
+    /// Held strongly: each read of an `unowned` reference was an atomic retain and release,
+    /// slow ones (the context's weak references give it a side table), on every setter of
+    /// every source. No cycle outlives the context: `ALContext.destroy` (and the device's
+    /// `close`, which destroys its contexts) drops the context's sources, and until then the
+    /// device holds the context anyway. A source kept after its context is destroyed keeps
+    /// the context's memory, and its calls record `invalidOperation` (destroyed context).
+    let context: ALContext
+    /// In the context's deferred changes (`ALContext.sourceChangedLocked`); under the lock.
+    @exclusivity(unchecked) var isDirty = false
+    // Under the device's lock. The values every setter and update touch skip the dynamic
+    // exclusivity checks (the lock orders them; the checks were a visible share of an update).
+    @exclusivity(unchecked) var properties = ALSourceProperties()
     private var looping = false
     private(set) var kind = Kind.undetermined
     private var queueBuffers: [ALBuffer] = []
@@ -18,7 +27,7 @@ public final class ALSource: @unchecked Sendable {
     private var storages: [ALBufferStorage] = []
     /// Sequence number of the queue's head; each queued buffer takes the next one.
     private var firstSequence = 0
-    private var element: Int?
+    @exclusivity(unchecked) private var element: Int?
     private var snapshot: ALQueueSnapshot?
     private var stateValue = ALSourceState.initial
     private var generation = 0
@@ -26,7 +35,7 @@ public final class ALSource: @unchecked Sendable {
     private var startPosition: (sequence: Int, frame: Double) = (0, 0)
     /// An offset set while initial or stopped, in buffer frames: the next play starts there.
     private var pendingOffset: Int?
-    private var rateScale: Double = 1
+    @exclusivity(unchecked) private var rateScale: Double = 1
     private(set) var isDeleted = false
     /// Auxiliary sends (EFX), as many as the context's `maxAuxiliarySends`.
     var sends: [ALAuxiliarySend] = []

@@ -186,6 +186,24 @@ struct ALVoice {
         }
     }
 
+    /// The next `frameCount` frames where the buffer holds them, when `render` would only copy
+    /// them: a mono entry at its own rate, on a whole frame, with that many frames left in it.
+    /// The voice advances as `render` would (position, served frames, the stretch recorded);
+    /// nil (nothing changed) otherwise, and the mixer pulls through `render`.
+    mutating func lend(frameCount: Int) -> UnsafePointer<Float>? {
+        guard running, let entries, frameCount > 0 else { return nil }
+        let index = sequence - firstSequence
+        guard index >= 0, index < count else { return nil }
+        let entry = entries[index]
+        guard entry.channels == 1, entry.step * rateScale == 1, frame == frame.rounded(.down), frame >= 0 else { return nil }
+        let at = Int(frame)
+        guard at + frameCount <= entry.frames else { return nil }
+        record(ALVoiceSegment(start: served, length: frameCount, sequence: sequence, frame: frame, step: 1))
+        frame += Double(frameCount)
+        served &+= frameCount
+        return UnsafePointer(entry.samples + at)
+    }
+
     /// Linear interpolation of a mono buffer into outputs `done`… until `frameCount` or the
     /// buffer's end, `frame` advancing by `step` per output (the same positions as one frame at
     /// a time); returns where the output stopped. Output pointers hoisted, no per-channel lookups.
@@ -213,6 +231,11 @@ struct ALVoice {
         running = false
         publish()
         endedGeneration.pointee.store(generation, ordering: .releasing)
+    }
+
+    /// The mixer input's lender (`Mixer3DInputLender`); the context is this voice's address.
+    static let lender: Mixer3DInputLender.Function = { context, frames in
+        context.unsafelyUnwrapped.assumingMemoryBound(to: ALVoice.self).pointee.lend(frameCount: frames)
     }
 
     /// The mixer input's render callback; the context is this voice's address.

@@ -37,6 +37,8 @@ struct Mixer3DRateStage {
     /// Outputs the resampler gives before those of the first frame it is given (the silence
     /// it holds from its warm-up, and its filter's lag), measured at warm-up.
     let primingDelay: Int
+    /// A mono input's lender (`Mixer3DInputLender`): at rate 1 its samples are read in place.
+    var lender: Mixer3DInputLender?
 
     init(resampler: VariableRateResampler, channels: Int, capacity: Int, primingDelay: Int) {
         self.resampler = Unmanaged.passUnretained(resampler)
@@ -77,6 +79,15 @@ struct Mixer3DRateStage {
         into planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, interleaved: UnsafeMutablePointer<Float>
     ) -> AudioError.Code {
         if !engaged && rate == 1 {
+            if let lender, context.isPulledThroughCallback(element, context: lender.context),
+                let lent = lender.function(lender.context, frames)
+            {
+                // Read where the input holds them: no copy into the input's buffer.
+                sampleTime += Double(frames)
+                planar[0] = UnsafeMutablePointer(mutating: lent)
+                rememberMono(lent, frames: frames)
+                return .noError
+            }
             let (list, status) = context.pullInput(element, frameCount: frames, sampleTime: sampleTime)
             if status != .noError { return status }
             sampleTime += Double(frames)
@@ -183,18 +194,17 @@ struct Mixer3DRateStage {
     }
 
     private mutating func remember(_ list: AudioBufferList, frames: Int) {
+        if channels == 1 {
+            // Mono (most inputs): one contiguous copy rather than the strided loop.
+            rememberMono(list.samples(0), frames: frames)
+            return
+        }
         let keep = min(frames, Self.historyFrames)
         let shift = min(historyCount, Self.historyFrames - keep)
         if shift > 0 && shift < historyCount {
             history.update(from: history + (historyCount - shift) * channels, count: shift * channels)
         }
         let start = frames - keep
-        if channels == 1 {
-            // Mono (most inputs): one contiguous copy rather than the strided loop.
-            (history + shift).update(from: list.samples(0) + start, count: keep)
-            historyCount = shift + keep
-            return
-        }
         for channel in 0..<channels {
             let source = list.samples(min(channel, list.channelCount - 1))
             var index = shift * channels + channel
@@ -203,6 +213,17 @@ struct Mixer3DRateStage {
                 index += channels
             }
         }
+        historyCount = shift + keep
+    }
+
+    /// `remember` of a mono input's `frames` samples: one contiguous copy of the last ones.
+    private mutating func rememberMono(_ samples: UnsafePointer<Float>, frames: Int) {
+        let keep = min(frames, Self.historyFrames)
+        let shift = min(historyCount, Self.historyFrames - keep)
+        if shift > 0 && shift < historyCount {
+            history.update(from: history + (historyCount - shift), count: shift)
+        }
+        (history + shift).update(from: samples + (frames - keep), count: keep)
         historyCount = shift + keep
     }
 

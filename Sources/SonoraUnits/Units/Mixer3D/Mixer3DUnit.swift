@@ -71,6 +71,8 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public internal(set) var auxiliaryBusCount = 0
 
     private var resamplers: [VariableRateResampler] = []
+    /// Lenders of mono inputs, by element (see `Mixer3DInputLender`); taken at initialize.
+    var inputLenders: [Int: Mixer3DInputLender] = [:]
     @exclusivity(unchecked) var renderer: UnsafeMutablePointer<Mixer3DRenderer>?
 
     /// MeteringMode of each input and of the output (control side).
@@ -277,6 +279,9 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
                 meterSlots: meterTable, meteredInputChannels: meteredChannels.input,
                 metering: inputMetering + [outputMetering], auxiliaryBusCount: auxiliaryBusCount,
                 auxiliarySlots: try auxiliarySlotTable()))
+        for (element, lender) in inputLenders where element < inputs.count && state.pointee.voices[element].channels == 1 {
+            state.pointee.voices[element].rate.lender = lender
+        }
         renderer = state
     }
 
