@@ -27,11 +27,10 @@ final class IOEngine: @unchecked Sendable {
         input = try OwnedAudioBufferList(channelCount: max(1, inputChannels), frameCapacity: periodFrames)
         output = try OwnedAudioBufferList(channelCount: max(1, outputChannels), frameCapacity: periodFrames)
         cycle = .allocate(capacity: 1)
-        let inputList = input.list(frameCount: periodFrames)
-        let outputList = output.list(frameCount: periodFrames)
+        ownInputList = input.list(frameCount: periodFrames).channels(prefix: inputChannels)
+        ownOutputList = output.list(frameCount: periodFrames).channels(prefix: outputChannels)
         cycle.initialize(to: IOCycle(
-            input: inputList.channels(prefix: inputChannels),
-            output: outputList.channels(prefix: outputChannels),
+            input: ownInputList, output: ownOutputList,
             frameCount: periodFrames, inputTime: AudioTimeStamp(), outputTime: AudioTimeStamp()))
         loop = DelayLockedLoop(periodSeconds: periodSeconds)
     }
@@ -40,6 +39,26 @@ final class IOEngine: @unchecked Sendable {
 
     var inputList: AudioBufferList { cycle.pointee.input }
     var outputList: AudioBufferList { cycle.pointee.output }
+    /// The engine's own period buffers as the cycle's lists (what `inputList`/`outputList`
+    /// are unless a driver lends the device's buffers for a cycle).
+    private(set) var ownInputList: AudioBufferList
+    private(set) var ownOutputList: AudioBufferList
+
+    /// The cycle reads and fills the device's own buffers (a driver whose device hands it
+    /// whole-period, non-interleaved Float32 channels: no copy in or out). Both lists must
+    /// have the engine's channel counts and period.
+    @inline(__always)
+    func lend(input: AudioBufferList, output: AudioBufferList) {
+        cycle.pointee.input = input
+        cycle.pointee.output = output
+    }
+
+    /// Back to the engine's own period buffers (after `lend`).
+    @inline(__always)
+    func useOwnBuffers() {
+        cycle.pointee.input = ownInputList
+        cycle.pointee.output = ownOutputList
+    }
 
     /// Restarts the clock (stream start or restart after an xrun); sample time continues.
     func restartClock(at seconds: Double) {
@@ -87,9 +106,11 @@ final class IOEngine: @unchecked Sendable {
     /// Adds frames the device skipped (xrun) so sample time keeps following the device.
     func skip(frames: Int) { sampleTime += Double(frames) }
 
-    @inline(__always)
-    func recordLoad(since start: UInt64) {
-        let elapsed = Double(HostTime.now.nanoseconds &- start) / 1e9
-        monitor.recordLoad(elapsed / periodSeconds)
+    /// Records the cycle's load; returns the host time it read (ns) for a caller that needs "now" too.
+    @inline(__always) @discardableResult
+    func recordLoad(since start: UInt64) -> UInt64 {
+        let now = HostTime.now.nanoseconds
+        monitor.recordLoad(Double(now &- start) / 1e9 / periodSeconds)
+        return now
     }
 }

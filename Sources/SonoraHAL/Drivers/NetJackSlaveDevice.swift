@@ -142,13 +142,37 @@ final class NetJackSlaveCycle: @unchecked Sendable {
     /// When the last cycle ran (ns, CLOCK_MONOTONIC); 0 before the first.
     let lastCycle = Atomic<UInt64>(0)
 
+    /// Channel pointer arrays for the cycles that render straight in libjacknet's buffers.
+    private let lentInputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let lentOutputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let lentInput: AudioBufferList
+    private let lentOutput: AudioBufferList
+
     init(periodFrames: Int, sampleRate: Int, inputChannels: Int, outputChannels: Int) throws(AudioError) {
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
+        // Until lent, each slot points at the engine's own buffer (never dangling).
+        lentInputPointers = .allocate(capacity: max(1, inputChannels))
+        lentOutputPointers = .allocate(capacity: max(1, outputChannels))
         periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(sampleRate)
-        engine = try IOEngine(
-            periodFrames: periodFrames, sampleRate: sampleRate, inputChannels: inputChannels, outputChannels: outputChannels,
-            outputOffsetFrames: 0, monitor: monitor)
+        do {
+            engine = try IOEngine(
+                periodFrames: periodFrames, sampleRate: sampleRate, inputChannels: inputChannels, outputChannels: outputChannels,
+                outputOffsetFrames: 0, monitor: monitor)
+        } catch {
+            lentInputPointers.deallocate()
+            lentOutputPointers.deallocate()
+            throw error
+        }
+        for channel in 0..<inputChannels { lentInputPointers[channel] = engine.ownInputList.samples(channel) }
+        for channel in 0..<outputChannels { lentOutputPointers[channel] = engine.ownOutputList.samples(channel) }
+        lentInput = AudioBufferList(channels: lentInputPointers, channelCount: inputChannels, frameCount: periodFrames)
+        lentOutput = AudioBufferList(channels: lentOutputPointers, channelCount: outputChannels, frameCount: periodFrames)
+    }
+
+    deinit {
+        lentInputPointers.deallocate()
+        lentOutputPointers.deallocate()
     }
 
     /// One master cycle, on libjacknet's thread: network input → procedure → network output.
@@ -174,6 +198,48 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         } else {
             engine.periodBoundary(at: wake.seconds)
         }
+        if frames == engine.periodFrames, lendChannels(audioInputs: audioInputs, inputs: inputs, audioOutputs: audioOutputs, outputs: outputs) {
+            // libjacknet's own buffers are the cycle's: nothing copied in or out.
+            engine.lend(input: lentInput, output: lentOutput)
+            _ = engine.render()
+            engine.useOwnBuffers()
+            if let outputs {
+                for channel in outputChannels..<max(audioOutputs, outputChannels) {
+                    if let target = outputs[channel] { target.update(repeating: 0, count: frames) }
+                }
+            }
+        } else {
+            copyingCycle(frames: frames, audioInputs: audioInputs, inputs: inputs, audioOutputs: audioOutputs, outputs: outputs)
+        }
+        lastCycle.store(engine.recordLoad(since: wake.nanoseconds), ordering: .relaxed)
+        return 0
+    }
+
+    /// Points the lent lists' channels at libjacknet's buffers; false if any the engine
+    /// needs is missing (then the cycle copies, filling the gaps with silence).
+    @inline(__always)
+    private func lendChannels(
+        audioInputs: Int, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
+        audioOutputs: Int, outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+    ) -> Bool {
+        guard audioInputs >= inputChannels, audioOutputs >= outputChannels else { return false }
+        for channel in 0..<inputChannels {
+            guard let inputs, let buffer = inputs[channel] else { return false }
+            lentInputPointers[channel] = buffer
+        }
+        for channel in 0..<outputChannels {
+            guard let outputs, let buffer = outputs[channel] else { return false }
+            lentOutputPointers[channel] = buffer
+        }
+        return true
+    }
+
+    /// A cycle whose buffers cannot be lent (a short cycle, a missing channel): copied
+    /// through the engine's own buffers.
+    private func copyingCycle(
+        frames: Int, audioInputs: Int, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
+        audioOutputs: Int, outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+    ) {
         let count = min(frames, engine.periodFrames)
         let input = engine.inputList
         for channel in 0..<inputChannels {
@@ -194,9 +260,6 @@ final class NetJackSlaveCycle: @unchecked Sendable {
                 if let target = outputs[channel] { target.update(repeating: 0, count: frames) }
             }
         }
-        engine.recordLoad(since: wake.nanoseconds)
-        lastCycle.store(HostTime.now.nanoseconds, ordering: .relaxed)
-        return 0
     }
 
     /// The master went silent; libjacknet is about to look for one again. Returns
