@@ -39,6 +39,9 @@ final class RenderPlan {
         /// May take the lean path when its unit is steady this cycle: neither pulling its
         /// inputs itself nor serving pulls (those keep the full step).
         var canBeLean: Bool
+        /// Bytes of its unit's realtime state (`RealtimeResources.realtimeHotByteCount`) that a
+        /// steady cycle touches ahead of the step.
+        var touchBytes: Int
     }
 
     /// An input element as the plan sees it.
@@ -97,6 +100,9 @@ final class RenderPlan {
     @exclusivity(unchecked) private(set) var leanStepsTaken = 0
     /// Cycles rendered as steady (every step lean, no step checked) so far.
     @exclusivity(unchecked) private(set) var steadyCycles = 0
+    /// Where a steady cycle leaves the sum of the bytes it touched ahead (`touchAhead`): a use,
+    /// so the loads are made.
+    @exclusivity(unchecked) private var touchSink = 0
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
@@ -348,7 +354,8 @@ final class RenderPlan {
                     output: step == root ? placeholder.list : lists[bufferOf[step]],
                     isHead: step == root, pullsItself: draft.pullsItself, servesPulls: servesPulls,
                     bindsInputs: draft.bindsInputs, firstInput: owner.firstSource, parent: draft.parent,
-                    canBeLean: leanSteps && !draft.pullsItself && !servesPulls))
+                    canBeLean: leanSteps && !draft.pullsItself && !servesPulls,
+                    touchBytes: index.facts(draft.node)!.touchBytes))
         }
         let plan = RenderPlan(
             steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferReads: reads,
@@ -387,6 +394,7 @@ final class RenderPlan {
         var maximumFrames: Int
         var pullsItself: Bool
         var processesInPlace: Bool
+        var touchBytes: Int
 
         init?(_ unit: AudioUnit) {
             guard let core = unit.core, let shape = unit.resources else { return nil }
@@ -399,6 +407,9 @@ final class RenderPlan {
             maximumFrames = shape.maximumFrames
             pullsItself = unit.pullsInputsItself
             processesInPlace = unit.canProcessInPlace
+            // At most 16 lines: a unit with many inputs or parameters does more work per cycle,
+            // and its first lines (the core, the first inputs and ramps) are what its step waits on.
+            touchBytes = min(shape.realtimeHotByteCount, 16 * 64)
         }
     }
 
@@ -573,25 +584,58 @@ final class RenderPlan {
     }
 
     /// A cycle in which every step is steady: each step's lean render, in render order.
+    ///
+    /// Each step first touches the next step's state (`touchAhead`): a unit's state is a few
+    /// lines of its own block (the core and its arrays) and its object, and the step's loads
+    /// of them depend on each other (the core, then its input lists, then the ramps), so
+    /// unprefetched they are a chain of cache misses per unit — what the profile put most of
+    /// this loop's time on (the first load of each core) — while the hand loop has none.
+    /// Touched one step ahead, the misses overlap the current step's work.
     private func renderSteady(timeStamp: AudioTimeStamp, frameCount: Int, headOutput: AudioBufferList) -> AudioError.Code {
+        var touched = 0
+        var index = Int(exits[0])
         for position in 0..<stepCount {
-            let index = Int(exits[position])
             let step = steps + index
+            let nextPosition = position &+ 1
+            if nextPosition < stepCount {
+                index = Int(exits[nextPosition])
+                touched &+= Self.touchAhead(steps + index)
+            }
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {
-                $0.renderPlannedSteady(
+                $0.renderPlannedLean(
                     step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
-                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
+                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
             }
             if status != .noError {
                 steadyLastCycle = false
                 leanStepsTaken &+= position
-                return fail(status, from: index)
+                touchSink = touched
+                return fail(status, from: step - steps)
             }
         }
+        touchSink = touched
         leanStepsTaken &+= stepCount
         steadyCycles &+= 1
         return .noError
+    }
+
+    /// Loads one byte of each line of `step`'s unit state that only the realtime side uses
+    /// (never the control side's lines: no race), and the first byte of its unit object
+    /// (its class pointer, which the `process` call's dispatch reads), so they are in cache
+    /// when the step runs. Returns their sum for the caller to keep (loads whose values are
+    /// used are not removed).
+    @inline(__always)
+    private static func touchAhead(_ step: UnsafeMutablePointer<Step>) -> Int {
+        let state = UnsafeRawPointer(step.pointee.core)
+        var sum = Int(UnsafeRawPointer(step.pointee.unit.toOpaque()).load(as: UInt8.self))
+        var offset = 0
+        let end = step.pointee.touchBytes
+        while offset < end {
+            sum &+= Int(state.load(fromByteOffset: offset, as: UInt8.self))
+            offset &+= 64
+        }
+        return sum
     }
 
     /// Records the failure on the step and every step above it, as the pull's

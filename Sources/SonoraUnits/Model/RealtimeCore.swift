@@ -135,6 +135,10 @@ final class RealtimeResources {
     /// thousands of units reads it without touching the array's storage.
     let firstOutputChannels: Int
     let outputCount: Int
+    /// Bytes of the hot block (the core first) that only the realtime side reads and writes (the
+    /// lines before the control side's `commandsSent`): what a render plan touches ahead of the
+    /// unit's step in a steady cycle, so the step finds its state in cache (`RenderPlan.renderSteady`).
+    let realtimeHotByteCount: Int
     /// One block for everything every render touches — the core and its small
     /// per-element arrays — so a unit's hot state is a few adjacent cache lines.
     private let hot: UnsafeMutableRawPointer
@@ -190,6 +194,7 @@ final class RealtimeResources {
         hotLayout.size = (hotLayout.size + 63) / 64 * 64
         let sentAt = hotLayout.reserve(Atomic<Int>.self, 1)
         hot = .allocate(byteCount: hotLayout.size, alignment: hotLayout.alignment)
+        realtimeHotByteCount = sentAt
 
         var coldLayout = Layout()
         let scratchAt = coldLayout.reserve(Float.self, RealtimeCore.scratchCount * maximumFrames)
