@@ -39,9 +39,24 @@ final class RenderPlan {
         /// May take the lean path when its unit is steady this cycle: neither pulling its
         /// inputs itself nor serving pulls (those keep the full step).
         var canBeLean: Bool
-        /// Bytes of its unit's realtime state (`RealtimeResources.realtimeHotByteCount`) that a
-        /// steady cycle touches ahead of the step.
-        var touchBytes: Int
+        /// Where its unit's lean arrays start before its core (`RealtimeResources.bytesBeforeCore`).
+        var bytesBeforeCore: Int
+    }
+
+    /// What a steady cycle reads of a step, one cache line per step, in render order
+    /// (`renderSteady`): the full `Step` is two lines and is reached through `exits`.
+    struct SteadyStep {
+        var unit: Unmanaged<AudioUnit>
+        var core: UnsafeMutablePointer<RealtimeCore>
+        var output: AudioBufferList
+        var bus: Int32
+        var firstInput: Int32
+        /// Lines from the unit's lean arrays to its core (`RealtimeResources.bytesBeforeCore` / 64).
+        var linesBeforeCore: UInt16
+        /// How many of those lines `touchAhead` loads (the first ones: input lists, then ramps).
+        var touchLines: UInt8
+        var isHead: Bool
+        var bindsInputs: Bool
     }
 
     /// An input element as the plan sees it.
@@ -64,6 +79,8 @@ final class RenderPlan {
     let opCount: Int
     /// The steps in exit (render) order, for a steady cycle (no enters to make).
     let exits: UnsafeMutablePointer<Int32>
+    /// `steps` in exit order, compact, for a steady cycle (empty unless every step may be lean).
+    let steadySteps: UnsafeMutablePointer<SteadyStep>
     /// Whether every step may take the lean path, and the largest frame count every unit takes.
     let allCanBeLean: Bool
     let steadyFrameLimit: Int
@@ -122,6 +139,16 @@ final class RenderPlan {
         exits = .allocate(capacity: max(exitOrder.count, 1))
         exits.initialize(from: exitOrder, count: exitOrder.count)
         allCanBeLean = !steps.isEmpty && steps.allSatisfy(\.canBeLean) && exitOrder.count == steps.count
+        steadySteps = .allocate(capacity: max(exitOrder.count, 1))
+        for (position, index) in exitOrder.enumerated() {
+            let step = steps[Int(index)]
+            let lines = step.bytesBeforeCore / 64
+            (steadySteps + position).initialize(
+                to: SteadyStep(
+                    unit: step.unit, core: step.core, output: step.output, bus: Int32(step.bus), firstInput: Int32(step.firstInput),
+                    linesBeforeCore: UInt16(min(lines, Int(UInt16.max))), touchLines: UInt8(min(lines, 15)),
+                    isHead: step.isHead, bindsInputs: step.bindsInputs))
+        }
         self.steadyFrameLimit = steadyFrameLimit
         self.buffers = buffers
         self.renderOrder = renderOrder
@@ -134,6 +161,7 @@ final class RenderPlan {
         inputs.deallocate()
         ops.deallocate()
         exits.deallocate()
+        steadySteps.deallocate()
     }
 
     /// Compiles the graph pulled from `head`, or says why it cannot be planned (the graph
@@ -355,7 +383,7 @@ final class RenderPlan {
                     isHead: step == root, pullsItself: draft.pullsItself, servesPulls: servesPulls,
                     bindsInputs: draft.bindsInputs, firstInput: owner.firstSource, parent: draft.parent,
                     canBeLean: leanSteps && !draft.pullsItself && !servesPulls,
-                    touchBytes: index.facts(draft.node)!.touchBytes))
+                    bytesBeforeCore: index.facts(draft.node)!.bytesBeforeCore))
         }
         let plan = RenderPlan(
             steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferReads: reads,
@@ -394,7 +422,7 @@ final class RenderPlan {
         var maximumFrames: Int
         var pullsItself: Bool
         var processesInPlace: Bool
-        var touchBytes: Int
+        var bytesBeforeCore: Int
 
         init?(_ unit: AudioUnit) {
             guard let core = unit.core, let shape = unit.resources else { return nil }
@@ -407,9 +435,7 @@ final class RenderPlan {
             maximumFrames = shape.maximumFrames
             pullsItself = unit.pullsInputsItself
             processesInPlace = unit.canProcessInPlace
-            // At most 16 lines: a unit with many inputs or parameters does more work per cycle,
-            // and its first lines (the core, the first inputs and ramps) are what its step waits on.
-            touchBytes = min(shape.realtimeHotByteCount, 16 * 64)
+            bytesBeforeCore = shape.bytesBeforeCore
         }
     }
 
@@ -585,33 +611,29 @@ final class RenderPlan {
 
     /// A cycle in which every step is steady: each step's lean render, in render order.
     ///
-    /// Each step first touches the next step's state (`touchAhead`): a unit's state is a few
-    /// lines of its own block (the core and its arrays) and its object, and the step's loads
-    /// of them depend on each other (the core, then its input lists, then the ramps), so
-    /// unprefetched they are a chain of cache misses per unit — what the profile put most of
-    /// this loop's time on (the first load of each core) — while the hand loop has none.
-    /// Touched one step ahead, the misses overlap the current step's work.
+    /// Each step first touches the next step's state (`touchAhead`): a unit's lean state is a
+    /// few lines of its own block (its input lists and ramps, then the core's first line) and
+    /// of its object, and the step's loads of them depend on each other (the core, then its
+    /// input lists, then the ramps), so unprefetched they are a chain of cache misses per unit —
+    /// what the profile put most of this loop's time on (the first load of each core) — while
+    /// the hand loop has none. Touched one step ahead, the misses overlap the current step's
+    /// work. The steps are read from `steadySteps`, one line each.
     private func renderSteady(timeStamp: AudioTimeStamp, frameCount: Int, headOutput: AudioBufferList) -> AudioError.Code {
         var touched = 0
-        var index = Int(exits[0])
         for position in 0..<stepCount {
-            let step = steps + index
-            let nextPosition = position &+ 1
-            if nextPosition < stepCount {
-                index = Int(exits[nextPosition])
-                touched &+= Self.touchAhead(steps + index)
-            }
+            let step = steadySteps + position
+            if position &+ 1 < stepCount { touched &+= Self.touchAhead(step + 1) }
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {
                 $0.renderPlannedLean(
-                    step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
-                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
+                    step.pointee.core, timeStamp: timeStamp, bus: Int(step.pointee.bus), frameCount: frameCount, output: output,
+                    inputs: inputs + Int(step.pointee.firstInput), bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
             }
             if status != .noError {
                 steadyLastCycle = false
                 leanStepsTaken &+= position
                 touchSink = touched
-                return fail(status, from: step - steps)
+                return fail(status, from: Int(exits[position]))
             }
         }
         touchSink = touched
@@ -620,20 +642,22 @@ final class RenderPlan {
         return .noError
     }
 
-    /// Loads one byte of each line of `step`'s unit state that only the realtime side uses
-    /// (never the control side's lines: no race), and the first byte of its unit object
-    /// (its class pointer, which the `process` call's dispatch reads), so they are in cache
-    /// when the step runs. Returns their sum for the caller to keep (loads whose values are
-    /// used are not removed).
+    /// Loads one byte of each line of `step`'s lean state — its unit's input lists and ramps
+    /// (at most 15 lines of them) and the core's first line, which only the realtime side uses —
+    /// and of its unit object's first line (the class pointer the `process` call dispatches
+    /// on), so they are in cache when the step runs. Returns their sum for the caller to keep
+    /// (loads whose values are used are not removed).
     @inline(__always)
-    private static func touchAhead(_ step: UnsafeMutablePointer<Step>) -> Int {
-        let state = UnsafeRawPointer(step.pointee.core)
+    private static func touchAhead(_ step: UnsafeMutablePointer<SteadyStep>) -> Int {
+        let core = UnsafeRawPointer(step.pointee.core)
+        let arrays = core - Int(step.pointee.linesBeforeCore) &* 64
         var sum = Int(UnsafeRawPointer(step.pointee.unit.toOpaque()).load(as: UInt8.self))
-        var offset = 0
-        let end = step.pointee.touchBytes
-        while offset < end {
-            sum &+= Int(state.load(fromByteOffset: offset, as: UInt8.self))
-            offset &+= 64
+        sum &+= Int(core.load(as: UInt8.self))
+        var line = 0
+        let lines = Int(step.pointee.touchLines)
+        while line < lines {
+            sum &+= Int(arrays.load(fromByteOffset: line &* 64, as: UInt8.self))
+            line &+= 1
         }
         return sum
     }
