@@ -39,24 +39,6 @@ final class RenderPlan {
         /// May take the lean path when its unit is steady this cycle: neither pulling its
         /// inputs itself nor serving pulls (those keep the full step).
         var canBeLean: Bool
-        /// Where its unit's lean arrays start before its core (`RealtimeResources.bytesBeforeCore`).
-        var bytesBeforeCore: Int
-    }
-
-    /// What a steady cycle reads of a step, one cache line per step, in render order
-    /// (`renderSteady`): the full `Step` is two lines and is reached through `exits`.
-    struct SteadyStep {
-        var unit: Unmanaged<AudioUnit>
-        var core: UnsafeMutablePointer<RealtimeCore>
-        var output: AudioBufferList
-        var bus: Int32
-        var firstInput: Int32
-        /// Lines from the unit's lean arrays to its core (`RealtimeResources.bytesBeforeCore` / 64).
-        var linesBeforeCore: UInt16
-        /// How many of those lines `touchAhead` loads (the first ones: input lists, then ramps).
-        var touchLines: UInt8
-        var isHead: Bool
-        var bindsInputs: Bool
     }
 
     /// An input element as the plan sees it.
@@ -79,8 +61,6 @@ final class RenderPlan {
     let opCount: Int
     /// The steps in exit (render) order, for a steady cycle (no enters to make).
     let exits: UnsafeMutablePointer<Int32>
-    /// `steps` in exit order, compact, for a steady cycle (empty unless every step may be lean).
-    let steadySteps: UnsafeMutablePointer<SteadyStep>
     /// Whether every step may take the lean path, and the largest frame count every unit takes.
     let allCanBeLean: Bool
     let steadyFrameLimit: Int
@@ -117,9 +97,6 @@ final class RenderPlan {
     @exclusivity(unchecked) private(set) var leanStepsTaken = 0
     /// Cycles rendered as steady (every step lean, no step checked) so far.
     @exclusivity(unchecked) private(set) var steadyCycles = 0
-    /// Where a steady cycle leaves the sum of the bytes it touched ahead (`touchAhead`): a use,
-    /// so the loads are made.
-    @exclusivity(unchecked) private var touchSink = 0
 
     private init(
         steps: [Step], inputs: [Input], ops: [Int32], buffers: [OwnedAudioBufferList],
@@ -139,16 +116,6 @@ final class RenderPlan {
         exits = .allocate(capacity: max(exitOrder.count, 1))
         exits.initialize(from: exitOrder, count: exitOrder.count)
         allCanBeLean = !steps.isEmpty && steps.allSatisfy(\.canBeLean) && exitOrder.count == steps.count
-        steadySteps = .allocate(capacity: max(exitOrder.count, 1))
-        for (position, index) in exitOrder.enumerated() {
-            let step = steps[Int(index)]
-            let lines = step.bytesBeforeCore / 64
-            (steadySteps + position).initialize(
-                to: SteadyStep(
-                    unit: step.unit, core: step.core, output: step.output, bus: Int32(step.bus), firstInput: Int32(step.firstInput),
-                    linesBeforeCore: UInt16(min(lines, Int(UInt16.max))), touchLines: UInt8(min(lines, 15)),
-                    isHead: step.isHead, bindsInputs: step.bindsInputs))
-        }
         self.steadyFrameLimit = steadyFrameLimit
         self.buffers = buffers
         self.renderOrder = renderOrder
@@ -161,7 +128,6 @@ final class RenderPlan {
         inputs.deallocate()
         ops.deallocate()
         exits.deallocate()
-        steadySteps.deallocate()
     }
 
     /// Compiles the graph pulled from `head`, or says why it cannot be planned (the graph
@@ -382,8 +348,7 @@ final class RenderPlan {
                     output: step == root ? placeholder.list : lists[bufferOf[step]],
                     isHead: step == root, pullsItself: draft.pullsItself, servesPulls: servesPulls,
                     bindsInputs: draft.bindsInputs, firstInput: owner.firstSource, parent: draft.parent,
-                    canBeLean: leanSteps && !draft.pullsItself && !servesPulls,
-                    bytesBeforeCore: index.facts(draft.node)!.bytesBeforeCore))
+                    canBeLean: leanSteps && !draft.pullsItself && !servesPulls))
         }
         let plan = RenderPlan(
             steps: steps, inputs: inputs, ops: ops, buffers: buffers + [placeholder], renderOrder: renderOrder, bufferReads: reads,
@@ -422,7 +387,6 @@ final class RenderPlan {
         var maximumFrames: Int
         var pullsItself: Bool
         var processesInPlace: Bool
-        var bytesBeforeCore: Int
 
         init?(_ unit: AudioUnit) {
             guard let core = unit.core, let shape = unit.resources else { return nil }
@@ -435,7 +399,6 @@ final class RenderPlan {
             maximumFrames = shape.maximumFrames
             pullsItself = unit.pullsInputsItself
             processesInPlace = unit.canProcessInPlace
-            bytesBeforeCore = shape.bytesBeforeCore
         }
     }
 
@@ -610,56 +573,25 @@ final class RenderPlan {
     }
 
     /// A cycle in which every step is steady: each step's lean render, in render order.
-    ///
-    /// Each step first touches the next step's state (`touchAhead`): a unit's lean state is a
-    /// few lines of its own block (its input lists and ramps, then the core's first line) and
-    /// of its object, and the step's loads of them depend on each other (the core, then its
-    /// input lists, then the ramps), so unprefetched they are a chain of cache misses per unit —
-    /// what the profile put most of this loop's time on (the first load of each core) — while
-    /// the hand loop has none. Touched one step ahead, the misses overlap the current step's
-    /// work. The steps are read from `steadySteps`, one line each.
     private func renderSteady(timeStamp: AudioTimeStamp, frameCount: Int, headOutput: AudioBufferList) -> AudioError.Code {
-        var touched = 0
         for position in 0..<stepCount {
-            let step = steadySteps + position
-            if position &+ 1 < stepCount { touched &+= Self.touchAhead(step + 1) }
+            let index = Int(exits[position])
+            let step = steps + index
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {
                 $0.renderPlannedLean(
-                    step.pointee.core, timeStamp: timeStamp, bus: Int(step.pointee.bus), frameCount: frameCount, output: output,
-                    inputs: inputs + Int(step.pointee.firstInput), bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
+                    step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
+                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
             }
             if status != .noError {
                 steadyLastCycle = false
                 leanStepsTaken &+= position
-                touchSink = touched
-                return fail(status, from: Int(exits[position]))
+                return fail(status, from: index)
             }
         }
-        touchSink = touched
         leanStepsTaken &+= stepCount
         steadyCycles &+= 1
         return .noError
-    }
-
-    /// Loads one byte of each line of `step`'s lean state — its unit's input lists and ramps
-    /// (at most 15 lines of them) and the core's first line, which only the realtime side uses —
-    /// and of its unit object's first line (the class pointer the `process` call dispatches
-    /// on), so they are in cache when the step runs. Returns their sum for the caller to keep
-    /// (loads whose values are used are not removed).
-    @inline(__always)
-    private static func touchAhead(_ step: UnsafeMutablePointer<SteadyStep>) -> Int {
-        let core = UnsafeRawPointer(step.pointee.core)
-        let arrays = core - Int(step.pointee.linesBeforeCore) &* 64
-        var sum = Int(UnsafeRawPointer(step.pointee.unit.toOpaque()).load(as: UInt8.self))
-        sum &+= Int(core.load(as: UInt8.self))
-        var line = 0
-        let lines = Int(step.pointee.touchLines)
-        while line < lines {
-            sum &+= Int(arrays.load(fromByteOffset: line &* 64, as: UInt8.self))
-            line &+= 1
-        }
-        return sum
     }
 
     /// Records the failure on the step and every step above it, as the pull's

@@ -43,7 +43,7 @@ enum RealtimeCommand: BitwiseCopyable {
 /// pointers only. Allocated at `initialize()`, freed at `uninitialize()`;
 /// `RealtimeResources` owns the memory.
 struct RealtimeCore {
-    // The first 64 bytes (the core is 64-aligned in its block, after the arrays a lean render reads): what a steady (lean) render
+    // The first 64 bytes (the core starts its block, 64-aligned): what a steady (lean) render
     // of the unit reads, so a graph of a thousand units touches one line of each core.
     var inputCount: Int
     var inputLists: UnsafeMutablePointer<AudioBufferList>
@@ -135,11 +135,6 @@ final class RealtimeResources {
     /// thousands of units reads it without touching the array's storage.
     let firstOutputChannels: Int
     let outputCount: Int
-    /// Bytes from the hot block's start to the core (a multiple of 64): the arrays a lean render
-    /// reads — input lists, owned input lists, ramps — lie there, just before the core's first
-    /// line, so a render plan touches a unit's lean state as one run of lines ahead of its step
-    /// (`RenderPlan.touchAhead`). Only the realtime side uses those lines.
-    let bytesBeforeCore: Int
     /// One block for everything every render touches — the core and its small
     /// per-element arrays — so a unit's hot state is a few adjacent cache lines.
     private let hot: UnsafeMutableRawPointer
@@ -184,20 +179,17 @@ final class RealtimeResources {
         let slots = initialValues.count
 
         var hotLayout = Layout()
-        // What a lean render reads, in one run: these arrays, then the core's first line.
-        let inputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
-        let ownedInputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
-        let rampsAt = hotLayout.reserve(LinearRamp.self, slots)
-        hotLayout.size = (hotLayout.size + 63) / 64 * 64
         let coreAt = hotLayout.reserve(RealtimeCore.self, 1)
         let channelsAt = hotLayout.reserve(Int.self, outputs)
+        let inputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
+        let ownedInputListsAt = hotLayout.reserve(AudioBufferList.self, inputs)
         let sourcesAt = hotLayout.reserve(InputSource.self, inputs)
         let fadeSourcesAt = hotLayout.reserve(InputSource.self, inputs)
+        let rampsAt = hotLayout.reserve(LinearRamp.self, slots)
         // Written by the control side: on a line of its own.
         hotLayout.size = (hotLayout.size + 63) / 64 * 64
         let sentAt = hotLayout.reserve(Atomic<Int>.self, 1)
         hot = .allocate(byteCount: hotLayout.size, alignment: hotLayout.alignment)
-        bytesBeforeCore = coreAt
 
         var coldLayout = Layout()
         let scratchAt = coldLayout.reserve(Float.self, RealtimeCore.scratchCount * maximumFrames)
