@@ -1,5 +1,7 @@
 import ArgumentParser
 
+extension GraphBenchmark.Case: ExpressibleByArgument {}
+
 struct GraphBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph",
@@ -31,12 +33,26 @@ struct GraphBenchCommand: ParsableCommand {
     @Flag(help: "Render every plan step by the full step, never the lean one (the reference the lean step is measured against).")
     var fullSteps = false
 
+    @Option(help: ArgumentHelp(
+        "Render one case only, for a profiler (perf stat / perf record): chain-graph, chain-loop, mixer-graph or mixer-loop; prints its time per cycle.",
+        valueName: "case"))
+    var only: GraphBenchmark.Case?
+
+    @Option(help: "Gain units of the chain for --only (default 64).")
+    var units = 64
+
     func validate() throws {
+        guard units > 0, units <= 100_000 else { throw ValidationError("--units must be in 1…100000") }
         guard cycles > 0, cycles <= 10_000_000 else { throw ValidationError("--cycles must be in 1…10000000") }
         guard trials > 0, trials <= 100 else { throw ValidationError("--trials must be in 1…100") }
     }
 
     func run() throws {
+        if let only {
+            let perCycle = try GraphBenchmark(cycles: cycles, trials: 1, fullSteps: fullSteps).run(only, units: units)
+            print("\(only.rawValue): \((perCycle * 1000).rounded() / 1000) µs per cycle (\(cycles) cycles)")
+            return
+        }
         let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }

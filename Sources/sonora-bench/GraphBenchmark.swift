@@ -89,6 +89,24 @@ struct GraphBenchmark {
         return (rows, notes)
     }
 
+    /// One case alone (`--only`), for a profiler: nothing else runs in the process.
+    enum Case: String, CaseIterable {
+        case chainGraph = "chain-graph"
+        case chainLoop = "chain-loop"
+        case mixerGraph = "mixer-graph"
+        case mixerLoop = "mixer-loop"
+    }
+
+    /// Microseconds per cycle of `only`.
+    func run(_ only: Case, units: Int) throws -> Double {
+        switch only {
+        case .chainGraph: try gainChainThroughGraph(units: units, cycles: cycles)
+        case .chainLoop: try gainChainByHand(units: units, cycles: cycles)
+        case .mixerGraph: try mixerThroughGraph()
+        case .mixerLoop: try mixerByHand()
+        }
+    }
+
     /// Microseconds per cycle of `body`, over `cycles` cycles after a warm-up.
     func time(cycles: Int? = nil, _ body: (Int) -> Void) -> Double {
         let cycles = cycles ?? self.cycles

@@ -579,9 +579,9 @@ final class RenderPlan {
             let step = steps + index
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {
-                $0.renderPlannedSteady(
+                $0.renderPlannedLean(
                     step.pointee.core, timeStamp: timeStamp, bus: step.pointee.bus, frameCount: frameCount, output: output,
-                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs)
+                    inputs: inputs + step.pointee.firstInput, bindsInputs: step.pointee.bindsInputs, reusesBinding: true)
             }
             if status != .noError {
                 steadyLastCycle = false

@@ -62,41 +62,6 @@ extension AudioUnit {
         return .noError
     }
 
-    /// `renderPlannedLean` in a steady cycle (`RenderPlan`: the last cycle rendered every step
-    /// lean and no unit got a command since): each input is bound as the last cycle found it
-    /// (`RenderPlan.Input.direct`), without comparing its source again — only a command or an
-    /// update's batch (which brings a new plan) changes an input's source, and neither came.
-    /// Realtime-safe.
-    @inline(__always)
-    func renderPlannedSteady(
-        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
-        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
-    ) -> AudioError.Code {
-        let inputCount = core.pointee.inputCount
-        if bindsInputs {
-            for element in 0..<inputCount {
-                let input = inputs + element
-                if input.pointee.direct {
-                    core.pointee.inputLists[element] = input.pointee.list
-                } else {
-                    let status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
-                    if status != .noError {
-                        for earlier in 0..<element where inputs[earlier].direct {
-                            core.pointee.inputLists[earlier] = core.pointee.ownedInputLists[earlier]
-                        }
-                        return status
-                    }
-                }
-            }
-            core.pointee.lastPulledSampleTime = -1
-        } else {
-            for element in 0..<inputCount where inputs[element].direct {
-                core.pointee.inputLists[element] = inputs[element].list
-            }
-        }
-        return processLean(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output, inputs: inputs)
-    }
-
     /// The lean render's second half, after binding: one `process` for the whole cycle, the
     /// inputs unbound, the output cached for a pull in the same cycle.
     @inline(__always)
@@ -130,23 +95,39 @@ extension AudioUnit {
     /// to its source's buffer (or pulled: a render callback, no source, a source the plan
     /// does not know), one `process` for the whole cycle. No crossfade, event, ramp, bypass
     /// or notification can be in play, so this is what `renderPlanned` does in that state,
-    /// without looking for them. Realtime-safe.
+    /// without looking for them.
+    ///
+    /// `reusesBinding`: a steady cycle (`RenderPlan`: the last cycle rendered every step lean
+    /// and no unit got a command since) binds each input as the last cycle found it
+    /// (`RenderPlan.Input.direct`), without comparing its source again — only a command or an
+    /// update's batch (which brings a new plan) changes an input's source, and neither came.
+    /// Callers pass a constant, so each inlined copy keeps only its own branch. Realtime-safe.
     @inline(__always)
     func renderPlannedLean(
         _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
-        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool
+        output: AudioBufferList, inputs: UnsafeMutablePointer<RenderPlan.Input>, bindsInputs: Bool,
+        reusesBinding: Bool = false
     ) -> AudioError.Code {
         let inputCount = core.pointee.inputCount
         if bindsInputs {
             for element in 0..<inputCount {
                 let input = inputs + element
-                if let expected = input.pointee.source, case .connection(let unit, let sourceBus) = core.pointee.inputSources[element],
-                   unit.toOpaque() == expected && sourceBus == input.pointee.bus
+                let direct: Bool
+                if reusesBinding {
+                    direct = input.pointee.direct
+                } else if let expected = input.pointee.source,
+                    case .connection(let unit, let sourceBus) = core.pointee.inputSources[element],
+                    unit.toOpaque() == expected && sourceBus == input.pointee.bus
                 {
+                    direct = true
                     input.pointee.direct = true
+                } else {
+                    direct = false
+                    input.pointee.direct = false
+                }
+                if direct {
                     core.pointee.inputLists[element] = input.pointee.list
                 } else {
-                    input.pointee.direct = false
                     let status = pullInput(element, core, timeStamp: timeStamp, frameCount: frameCount, rendered: nil)
                     if status != .noError {
                         for earlier in 0..<element where inputs[earlier].direct {
