@@ -50,7 +50,12 @@ struct GraphBenchCommand: ParsableCommand {
     func run() throws {
         if let only {
             let perCycle = try GraphBenchmark(cycles: cycles, trials: 1, fullSteps: fullSteps).run(only, units: units)
-            print("\(only.rawValue): \((perCycle * 1000).rounded() / 1000) µs per cycle (\(cycles) cycles)")
+            if json {
+                // One case has no anchor of its own: a plain result object, not a goal row.
+                print("{\"case\": \"\(only.rawValue)\", \"units\": \(units), \"cycles\": \(cycles), \"microseconds_per_cycle\": \(perCycle)}")
+            } else {
+                print("\(only.rawValue): \((perCycle * 1000).rounded() / 1000) µs per cycle (\(cycles) cycles)")
+            }
             return
         }
         let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps).run()

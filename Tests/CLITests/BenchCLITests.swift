@@ -57,6 +57,19 @@ struct BenchCLITests {
         #expect(outcome.status != 0 && outcome.stderr.contains("--trials must be in 1…100"))
     }
 
+    /// `graph --only CASE` renders one case alone (for a profiler) and says how long a cycle took.
+    @Test func graphRendersOneCaseAlone() throws {
+        let text = try bench("graph", "--only", "chain-graph", "--units", "8", "--cycles", "50")
+        #expect(text.status == 0 && text.stdout.hasPrefix("chain-graph: ") && text.stdout.contains("µs per cycle (50 cycles)"), "\(text.stderr)")
+        let json = try bench("graph", "--only", "mixer-loop", "--cycles", "50", "--json")
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["case"] as? String == "mixer-loop" && object?["cycles"] as? Int == 50)
+        #expect((object?["microseconds_per_cycle"] as? Double).map { $0 > 0 && $0.isFinite } == true)
+        let unknown = try bench("graph", "--only", "nothing")
+        #expect(unknown.status != 0 && unknown.stderr.contains("chain-graph"))
+    }
+
     /// The appliance links only what it uses: the benchmark anchors live in sonora-bench.
     @Test func onlySonoraBenchLinksTheAnchors() throws {
         let appliance = try neededLibraries(sonoraBinary!)
