@@ -1,3 +1,4 @@
+import CSonoraSystem
 import Foundation
 import SonoraCore
 import SonoraHAL
@@ -57,7 +58,7 @@ struct NetworkBenchmark {
                 anchorValue: jack.min()!, better: .lower))
             notes.append("slave CPU trials (ms/s): Sonora \(sonora.map { String(format: "%.2f", $0) }.joined(separator: ", ")); jack_net_slave \(jack.map { String(format: "%.2f", $0) }.joined(separator: ", "))")
         }
-        notes.append("master: jackd (dummy backend) + netmanager in its own namespace, started afresh for each slave; CPU is the slave process's threads' run time (schedstat, ns) over the same wall-clock window, per second")
+        notes.append("master: jackd (dummy backend) + netmanager in its own namespace, started afresh for each slave\(BenchNetwork.pinned ? ", on CPU 0, each slave on CPU 1, as on two machines" : ""); CPU is the slave process's threads' run time (schedstat, ns) over the same wall-clock window, per second")
         return (rows, notes)
     }
 
@@ -66,6 +67,8 @@ struct NetworkBenchmark {
         let name = try NetJackDeviceName.parse("slave@\(network.masterAddress),latency=\(latency),name=bench")
         let loop = BenchLoop()
         let device = try network.inSlaveNamespace { () throws -> NetJackSlaveDevice in
+            // libjacknet's process thread and the watcher inherit this thread's CPU.
+            if let cpu = BenchNetwork.slaveCPU { _ = sonora_thread_set_affinity(pthread_self(), Int32(cpu)) }
             let device = try NetJackSlaveDevice(name: name, configuration: AudioDeviceConfiguration(sampleRate: rate, periodFrames: period, inputChannels: 2, outputChannels: 2))
             try device.start(IOProcedure(loop))
             return device
@@ -165,6 +168,15 @@ final class BenchNetwork: @unchecked Sendable {
 
     var masterAddress: String { "10.77.\(subnet).1" }
 
+    /// The master (jackd and its netmanager) on one CPU, the slave under test on another,
+    /// as on two machines: sharing a CPU, a slave at a higher realtime priority than the
+    /// master's sending thread preempts it between the sync packet and the data, and
+    /// blocks twice a cycle; whether it did depended on where the scheduler put it, run
+    /// by run, for either contender. Nil (no pinning) on a one-CPU machine or without taskset.
+    static let pinned = sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+    static var masterCPU: Int? { pinned ? 0 : nil }
+    static var slaveCPU: Int? { pinned ? 1 : nil }
+
     func up(rate: Int, period: Int) throws {
         guard shell([script, "up", prefix, "1", String(subnet)]) == 0 else { throw BenchError("cannot make network namespaces (root and iproute2 needed)") }
         try startMaster(rate: rate, period: period)
@@ -173,8 +185,13 @@ final class BenchNetwork: @unchecked Sendable {
     private func startMaster(rate: Int, period: Int) throws {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["master", prefix, String(rate), String(period)]
+        if let cpu = Self.masterCPU {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-c", String(cpu), script, "master", prefix, String(rate), String(period)]
+        } else {
+            process.executableURL = URL(fileURLWithPath: script)
+            process.arguments = ["master", prefix, String(rate), String(period)]
+        }
         let handle = FileHandle(forWritingAtPath: logPath)!
         process.standardOutput = handle
         process.standardError = handle
@@ -204,7 +221,8 @@ final class BenchNetwork: @unchecked Sendable {
         let loopsBefore = log.components(separatedBy: "looped ").count - 1
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["netns", "exec", "\(prefix)-s1", "jack_net_slave", "-a", masterAddress, "-C", "2", "-P", "2"]
+        let pin = Self.slaveCPU.map { ["taskset", "-c", String($0)] } ?? []
+        process.arguments = ["netns", "exec", "\(prefix)-s1"] + pin + ["jack_net_slave", "-a", masterAddress, "-C", "2", "-P", "2"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
