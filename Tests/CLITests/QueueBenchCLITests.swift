@@ -5,14 +5,7 @@ import Testing
 /// asserted; only that each row is there and well formed, and the start latency in frames.
 @Suite("sonora-bench queue", .serialized, .enabled(if: sonoraBenchBinary != nil, "sonora-bench is not built"))
 struct QueueBenchCLITests {
-    struct Row: Decodable {
-        var metric: String
-        var unit: String
-        var sonora: Double
-        var anchor: String
-        var anchor_value: Double
-        var better: String
-    }
+    typealias Row = BenchmarkJSONRow
 
     func bench(_ arguments: String...) throws -> Outcome { try runProcess(sonoraBenchBinary!, arguments) }
 

@@ -6,14 +6,7 @@ import Testing
 /// options. Timings are never asserted; only that each row and point is there and well formed.
 @Suite("sonora-bench scale", .serialized, .enabled(if: sonoraBenchBinary != nil, "sonora-bench is not built"))
 struct ScaleBenchCLITests {
-    struct Row: Decodable {
-        var metric: String
-        var unit: String
-        var sonora: Double
-        var anchor: String
-        var anchor_value: Double
-        var better: String
-    }
+    typealias Row = BenchmarkJSONRow
 
     struct Series: Decodable {
         var name: String
