@@ -49,9 +49,12 @@ REALTIME_SUITES := SonoraHALTests|VoiceProcessingLoopTests|LatencyCLITests|Voice
 # With them, alone, the suites that judge the whole process's memory (other suites' allocations would move it).
 ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests
 
+# Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
+# its phase with a reason and the name of the test that hung, within CI's budget. The limits
+# are 3-4 times what a phase takes on 2 cores.
 test: build check-imports
-	$(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
-	$(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)'
+	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
+	scripts/bounded.sh 25m $(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)'
 	$(MAKE) --no-print-directory deb-test
 	$(MAKE) --no-print-directory check-package
 	$(MAKE) --no-print-directory tsan
@@ -71,7 +74,7 @@ check-package:
 tsan: deps
 	@mkdir -p .build-tsan && rm -f .build-tsan/tsan-report.*
 	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/tsan-report $$TSAN_OPTIONS" \
-	$(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)' --skip 'ALSATests|ALSALoopTests|VoiceIOGraphTests' \
+	scripts/bounded.sh 45m $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)' --skip 'ALSATests|ALSALoopTests|VoiceIOGraphTests' \
 	|| { status=$$?; for report in .build-tsan/tsan-report.*; do [ -f "$$report" ] && { echo "== $$report" >&2; cat "$$report" >&2; }; done; exit $$status; }
 
 # The benchmarks are their own program (the anchors' libraries stay out of `sonora`).

@@ -64,7 +64,7 @@ master)
             jackd $realtime -d dummy -r "$1" -p "$2" 2>&1 &
             jack=$!
             tries=0
-            until jack_lsp >/dev/null 2>&1; do
+            until timeout 5 jack_lsp >/dev/null 2>&1; do
                 tries=$((tries + 1))
                 if [ $tries -gt 200 ] || ! kill -0 $jack 2>/dev/null; then jack=; break; fi
                 sleep 0.05
@@ -72,26 +72,28 @@ master)
             [ -n "$jack" ] && break
         done
         [ -n "$jack" ] || { echo "jackd did not start" >&2; exit 77; }
-        trap "kill \$jack 2>/dev/null; wait \$jack 2>/dev/null; exit 0" TERM INT
+        # A wedged jackd (a client removed mid-cycle) ignores SIGTERM: SIGKILL after 2 s. The
+        # JACK tools below run under timeout so the trap is never held up behind one of them.
+        trap "kill \$jack 2>/dev/null; i=0; while kill -0 \$jack 2>/dev/null && [ \$i -lt 40 ]; do sleep 0.05; i=\$((i + 1)); done; kill -9 \$jack 2>/dev/null; wait \$jack 2>/dev/null; exit 0" TERM INT
         jack_load netmanager >/dev/null || { echo "jack_load netmanager failed" >&2; exit 77; }
         echo ready
         # Loop each slave back: what it returns (SLAVE:from_slave_N) goes back to it (SLAVE:to_slave_N);
         # or (cross) the first two slaves into each other: A:from_slave_N -> B:to_slave_N and back.
         while kill -0 $jack 2>/dev/null; do
             if [ "$3" = cross ]; then
-                pair=$(jack_lsp 2>/dev/null | grep ":from_slave_" | cut -d: -f1 | sort -u | head -n 2)
+                pair=$(timeout 5 jack_lsp 2>/dev/null | grep ":from_slave_" | cut -d: -f1 | sort -u | head -n 2)
                 if [ "$(echo "$pair" | wc -w)" = 2 ]; then
                     a=$(echo "$pair" | head -n 1); b=$(echo "$pair" | tail -n 1)
-                    for port in $(jack_lsp 2>/dev/null | grep "^$a:from_slave_"); do
-                        jack_connect "$port" "$b:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
+                    for port in $(timeout 5 jack_lsp 2>/dev/null | grep "^$a:from_slave_"); do
+                        timeout 5 jack_connect "$port" "$b:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
                     done
-                    for port in $(jack_lsp 2>/dev/null | grep "^$b:from_slave_"); do
-                        jack_connect "$port" "$a:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
+                    for port in $(timeout 5 jack_lsp 2>/dev/null | grep "^$b:from_slave_"); do
+                        timeout 5 jack_connect "$port" "$a:to_slave_${port##*_}" 2>/dev/null && echo "crossed $port"
                     done
                 fi
             else
-                for port in $(jack_lsp 2>/dev/null | grep ":from_slave_"); do
-                    jack_connect "$port" "$(echo "$port" | sed "s/:from_slave_/:to_slave_/")" 2>/dev/null && echo "looped $port"
+                for port in $(timeout 5 jack_lsp 2>/dev/null | grep ":from_slave_"); do
+                    timeout 5 jack_connect "$port" "$(echo "$port" | sed "s/:from_slave_/:to_slave_/")" 2>/dev/null && echo "looped $port"
                 done
             fi
             sleep 0.1

@@ -38,8 +38,8 @@ struct NetJackLatencyCLITests {
             master.standardError = FileHandle.nullDevice
             try master.run()
             defer {
-                master.terminate()
-                master.waitUntilExit()
+                // Bounded: a wedged jackd ignores SIGTERM; `down` (deferred above) kills the rest.
+                master.stop(grace: 5)
             }
             let outcome = try runProcess(
                 "/usr/sbin/ip",

@@ -75,14 +75,31 @@ struct NetJackAlignmentTests {
         }
     }
 
-    @Test("each slave hears the other at a constant lag of whole periods; the two lags sum to the paths' latency alone")
-    func twoSlavesAreSampleAligned() throws {
+    /// What one run left: each probe's counts and the devices' interruption counters.
+    struct Run {
+        var probes: [CounterProbe]
+        var start: [Int]
+        var crossed: Bool
+        var completed: Bool
+        var interruptions: [Int]
+        var lostCycles: [Int]
+        var packetErrors: [Int]
+        var masterLog: String
+        /// The master stalled or dropped a slave (on a loaded VM, jackd reports "client … was
+        /// not finished" and later "jack_sem … already deallocated"): nothing to judge alignment on.
+        var disturbed: Bool { !crossed || !completed || interruptions.contains { $0 > 0 } || lostCycles.contains { $0 > 0 } }
+    }
+
+    static let seconds = 10
+    static var cycles: Int { seconds * rate / period }
+
+    /// A fresh rig (namespaces, master, two slaves) for one run of `seconds`.
+    func runOnce() throws -> Run {
         let rig = NetJackRig(slaves: 2)
         defer { rig.tearDown() }
         try rig.up()
         try rig.startJackMaster(rate: Self.rate, period: Self.period, crossed: true)
-        let seconds = 10
-        let capacity = Self.rate * (seconds + 40)
+        let capacity = Self.rate * (Self.seconds + 40)
         let probes = [CounterProbe(capacity: capacity), CounterProbe(capacity: capacity)]
         var devices: [NetJackSlaveDevice] = []
         defer { devices.forEach { $0.stop() } }
@@ -94,17 +111,42 @@ struct NetJackAlignmentTests {
                 return device
             })
         }
-        #expect(rig.waitForCrossings(2), "\(rig.masterLog.text)")
+        let crossed = rig.waitForCrossings(2)
         // Both slaves hear each other for `seconds` from here on. Judged from 40 cycles after
         // both crossings were made: jackd re-orders its graph as each connection is made (the
         // second one closes the A ⇄ B cycle and becomes the delayed feedback edge), so the
         // lags settle only once both are there.
         let start = probes.map { $0.cycles.load(ordering: .acquiring) }
-        let cycles = seconds * Self.rate / Self.period
-        for (probe, first) in zip(probes, start) {
-            #expect(waitFor(seconds: Double(seconds) * 3) { probe.cycles.load(ordering: .acquiring) >= first + cycles })
+        var completed = crossed
+        for (probe, first) in zip(probes, start) where completed {
+            completed = waitFor(seconds: Double(Self.seconds) * 3) { probe.cycles.load(ordering: .acquiring) >= first + Self.cycles }
         }
         devices.forEach { $0.stop() }
+        return Run(
+            probes: probes, start: start, crossed: crossed, completed: completed,
+            interruptions: devices.map { $0.statistics.interruptions }, lostCycles: devices.map { $0.lostCycles },
+            packetErrors: devices.map { $0.packetErrors }, masterLog: rig.masterLog.text)
+    }
+
+    @Test("each slave hears the other at a constant lag of whole periods; the two lags sum to the paths' latency alone")
+    func twoSlavesAreSampleAligned() throws {
+        var run = try runOnce()
+        // A run the master disturbed (a stall past its deadline dropped a slave) says nothing
+        // about alignment: it is recorded and run once more on a fresh rig; the second run is
+        // judged whatever happens to it.
+        if run.disturbed {
+            let first = run
+            withKnownIssue("the master stalled or dropped a slave (a loaded VM): run once more", isIntermittent: true) {
+                Issue.record("""
+                    crossed \(first.crossed), completed \(first.completed), interruptions \(first.interruptions), \
+                    lost cycles \(first.lostCycles); master: \(first.masterLog.suffix(1500))
+                    """)
+            }
+            run = try runOnce()
+        }
+        #expect(run.crossed, "\(run.masterLog.suffix(3000))")
+        #expect(run.completed, "a slave stopped cycling: \(run.masterLog.suffix(3000))")
+        let probes = run.probes, start = run.start, cycles = Self.cycles
         let ran = probes.map { $0.cycles.load(ordering: .acquiring) * Self.period }
         let settled = start.map { ($0 + 40) * Self.period }
         let heardByA = probes[0].lags(from: settled[0], upTo: ran[0]), heardByB = probes[1].lags(from: settled[1], upTo: ran[1])
@@ -129,10 +171,8 @@ struct NetJackAlignmentTests {
             #expect(heardByA.lags.count == 1 && heardByB.lags.count == 1, "runs A \(heardByA.runs.prefix(12)), B \(heardByB.runs.prefix(12))")
             #expect(lagA + lagB == (2 * Self.latency + 1) * Self.period, "lags \(lagA) + \(lagB) frames")
         }
-        for device in devices {
-            #expect(device.statistics.interruptions == 0)
-            #expect(device.lostCycles == 0)
-            #expect(device.packetErrors == 0)
-        }
+        #expect(run.interruptions == [0, 0])
+        #expect(run.lostCycles == [0, 0])
+        #expect(run.packetErrors == [0, 0])
     }
 }

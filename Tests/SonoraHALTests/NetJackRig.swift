@@ -84,12 +84,15 @@ final class NetJackRig: @unchecked Sendable {
         _ = script(["link", prefix, String(slave), up ? "up" : "down"])
     }
 
+    /// Bounded: a master that does not leave on SIGTERM within 5 s (a wedged jackd keeps its
+    /// script waiting) is killed with everything else in the namespaces by `down`.
     func tearDown() {
         if let master, master.isRunning {
             master.terminate()
-            master.waitUntilExit()
+            if !master.waitForExit(seconds: 5) { print("NetJackRig: the master did not stop on SIGTERM within 5 s; killing it: \(masterLog.text.suffix(2000))") }
         }
         _ = script(["down", prefix])
+        master?.stop(signal: SIGKILL, grace: 5)
     }
 
     /// Runs `body` on a new thread inside namespace `name` (e.g. "\(prefix)-s1") and waits for it.

@@ -100,8 +100,9 @@ public final class JACKTestServer: @unchecked Sendable {
     /// Runs a JACK tool against this server and returns its stdout (e.g. `jack_lsp -l`).
     public func tool(_ name: String, _ arguments: [String]) -> String {
         let tool = Process()
-        tool.executableURL = URL(fileURLWithPath: "/usr/bin/\(name)")
-        tool.arguments = arguments  // (the server through JACK_DEFAULT_SERVER: not every tool takes -s)
+        // Through coreutils' timeout: a tool talking to a wedged server would wait forever.
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        tool.arguments = ["10", "/usr/bin/\(name)"] + arguments  // (the server through JACK_DEFAULT_SERVER: not every tool takes -s)
         tool.environment = environment
         let pipe = Pipe()
         tool.standardOutput = pipe
@@ -118,10 +119,8 @@ public final class JACKTestServer: @unchecked Sendable {
 
     private func stop(signal: Int32) {
         guard let process else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, signal)
-            process.waitUntilExit()
-        }
+        // Bounded: a wedged jackd ignores SIGTERM (then SIGKILL after 5 s).
+        process.stop(signal: signal, grace: 5)
         self.process = nil
         // What jackd keeps in /dev/shm under this server's name (its socket and semaphores).
         let files = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
