@@ -6,6 +6,8 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,6 +48,37 @@ int sonora_lock_memory_on_fault(void) {
     errno = EINVAL;
     return -1;
 #endif
+}
+
+size_t sonora_drop_mapped_code(void) {
+    FILE *smaps = fopen("/proc/self/smaps", "re");
+    if (!smaps) return 0;
+    char line[4096];
+    unsigned long start = 0, end = 0;
+    int candidate = 0;
+    size_t dropped = 0;
+    while (fgets(line, sizeof line, smaps)) {
+        unsigned long low, high;
+        char perms[8];
+        int path = 0;
+        /* A mapping's header: "start-end perms offset dev inode [path]". */
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &low, &high, perms, &path) == 3 && strchr(line, '-') < strchr(line, ' ')) {
+            start = low;
+            end = high;
+            /* Executable, private, read-only code of a file: its pages are the file's own. */
+            candidate = strcmp(perms, "r-xp") == 0 && path > 0 && line[path] == '/';
+            continue;
+        }
+        unsigned long anonymous;
+        if (candidate && sscanf(line, "Anonymous: %lu kB", &anonymous) == 1) {
+            /* A page written since it was mapped (text relocations, a debugger's breakpoint)
+               is the only copy: such a mapping is left alone. */
+            if (anonymous == 0 && madvise((void *)start, end - start, MADV_DONTNEED) == 0) dropped += end - start;
+            candidate = 0;
+        }
+    }
+    fclose(smaps);
+    return dropped;
 }
 
 int sonora_current_cpu(void) {

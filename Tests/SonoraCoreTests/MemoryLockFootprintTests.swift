@@ -45,6 +45,40 @@ import Testing
         return total
     }
 
+    /// Kilobytes resident of file-backed executable mappings (the binary's and libraries' code).
+    private static func residentCodeKilobytes() -> Int {
+        guard let file = fopen("/proc/self/smaps", "r") else { return -1 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4096)
+        var code = false
+        var total = 0
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let fields = text.split(whereSeparator: \.isWhitespace)
+            if let first = fields.first, first.contains("-"), fields.count >= 5, first.first?.isHexDigit == true {
+                code = fields.count >= 6 && fields[5].hasPrefix("/") && fields[1] == "r-xp"
+            } else if code, fields.first == "Rss:" {
+                total += Int(fields[1]) ?? 0
+            }
+        }
+        return total
+    }
+
+    /// What start-up ran (and the kernel mapped around it) is not locked: the code mapped
+    /// before locking is dropped first and only what runs afterwards faults back in.
+    @Test(.enabled(if: getuid() == 0, "mlockall needs root or a large RLIMIT_MEMLOCK"))
+    func lockingMemoryLeavesTheCodeRunBeforeItOut() throws {
+        let before = Self.residentCodeKilobytes()
+        try #require(before > 8 * 1024, "only \(before) kB of code resident: nothing to prove")
+        let warning = RealtimeThread.lockMemory()
+        let after = Self.residentCodeKilobytes()
+        RealtimeThread.unlockMemory()
+        #expect(warning == nil)
+        // What faults back in meanwhile: this test's smaps reading and the suites beside it.
+        #expect(after < before / 2, "resident code \(before) kB before lockMemory(), \(after) kB after")
+        print("MemoryLockFootprintTests: resident code \(before) kB before lockMemory(), \(after) kB after")
+    }
+
     @Test(.enabled(if: getuid() == 0, "mlockall needs root or a large RLIMIT_MEMLOCK"))
     func lockingMemoryFaultsInNothingUntouched() throws {
         let untouched = Self.mappedFileKilobytesNotResident()

@@ -23,6 +23,14 @@ void sonora_prefault_stack(size_t bytes);
 /// and those it touches later, not every page of every mapped library. Returns 0 or -1 with errno.
 int sonora_lock_memory_on_fault(void);
 
+/// Unmaps the pages of the process's file-backed, read-only code mappings (the binary's and
+/// the libraries' text) that are mapped now: they stay in the page cache and fault back in
+/// when run again. Called before locking memory on fault, so what is locked is the code run
+/// from then on, not everything start-up ran (argument parsing, YAML, graph building) or the
+/// kernel's fault-around mapped beside it (64 KB per fault). A mapping with a written
+/// (anonymous) page is left alone. Returns the bytes of mappings dropped.
+size_t sonora_drop_mapped_code(void);
+
 /// The CPU the calling thread runs on (sched_getcpu), or -1.
 int sonora_current_cpu(void);
 
