@@ -75,7 +75,6 @@ if installed=$(dpkg-query -W -f '${Status} ${Version}' sonora 2>/dev/null) && [[
 fi
 dpkg -i "$deb" >/dev/null || fail "dpkg -i $deb"
 cleanup() {
-  [[ -z "${made_run_folder:-}" ]] || rmdir /run/sonora 2>/dev/null || true
   [[ -n "${SONORA_DEB_KEEP:-}" ]] || dpkg --purge sonora >/dev/null 2>&1 || true
   rm -rf "${work:-}"
 }
@@ -106,11 +105,8 @@ hidden sh -c "[ ! -e '$swift_root/bin/swift' ]" || fail "could not hide $swift_r
 [[ $(hidden /usr/bin/sonora --version) == "$version" ]] || fail "sonora --version is not $version"
 pass "sonora --version: $version (toolchain hidden)"
 # The shipped config's session socket is in /run/sonora, which systemd makes for the service
-# (RuntimeDirectory=sonora in sonora.service) and removes when it stops; check the config as
-# the service sees it, with the folder there.
-if [[ ! -d /run/sonora ]]; then
-  install -d -o sonora -g sonora -m 0755 /run/sonora && made_run_folder=1
-fi
+# (RuntimeDirectory=sonora) and `sonora run` makes when it is missing: right after the install,
+# before the service ever ran, the config checks as it is.
 hidden /usr/bin/sonora check /etc/sonora/sonora.yaml || fail "sonora check /etc/sonora/sonora.yaml"
 pass "sonora check /etc/sonora/sonora.yaml"
 

@@ -37,6 +37,21 @@ struct ApplianceProtocolTests {
         server.stop()
     }
 
+    @Test("a missing folder is made: 0700 alone, 0750 and the group's with a group (as /run/sonora before the service ran)")
+    func makesTheFolder() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")
+        for group in [nil, getgid()] as [gid_t?] {
+            let runtime = folder.path(group == nil ? "alone" : "shared")
+            let server = try ApplianceServer(path: runtime + "/server.sock", group: group, format: ApplianceTestRig.format, handler: RecordingSessionHandler(), logger: .init(label: "t"))
+            var info = stat()
+            #expect(stat(runtime, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
+            #expect(info.st_mode & 0o777 == (group == nil ? 0o700 : 0o750))
+            if let group { #expect(info.st_gid == group) }
+            #expect(isApplianceRunning(path: runtime + "/server.sock"))
+            server.stop()
+        }
+    }
+
     @Test("a file that is not a socket is never replaced")
     func refusesToReplaceFile() throws {
         let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")

@@ -134,7 +134,9 @@ struct SessionConfigurationTests {
                 let configuration = try ConfigurationParser.parse("nodes:\n  - {id: t, kind: tone}\nconnections:\n  - {from: t, to: output}\n" + text, file: file)
                 return PipelineBuilder.check(configuration).map { "\($0.location.line):\($0.location.column): \($0.message)" }
             }
-            #expect(try check("session: {socket: missing/server.sock}\n") == ["5:19: session.socket: folder \(folder)/missing does not exist"])
+            // The server makes the last folder (as RuntimeDirectory= does), not a deeper path.
+            #expect(try check("session: {socket: missing/server.sock}\n") == [])
+            #expect(try check("session: {socket: missing/deeper/server.sock}\n") == ["5:19: session.socket: folder \(folder)/missing/deeper does not exist, and \(folder)/missing is not a folder it can be made in"])
             _ = FileManager.default.createFile(atPath: folder + "/taken", contents: Data("mine".utf8))
             #expect(try check("session:\n  socket: taken\n") == ["6:11: session.socket: \(folder)/taken is a regular file, not a socket; it is never replaced — choose another path"])
             #expect(FileManager.default.contents(atPath: folder + "/taken") == Data("mine".utf8))

@@ -43,7 +43,8 @@ public final class ApplianceServer: @unchecked Sendable {
     private var nextStream = 1
     private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
 
-    /// Binds `path` (its folder is created 0700 if missing; a stale socket is replaced,
+    /// Binds `path` (its folder is created if missing: 0700, or with `group` 0750 and owned
+    /// by it, so the group's members can reach the socket; a stale socket is replaced,
     /// anything else there is refused). With `group`, the socket is 0660 and owned by it.
     public init(
         path: String, group: gid_t? = nil, limits: ApplianceServerLimits = ApplianceServerLimits(), format: ApplianceServerFormat,
@@ -57,7 +58,11 @@ public final class ApplianceServer: @unchecked Sendable {
         streams = ApplianceStreamTable(capacity: limits.maximumStreams)
         var address = try ApplianceSocket.address(path)
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !folder.isEmpty { _ = mkdir(folder, 0o700) }
+        if !folder.isEmpty, mkdir(folder, group == nil ? 0o700 : 0o750) == 0, let group {
+            // (mkdir's mode passes through the umask: set it exactly.)
+            _ = chown(folder, uid_t.max, group)
+            _ = chmod(folder, 0o750)
+        }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {

@@ -7,7 +7,9 @@ extension BuildContext {
         let sectionLocation = session.location ?? fileLocation
         if let path = configuration.sessionSocketPath {
             let location = session.socketLocation ?? sectionLocation
-            if let problem = ControlSocketPath.problem(for: path) {
+            // The server makes a missing last folder (as systemd's RuntimeDirectory= does for
+            // the service): /run/sonora on a machine where the service has not run yet.
+            if let problem = ControlSocketPath.problem(forFolderMadeIfMissing: path) {
                 error(location, "session.socket: \(problem)")
             } else if path == configuration.socketPath {
                 error(location, "session.socket is the control socket's path (\(path)); give each its own")

@@ -36,6 +36,13 @@ public enum ControlSocketPath {
         staticProblem(path)?.message
     }
 
+    /// As `problem(for:)`, for a server that makes the socket's folder when it is missing
+    /// (the session server, as systemd's RuntimeDirectory= would): a missing folder is fine
+    /// when its own parent is a folder it can write in.
+    public static func problem(forFolderMadeIfMissing path: String) -> String? {
+        staticProblem(path, folderMadeIfMissing: true)?.message
+    }
+
     /// The path's state for a server about to bind it, or what is wrong with it: every
     /// problem `problem(for:)` finds, and a live server already there. To tell live from
     /// stale it connects once (non-blocking) to an existing socket.
@@ -47,7 +54,7 @@ public enum ControlSocketPath {
         return .success(.staleSocket)
     }
 
-    private static func staticProblem(_ path: String) -> Problem? {
+    private static func staticProblem(_ path: String, folderMadeIfMissing: Bool = false) -> Problem? {
         guard !path.isEmpty else { return Problem("the socket path is empty") }
         let length = path.utf8.count
         guard length <= maximumPathBytes else {
@@ -75,7 +82,14 @@ public enum ControlSocketPath {
         let folder = parentFolder(of: path)
         var parent = stat()
         guard stat(folder, &parent) == 0 else {
-            return Problem("folder \(folder) \(errno == ENOENT ? "does not exist" : String(cString: strerror(errno)))")
+            let reason = errno
+            if reason == ENOENT && folderMadeIfMissing {
+                let above = parentFolder(of: folder)
+                var grandparent = stat()
+                if stat(above, &grandparent) == 0, grandparent.st_mode & S_IFMT == S_IFDIR, access(above, W_OK | X_OK) == 0 { return nil }
+                return Problem("folder \(folder) does not exist, and \(above) is not a folder it can be made in")
+            }
+            return Problem("folder \(folder) \(reason == ENOENT ? "does not exist" : String(cString: strerror(reason)))")
         }
         guard parent.st_mode & S_IFMT == S_IFDIR else { return Problem("\(folder) is not a folder") }
         guard access(folder, W_OK | X_OK) == 0 else { return Problem("cannot create a socket in \(folder) (not writable)") }
