@@ -29,7 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // `sonora ctl metrics` and the opt-in /metrics endpoint: Prometheus' text exposition (swift-prometheus brings swift-metrics' CoreMetrics).
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),  // MetricNameDescriptor
     ],
     targets: [
         // C layer: a module map and a shim header per system library, found through pkg-config.
