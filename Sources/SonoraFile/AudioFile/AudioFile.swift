@@ -439,7 +439,8 @@ public final class AudioFile {
         var bytes = [UInt8](repeating: 0, count: count * packetSize)
         let read = bytes.withUnsafeMutableBytes { sf_read_raw(handle, $0.baseAddress, sf_count_t($0.count)) }
         guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
-        return Array(bytes.prefix(Int(read)))
+        bytes.removeLast(bytes.count - Int(read))  // in place: a short read is not copied again
+        return bytes
     }
 
     /// Appends raw PCM bytes through libsndfile.
