@@ -98,6 +98,8 @@ final class RenderPlan {
     let inPlaceSteps: Int
     /// Steps rendered by the lean path so far (tests: that it was taken, and when not).
     @exclusivity(unchecked) private(set) var leanStepsTaken = 0
+    /// Steps whose unit's compact kernel the steady cycles run (`SteadySlot`), as last filled.
+    var compactSteadySteps: Int { (0..<stepCount).reduce(0) { $0 + (slots[$1].kernel == .unit ? 0 : 1) } }
     /// Cycles rendered as steady (every step lean, no step checked) so far.
     @exclusivity(unchecked) private(set) var steadyCycles = 0
 
