@@ -61,6 +61,9 @@ final class RenderPlan {
     let opCount: Int
     /// The steps in exit (render) order, for a steady cycle (no enters to make).
     let exits: UnsafeMutablePointer<Int32>
+    /// A steady cycle's steps in render order, compact (`SteadySlot`); filled at the end of a
+    /// cycle that makes the next one steady.
+    let slots: UnsafeMutablePointer<SteadySlot>
     /// Whether every step may take the lean path, and the largest frame count every unit takes.
     let allCanBeLean: Bool
     let steadyFrameLimit: Int
@@ -95,6 +98,8 @@ final class RenderPlan {
     let inPlaceSteps: Int
     /// Steps rendered by the lean path so far (tests: that it was taken, and when not).
     @exclusivity(unchecked) private(set) var leanStepsTaken = 0
+    /// Steps whose unit's compact kernel the steady cycles run (`SteadySlot`), as last filled.
+    var compactSteadySteps: Int { (0..<stepCount).reduce(0) { $0 + (slots[$1].kernel == .unit ? 0 : 1) } }
     /// Cycles rendered as steady (every step lean, no step checked) so far.
     @exclusivity(unchecked) private(set) var steadyCycles = 0
 
@@ -115,6 +120,10 @@ final class RenderPlan {
         let exitOrder = ops.filter { $0 & 1 == 1 }.map { $0 >> 1 }
         exits = .allocate(capacity: max(exitOrder.count, 1))
         exits.initialize(from: exitOrder, count: exitOrder.count)
+        slots = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<SteadySlot>.stride * max(exitOrder.count, 1), alignment: 64
+        ).bindMemory(to: SteadySlot.self, capacity: max(exitOrder.count, 1))
+        slots.initialize(repeating: SteadySlot(), count: max(exitOrder.count, 1))
         allCanBeLean = !steps.isEmpty && steps.allSatisfy(\.canBeLean) && exitOrder.count == steps.count
         self.steadyFrameLimit = steadyFrameLimit
         self.buffers = buffers
@@ -128,6 +137,7 @@ final class RenderPlan {
         inputs.deallocate()
         ops.deallocate()
         exits.deallocate()
+        slots.deallocate()
     }
 
     /// Compiles the graph pulled from `head`, or says why it cannot be planned (the graph
@@ -569,12 +579,40 @@ final class RenderPlan {
             if status != .noError { return fail(status, from: index) }
         }
         steadyLastCycle = allCanBeLean && lean == stepCount
+        if steadyLastCycle { fillSteadySlots() }
         return .noError
+    }
+
+    /// Fills `slots` for the steady cycles that follow a cycle in which every step was lean
+    /// (its bindings are in `inputs`). A step gets its unit's compact kernel when the unit has
+    /// one and nothing else of its lean render is in play: not the head (its buffers are the
+    /// caller's, new each cycle), one input element bound directly to a plan buffer (so no
+    /// binding to make or undo), no output cache to fill. Otherwise `.unit`: the lean render.
+    private func fillSteadySlots() {
+        for position in 0..<stepCount {
+            let step = steps + Int(exits[position])
+            let core = step.pointee.core
+            var slot = SteadySlot()
+            if !step.pointee.isHead && step.pointee.bindsInputs && core.pointee.inputCount == 1
+                && !core.pointee.cachesOutput && inputs[step.pointee.firstInput].direct,
+                let compact = step.pointee.unit._withUnsafeGuaranteedRef({
+                    $0.steadySlot(core, input: inputs[step.pointee.firstInput].list, output: step.pointee.output)
+                })
+            {
+                slot = compact
+            }
+            slots[position] = slot
+        }
     }
 
     /// A cycle in which every step is steady: each step's lean render, in render order.
     private func renderSteady(timeStamp: AudioTimeStamp, frameCount: Int, headOutput: AudioBufferList) -> AudioError.Code {
         for position in 0..<stepCount {
+            let slot = slots + position
+            if slot.pointee.kernel == .gain {
+                GainUnit.renderSteady(slot, frameCount: frameCount)
+                continue
+            }
             let index = Int(exits[position])
             let step = steps + index
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)

@@ -289,6 +289,13 @@ open class AudioUnit: @unchecked Sendable {
     /// Whether a render of element `element` requires a source on every input (else `-10876`).
     open var requiresConnectedInputs: Bool { true }
 
+    /// The compact form of this unit's steady render from `input` to `output` (its one input
+    /// bound to a render plan's buffer) for a plan's steady cycles (`SteadySlot`), or nil if it
+    /// has none. Called on the realtime side between cycles: reads the core only.
+    func steadySlot(_ core: UnsafeMutablePointer<RealtimeCore>, input: AudioBufferList, output: AudioBufferList) -> SteadySlot? {
+        nil
+    }
+
     // MARK: Realtime commands
 
     func send(_ command: RealtimeCommand) {

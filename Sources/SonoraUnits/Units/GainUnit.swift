@@ -62,6 +62,44 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
         channel == 0 ? min(1, 1 - pan) : min(1, 1 + pan)
     }
 
+    /// The gain a steady slice scales by (before balance).
+    @inline(__always)
+    static func linearGain(decibels: Float, muted: Bool) -> Float {
+        muted ? 0 : Decibels.toLinear(decibels)
+    }
+
+    /// A render plan's steady cycle: `process` without a ramp, from the compact slot
+    /// `steadySlot(_:input:output:)` filled (gain in dB, mute, pan). Same arithmetic.
+    @inline(__always)
+    static func renderSteady(_ slot: UnsafePointer<SteadySlot>, frameCount: Int) {
+        let gain = linearGain(decibels: slot.pointee.value0, muted: slot.pointee.value1 >= 0.5)
+        if slot.pointee.channelCount == 2 {
+            let pan = slot.pointee.value2
+            Mixing.copy(slot.pointee.input0!, to: slot.pointee.output0!, count: frameCount, gain: gain * balance(pan, channel: 0))
+            Mixing.copy(slot.pointee.input1!, to: slot.pointee.output1!, count: frameCount, gain: gain * balance(pan, channel: 1))
+        } else {
+            Mixing.copy(slot.pointee.input0!, to: slot.pointee.output0!, count: frameCount, gain: gain)
+        }
+    }
+
+    override func steadySlot(_ core: UnsafeMutablePointer<RealtimeCore>, input: AudioBufferList, output: AudioBufferList) -> SteadySlot? {
+        let channels = output.channelCount
+        guard channels == 1 || channels == 2, input.channelCount == channels else { return nil }
+        var slot = SteadySlot()
+        slot.kernel = .gain
+        slot.channelCount = Int32(channels)
+        slot.input0 = input.samples(0)
+        slot.output0 = output.samples(0)
+        if channels == 2 {
+            slot.input1 = input.samples(1)
+            slot.output1 = output.samples(1)
+        }
+        slot.value0 = core.pointee.ramps[gainSlot].value
+        slot.value1 = core.pointee.ramps[muteSlot].value
+        slot.value2 = core.pointee.ramps[panSlot].value
+        return slot
+    }
+
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let input = context.input(0)
         let output = context.output
@@ -79,7 +117,7 @@ public final class GainUnit: AudioUnit, @unchecked Sendable {
                 }
             }
         } else {
-            let gain = muted ? 0 : Decibels.toLinear(context.parameter(gainSlot))
+            let gain = Self.linearGain(decibels: context.parameter(gainSlot), muted: muted)
             for channel in 0..<output.channelCount {
                 let side = stereo ? Self.balance(pan, channel: channel) : 1
                 Mixing.copy(input.samples(channel), to: output.samples(channel), count: context.frameCount, gain: gain * side)

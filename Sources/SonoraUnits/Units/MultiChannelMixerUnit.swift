@@ -40,6 +40,11 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     @exclusivity(unchecked) private var meters: UnsafeMutablePointer<LevelMeter>?
     @exclusivity(unchecked) private var meterCount = 0
     @exclusivity(unchecked) private var gainScratch: UnsafeMutablePointer<Float>?
+    /// Per input element, the meters `process` measured this cycle and publishes after the
+    /// inputs: pre-fader channels in the low byte, post-fader channels in the high byte.
+    /// Publishing right after each measure put a square root on the meter's result in the
+    /// path of every input; after the loop the roots are independent of each other.
+    @exclusivity(unchecked) private var measuredMeters: UnsafeMutablePointer<UInt16>?
     /// Slot of element 0 of each meter parameter: [pre average, pre peak, post average, post peak][input channel], then
     /// [output average, output peak][output channel].
     @exclusivity(unchecked) private var meterSlots: UnsafeMutablePointer<Int>?
@@ -198,6 +203,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             (meteringSeen! + element).initialize(to: on)
         }
         gainScratch = .allocate(capacity: maximumFramesPerSlice)
+        measuredMeters = .allocate(capacity: max(1, inputCount))
+        measuredMeters!.initialize(repeating: 0, count: max(1, inputCount))
     }
 
     public override func deallocateRenderResources() {
@@ -205,6 +212,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         meters = nil
         gainScratch?.deallocate()
         gainScratch = nil
+        measuredMeters?.deallocate()
+        measuredMeters = nil
         meterSlots?.deallocate()
         meterSlots = nil
         meteringFlags?.deallocate()
@@ -232,7 +241,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let meters, let gains = gainScratch, let table = meterSlots else { return .uninitialized }
+        guard let meters, let gains = gainScratch, let table = meterSlots, let measured = measuredMeters else { return .uninitialized }
         let output = context.output
         let frames = context.frameCount
         output.clear()
@@ -254,12 +263,10 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                     for channel in 0..<channels { context.publish(0, slot: table[kind * metered + channel] + element) }
                 }
             }
+            measured[element] = 0
             if metering {
-                for channel in 0..<channels {
-                    preMeters[channel].measure(input.samples(channel), count: frames)
-                    context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: table[channel] + element)
-                    context.publish(Float(preMeters[channel].peak), slot: table[metered + channel] + element)
-                }
+                for channel in 0..<channels { preMeters[channel].measure(input.samples(channel), count: frames) }
+                measured[element] = UInt16(channels) | (enabled ? UInt16(min(input.channelCount, metered)) << 8 : 0)
             }
             guard enabled else { continue }
             for inputChannel in 0..<input.channelCount {
@@ -270,12 +277,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 } else {
                     Mixing.copy(source, to: gains, count: frames, gain: volume)
                 }
-                if metering && inputChannel < metered {
-                    postMeters[inputChannel].measure(gains, count: frames)
-                    context.publish(
-                        Float(postMeters[inputChannel].meanSquare.squareRoot()), slot: table[2 * metered + inputChannel] + element)
-                    context.publish(Float(postMeters[inputChannel].peak), slot: table[3 * metered + inputChannel] + element)
-                }
+                if metering && inputChannel < metered { postMeters[inputChannel].measure(gains, count: frames) }
                 if input.channelCount == 1 && outputChannels == 2 {
                     let (left, right) = PanLaw.equalPower.gains(pan: pan)
                     Mixing.add(gains, into: output.samples(0), count: frames, gain: left)
@@ -287,6 +289,18 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 } else {
                     Mixing.add(gains, into: output.samples(inputChannel % outputChannels), count: frames, gain: 1)
                 }
+            }
+        }
+        for element in 0..<inputCount where measured[element] != 0 {
+            let preMeters = meters + element * 2 * metered
+            let postMeters = preMeters + metered
+            for channel in 0..<Int(measured[element] & 0xFF) {
+                context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: table[channel] + element)
+                context.publish(Float(preMeters[channel].peak), slot: table[metered + channel] + element)
+            }
+            for channel in 0..<Int(measured[element] >> 8) {
+                context.publish(Float(postMeters[channel].meanSquare.squareRoot()), slot: table[2 * metered + channel] + element)
+                context.publish(Float(postMeters[channel].peak), slot: table[3 * metered + channel] + element)
             }
         }
         if context.isRamping(slots.outputVolume) {
