@@ -7,8 +7,9 @@ import SonoraFile
 /// layer reads, and kept as Float32 for the render side.
 public final class ALBuffer: @unchecked Sendable {
     let device: ALDevice
-    /// The context that made it: where its errors are recorded.
-    private weak var context: ALContext?
+    /// The sticky error of the context that made it: where its errors are recorded (held
+    /// strongly, not the context weakly: see `ALErrorState`).
+    private let errors: ALErrorState
     // Under the device's lock.
     var storage: ALBufferStorage?
     /// Sources using it (as their buffer or in their queue): it cannot change or be deleted then.
@@ -17,7 +18,7 @@ public final class ALBuffer: @unchecked Sendable {
 
     init(device: ALDevice, context: ALContext) {
         self.device = device
-        self.context = context
+        errors = context.errors
     }
 
     /// AL_FREQUENCY (0 before data is set).
@@ -103,7 +104,7 @@ public final class ALBuffer: @unchecked Sendable {
     }
 
     func record(_ error: ALError, _ message: String) -> ALError {
-        context?.recordLocked(error, message) ?? error
+        errors.record(error, message)
     }
 }
 

@@ -34,6 +34,10 @@ extension ALContext {
         mix.directGain = properties.directFilter.broadbandGain
         mix.directHighDB = properties.directFilter.highShelfDecibels
         mix.directLowDB = properties.directFilter.lowShelfDecibels
+        // A send feeds only a live slot of this context, and every live slot is in
+        // `effectSlots`: without one, every send is off (the defaults above), and the loop
+        // below (a retain of the sends and of each slot, per changed source and update) is skipped.
+        guard !effectSlots.isEmpty else { return mix }
         var levels = ALEffectsMix.PerBus(repeating: 0)
         var filtered = ALEffectsMix.PerBus(repeating: 0)
         for send in source.sends {

@@ -27,8 +27,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
     /// sends each source has.
     var effectSlots: [ALAuxiliaryEffectSlot] = []
     let maxAuxiliarySends: Int
-    private var error: ALError?
-    private var errorMessage: String?
+    /// The sticky error, shared with the buffers made here (see `ALErrorState`).
+    let errors = ALErrorState()
+    /// What the session holds (weakly) instead of the context (see `ALContextSessionLink`).
+    private var sessionLink: ALContextSessionLink?
     private var explicitlySuspended = false
     private var interrupted = false
     /// An interruption ended: the next makeCurrent (or process) resumes.
@@ -58,7 +60,7 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         maxAuxiliarySends = sends
         self.device = device
         self.attributes = attributes
-        listener = ALListener()
+        listener = ALListener(device: device, errors: errors)
         let frequency = try device.locked { () throws(ALError) -> Int in
             if device.contexts.isEmpty, let requested = attributes.frequency, !device.isLoopback { return requested }
             return device.frequency
@@ -66,7 +68,6 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         renderer = try ALContextRenderer(
             frequency: frequency, channels: device.channels, monoSources: mono, stereoSources: stereo,
             hrtf: attributes.hrtf == true && device.channels == 2, maximumFrames: ALDevice.maximumFrames)
-        listener.context = self
         try device.locked { () throws(ALError) in
             try device.attach(self, frequency: attributes.frequency)
             guard device.insert(renderer) else {
@@ -80,9 +81,14 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
                 throw error
             }
         }
+        // Held strongly until destroy (set once nothing above can fail: a context that failed to
+        // be made must not be kept by its listener).
+        device.locked { listener.context = self }
         let session = AudioSession.current
         self.session = session
-        session.register(self)
+        let link = ALContextSessionLink(self)
+        sessionLink = link
+        session.register(link)
     }
 
     deinit {
@@ -157,6 +163,8 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
             // The sources hold the context strongly: no list of ours may keep one.
             for source in dirty { source.isDirty = false }
             dirty.removeAll()
+            // Nor the listener, nor the session's link (each holds the context strongly until now).
+            listener.context = nil
             renderer.bank.commit()
             device.detach(self)
             return true
@@ -164,7 +172,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
         guard wasLive else { return }
         device.remove(renderer)
         Self.currentContext.withLock { if $0 === self { $0 = nil } }
-        session?.unregister(self)
+        if let sessionLink {
+            session?.unregister(sessionLink)
+            sessionLink.cut()
+        }
     }
 
     // MARK: AudioSessionParticipant
@@ -276,20 +287,15 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
 
     /// Returns and clears the sticky error (alGetError): the first error since the last call.
     public func takeError() -> ALError? {
-        device.locked {
-            defer { error = nil }
-            return error
-        }
+        device.locked { errors.take() }
     }
 
     /// What the last error recorded was about (the call and the value).
-    public var lastErrorMessage: String? { device.locked { errorMessage } }
+    public var lastErrorMessage: String? { device.locked { errors.message } }
 
     /// Records `error` (kept if none is pending, as alGetError's first-error rule) and returns it to throw.
     func recordLocked(_ error: ALError, _ message: String) -> ALError {
-        if self.error == nil { self.error = error }
-        errorMessage = message
-        return error
+        errors.record(error, message)
     }
 
     /// `call` is built only for the error: a setter's name interpolated on every call was a

@@ -100,6 +100,7 @@ final class ALContextRenderer: @unchecked Sendable {
         mixer.uninitialize()
         sent.deallocate()
         wanted.deallocate()
+        changes.deallocate()
     }
 
     /// The unit's distance attenuation and doppler off (the API computes both, by OpenAL's
@@ -158,6 +159,9 @@ final class ALContextRenderer: @unchecked Sendable {
     @exclusivity(unchecked) private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
     @exclusivity(unchecked) private var unsent = 0
+    /// The changes one `sendPending` collects (at most the budget) for `flushChanges`.
+    private let changes = UnsafeMutablePointer<Mixer3DUnit.InputParameterChange>.allocate(capacity: ALContextRenderer.unitCommandBudget)
+    @exclusivity(unchecked) private var changeCount = 0
     /// Counts renders that began (so the control side can tell the unit took what it sent).
     private let rendersBegun = Atomic<Int>(0)
 
@@ -209,20 +213,53 @@ final class ALContextRenderer: @unchecked Sendable {
             let wantedValues = wanted + element * Self.stride
             let sentValues = sent + element * Self.stride
             var moved: UInt32 = 0
-            for slot in 0..<count where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) { moved |= 1 << UInt32(slot) }
+            // Four slots at a time: most are exactly what was sent (the EFX slots, the enable,
+            // and within a slot's tolerance whatever a moving source keeps), so only a group with
+            // a slot unequal (`!=`, as `differs` first asks; NaN included) is looked at slot by
+            // slot. `stride` leaves room for the last group's load.
+            for group in Swift.stride(from: 0, to: count, by: 4) {
+                let sentGroup = UnsafeRawPointer(sentValues + group).loadUnaligned(as: SIMD4<Float>.self)
+                let wantedGroup = UnsafeRawPointer(wantedValues + group).loadUnaligned(as: SIMD4<Float>.self)
+                guard any(sentGroup .!= wantedGroup) else { continue }
+                for slot in group..<min(group + 4, count) where Self.differs(sentValues[slot], wantedValues[slot], slot: slot) {
+                    moved |= 1 << UInt32(slot)
+                }
+            }
             let changed = moved.nonzeroBitCount
-            if unsent + changed > Self.unitCommandBudget { return false }
-            while moved != 0 {
-                let slot = moved.trailingZeroBitCount
-                moved &= moved - 1
-                sentValues[slot] = wantedValues[slot]
-                try? mixer.setInputParameter(resolved[slot], element: element, to: wantedValues[slot])
+            if unsent + changed > Self.unitCommandBudget {
+                flushChanges()
+                return false
+            }
+            resolved.withUnsafeBufferPointer { parameters in
+                while moved != 0 {
+                    let slot = moved.trailingZeroBitCount
+                    moved &= moved - 1
+                    sentValues[slot] = wantedValues[slot]
+                    (changes + changeCount).initialize(to: .init(parameters[slot], element: element, value: wantedValues[slot]))
+                    changeCount += 1
+                }
             }
             unsent += changed
             pending.removeLast()
             isPending[element] = false
         }
+        flushChanges()
         return true
+    }
+
+    /// Hands the changes collected by `sendPending` to the unit in one call (it reaches its
+    /// tables and publishes its commands once, not once per value).
+    private func flushChanges() {
+        guard changeCount > 0 else { return }
+        let batch = UnsafeBufferPointer(start: changes, count: changeCount)
+        do {
+            try mixer.setInputParameters(batch)
+        } catch {
+            // Not with parameters resolved in this unit for its own inputs; if ever, each alone.
+            for change in batch { try? mixer.setInputParameter(change.parameter, element: change.element, to: change.value) }
+        }
+        changes.deinitialize(count: changeCount)
+        changeCount = 0
     }
 
     /// Whether a wanted value (NaN: never set) must be sent: it moved from what the unit has

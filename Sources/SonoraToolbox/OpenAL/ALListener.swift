@@ -2,10 +2,20 @@
 /// Setters with an invalid value (not finite; a negative gain; a zero `at` or `up`) leave it
 /// unchanged and record `invalidValue` on the context; the `set…` forms also throw.
 public final class ALListener: @unchecked Sendable {
-    weak var context: ALContext?
-    var properties = ALListenerProperties()
+    let device: ALDevice
+    /// Its context's sticky error (the listener's errors are recorded there).
+    private let errors: ALErrorState
+    /// Its context, held strongly from the context's creation until `ALContext.destroy` (under
+    /// the device's lock): not weakly, which would give the context a side table and make
+    /// every retain and release of it (one per API call) take the runtime's slow path. The
+    /// device holds the context until destroy anyway.
+    @exclusivity(unchecked) var context: ALContext?
+    @exclusivity(unchecked) var properties = ALListenerProperties()
 
-    init() {}
+    init(device: ALDevice, errors: ALErrorState) {
+        self.device = device
+        self.errors = errors
+    }
 
     public var position: SIMD3<Float> {
         get { read { $0.position } }
@@ -52,13 +62,12 @@ public final class ALListener: @unchecked Sendable {
     static func isFinite(_ vector: SIMD3<Float>) -> Bool { vector.x.isFinite && vector.y.isFinite && vector.z.isFinite }
 
     private func read<T>(_ body: (ALListenerProperties) -> T) -> T {
-        guard let context else { return body(properties) }
-        return context.device.locked { body(properties) }
+        device.locked { body(properties) }
     }
 
     private func change(_ what: String, valid: Bool, _ body: (inout ALListenerProperties) -> Void) throws(ALError) {
-        guard let context else { throw .invalidOperation }
-        try context.device.locked { () throws(ALError) in
+        try device.locked { () throws(ALError) in
+            guard let context else { throw errors.record(.invalidOperation, "listener.\(what): the context is destroyed") }
             try context.checkLiveLocked("listener.\(what)")
             guard valid else { throw context.recordLocked(.invalidValue, "listener.\(what): invalid value") }
             body(&properties)

@@ -330,7 +330,10 @@ struct Mixer3DRenderer {
 
     /// The pitch factor c / (c + v) of a source whose distance grows at v m/s: v is the distance's
     /// change per second, smoothed over about 50 ms (distances arrive once per render, in steps).
-    func doppler(_ voice: UnsafeMutablePointer<Mixer3DVoice>, distance: Float, frames: Int) -> Float {
+    /// `mutating` though it changes only the voice: called from the mutating `render`, a
+    /// non-mutating method that is not inlined got a copy of the renderer (376 bytes, a
+    /// `memcpy` per input and slice).
+    mutating func doppler(_ voice: UnsafeMutablePointer<Mixer3DVoice>, distance: Float, frames: Int) -> Float {
         guard voice.pointee.hasState else {
             voice.pointee.lastDistance = distance
             voice.pointee.velocity = 0
@@ -630,7 +633,8 @@ struct Mixer3DRenderer {
     // MARK: Occlusion, obstruction, reverb
 
     /// Redesigns a voice's low-passes when their attenuations at 5 kHz (dB, ≤ 0) change.
-    func updateFilters(_ voice: UnsafeMutablePointer<Mixer3DVoice>, occlusionDB: Float, obstructionDB: Float) {
+    /// `mutating` for the reason `doppler` is: no copy of the renderer per input and slice.
+    mutating func updateFilters(_ voice: UnsafeMutablePointer<Mixer3DVoice>, occlusionDB: Float, obstructionDB: Float) {
         if occlusionDB != voice.pointee.occlusionDB {
             if voice.pointee.occlusionDB == 0 { for channel in 0..<2 { voice.pointee.filters[channel].reset() } }
             voice.pointee.occlusionDB = occlusionDB

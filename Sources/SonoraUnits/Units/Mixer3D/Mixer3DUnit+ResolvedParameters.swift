@@ -1,4 +1,6 @@
+import Logging
 import SonoraCore
+import Synchronization
 
 extension Mixer3DUnit {
     /// An input-scope parameter looked up once (`resolveInputParameter(_:)`), for callers that
@@ -38,5 +40,82 @@ extension Mixer3DUnit {
             send(.parameter(ParameterEvent(slot: Int32(slot), frameOffset: 0, duration: 0, startValue: 0, endValue: applied, hasStartValue: false)))
         }
         parameterWasScheduled(ParameterAddress(parameter.id, scope: .input, element: element), from: nil, to: applied, duration: 0, bufferOffset: 0)
+    }
+}
+
+extension Mixer3DUnit {
+    /// One change for `setInputParameters(_:)`: `parameter` of input `element` to `value`.
+    public struct InputParameterChange: Sendable {
+        public var parameter: ResolvedInputParameter
+        public var element: Int
+        public var value: Float
+
+        public init(_ parameter: ResolvedInputParameter, element: Int, value: Float) {
+            self.parameter = parameter
+            self.element = element
+            self.value = value
+        }
+    }
+
+    /// Makes every change in `changes`, in order, each as `setInputParameter(_:element:to:)`
+    /// would (the same clamp, stored value and render command), but the definitions, slots
+    /// and values are each reached once per call and the commands are published to the
+    /// render side once (as `AudioUnit.send` publishes one). For a caller that changes
+    /// parameters of many inputs at every update (the OpenAL-style API, at 60 Hz): per
+    /// parameter, the exclusivity checks of those arrays and the publication's atomic
+    /// operations were much of what a change cost. If any change names a parameter whose
+    /// definition moved since it was resolved, or an element out of range, every change goes
+    /// the single way (which throws at the first bad one).
+    public func setInputParameters(_ changes: UnsafeBufferPointer<InputParameterChange>) throws(AudioError) {
+        guard !changes.isEmpty else { return }
+        let inputCount = inputs.count
+        let current = parameterDefinitions.withUnsafeBufferPointer { definitions in
+            for change in changes {
+                let index = change.parameter.index
+                guard change.element >= 0, change.element < inputCount, index < definitions.count,
+                    definitions[index].id == change.parameter.id, definitions[index].scope == .input
+                else { return false }
+            }
+            return true
+        }
+        guard current else {
+            for change in changes { try setInputParameter(change.parameter, element: change.element, to: change.value) }
+            return
+        }
+        let resources = isInitialized ? self.resources : nil
+        var pushed = 0
+        slotBases.withUnsafeBufferPointer { bases in
+            slotValues.withUnsafeMutableBufferPointer { slots in
+                for change in changes {
+                    let parameter = change.parameter
+                    let applied = change.value.isNaN ? parameter.initial : min(max(change.value, parameter.minimum), parameter.maximum)
+                    let slot = bases[parameter.index] + change.element
+                    slots[slot] = applied
+                    guard let resources else { continue }
+                    let command = RealtimeCommand.parameter(
+                        ParameterEvent(slot: Int32(slot), frameOffset: 0, duration: 0, startValue: 0, endValue: applied, hasStartValue: false))
+                    if resources.commands.push(command) {
+                        pushed += 1
+                    } else {
+                        Self.logger.warning("\(name): realtime command queue full; command dropped")
+                    }
+                }
+            }
+        }
+        if let resources, pushed > 0 {
+            // As `AudioUnit.send`, once for the batch: the unit's count, then the epoch (a plan
+            // that sees the new epoch then sees the commands).
+            commandsSent += pushed
+            resources.core.pointee.commandsSent.pointee.store(commandsSent, ordering: .releasing)
+            unitCommandEpoch.pointee.add(1, ordering: .releasing)
+            purgeRetired()
+        }
+        for change in changes {
+            let parameter = change.parameter
+            let applied = change.value.isNaN ? parameter.initial : min(max(change.value, parameter.minimum), parameter.maximum)
+            parameterWasScheduled(
+                ParameterAddress(parameter.id, scope: .input, element: change.element), from: nil, to: applied, duration: 0,
+                bufferOffset: 0)
+        }
     }
 }
