@@ -22,46 +22,43 @@ import Testing
         return -1
     }
 
-    /// Kilobytes of file-backed mappings not resident now (what locking everything would fault in).
-    private static func mappedFileKilobytesNotResident() -> Int {
-        guard let file = fopen("/proc/self/smaps", "r") else { return -1 }
+    /// One mapping of `/proc/self/smaps`: its permissions, whether a file backs it, and its
+    /// Size and Rss (kB).
+    private struct Mapping {
+        var permissions: Substring
+        var fileBacked: Bool
+        var size = 0
+        var resident = 0
+    }
+
+    /// The process's mappings now.
+    private static func mappings() -> [Mapping] {
+        guard let file = fopen("/proc/self/smaps", "r") else { return [] }
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 4096)
-        var fileBacked = false
-        var size = 0
-        var total = 0
+        var found: [Mapping] = []
         while fgets(&line, Int32(line.count), file) != nil {
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let fields = text.split(whereSeparator: \.isWhitespace)
             if let first = fields.first, first.contains("-"), fields.count >= 5, first.first?.isHexDigit == true {
-                // Readable file mappings (a library's PROT_NONE gaps are never locked).
-                fileBacked = fields.count >= 6 && fields[5].hasPrefix("/") && fields[1].hasPrefix("r")
-            } else if fileBacked, fields.first == "Size:" {
-                size = Int(fields[1]) ?? 0
-            } else if fileBacked, fields.first == "Rss:" {
-                total += max(0, size - (Int(fields[1]) ?? 0))
+                found.append(Mapping(permissions: fields[1], fileBacked: fields.count >= 6 && fields[5].hasPrefix("/")))
+            } else if !found.isEmpty, fields.count >= 2, fields[0] == "Size:" || fields[0] == "Rss:" {
+                let kilobytes = Int(fields[1]) ?? 0
+                if fields[0] == "Size:" { found[found.count - 1].size = kilobytes } else { found[found.count - 1].resident = kilobytes }
             }
         }
-        return total
+        return found
+    }
+
+    /// Kilobytes of file-backed mappings not resident now (what locking everything would fault in):
+    /// readable ones (a library's PROT_NONE gaps are never locked).
+    private static func mappedFileKilobytesNotResident() -> Int {
+        mappings().filter { $0.fileBacked && $0.permissions.hasPrefix("r") }.reduce(0) { $0 + max(0, $1.size - $1.resident) }
     }
 
     /// Kilobytes resident of file-backed executable mappings (the binary's and libraries' code).
     private static func residentCodeKilobytes() -> Int {
-        guard let file = fopen("/proc/self/smaps", "r") else { return -1 }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 4096)
-        var code = false
-        var total = 0
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let fields = text.split(whereSeparator: \.isWhitespace)
-            if let first = fields.first, first.contains("-"), fields.count >= 5, first.first?.isHexDigit == true {
-                code = fields.count >= 6 && fields[5].hasPrefix("/") && fields[1] == "r-xp"
-            } else if code, fields.first == "Rss:" {
-                total += Int(fields[1]) ?? 0
-            }
-        }
-        return total
+        mappings().filter { $0.fileBacked && $0.permissions == "r-xp" }.reduce(0) { $0 + $1.resident }
     }
 
     /// What start-up ran (and the kernel mapped around it) is not locked: the code mapped
