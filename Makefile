@@ -47,7 +47,7 @@ build: deps
 # first run keep both cores busy, which a 2.7 ms period cannot ride out on a small VM.
 REALTIME_SUITES := SonoraHALTests|VoiceProcessingLoopTests|LatencyCLITests|VoiceIOGraphTests|VoiceIOALSALoopTests|IOUnitConversionALSATests|AudioQueueLoopbackALSATests|QueueBenchCLITests|AudioQueueALSALoopTests|AudioQueueMixRateALSATests|AudioPlayerALSATests|AudioRecorderALSATests|AudioSessionALSATests|SoundsBenchCLITests|ServerBenchCLITests|SessionServerCLITests|ServiceNotifyCLITests|SoakBenchCLITests|NetJackNetworkTests|TimerWakeUpDeviceTests|JACKDeviceTests|JACKCLITests|IOUnitJACKFormatChangeTests|NetJackLatencyCLITests|NetworkBenchCLITests
 # With them, alone, the suites that judge the whole process's memory (other suites' allocations would move it).
-ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests
+ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
