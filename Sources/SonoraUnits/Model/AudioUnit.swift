@@ -299,14 +299,26 @@ open class AudioUnit: @unchecked Sendable {
     // MARK: Realtime commands
 
     func send(_ command: RealtimeCommand) {
-        guard let resources else { return }
-        if !resources.commands.push(command) {
+        guard let resources, push(command, to: resources) else { return }
+        publishCommands(1, to: resources)
+    }
+
+    /// Queues `command` for the realtime side without publishing it (`publishCommands`: a
+    /// batch of changes pushes each, then publishes once). False when the queue is full.
+    func push(_ command: RealtimeCommand, to resources: RealtimeResources) -> Bool {
+        guard resources.commands.push(command) else {
             Self.logger.warning("\(name): realtime command queue full; command dropped")
-            return
+            return false
         }
-        commandsSent += 1
+        return true
+    }
+
+    /// Publishes the last `count` pushed commands: the unit's count, then the epoch.
+    func publishCommands(_ count: Int, to resources: RealtimeResources) {
+        guard count > 0 else { return }
+        commandsSent += count
         resources.core.pointee.commandsSent.pointee.store(commandsSent, ordering: .releasing)
-        // After the unit's own count: a plan that sees the new epoch then sees the command.
+        // After the unit's own count: a plan that sees the new epoch then sees the commands.
         unitCommandEpoch.pointee.add(1, ordering: .releasing)
         purgeRetired()
     }

@@ -1,6 +1,4 @@
-import Logging
 import SonoraCore
-import Synchronization
 
 extension Mixer3DUnit {
     /// An input-scope parameter looked up once (`resolveInputParameter(_:)`), for callers that
@@ -94,22 +92,11 @@ extension Mixer3DUnit {
                     guard let resources else { continue }
                     let command = RealtimeCommand.parameter(
                         ParameterEvent(slot: Int32(slot), frameOffset: 0, duration: 0, startValue: 0, endValue: applied, hasStartValue: false))
-                    if resources.commands.push(command) {
-                        pushed += 1
-                    } else {
-                        Self.logger.warning("\(name): realtime command queue full; command dropped")
-                    }
+                    if push(command, to: resources) { pushed += 1 }
                 }
             }
         }
-        if let resources, pushed > 0 {
-            // As `AudioUnit.send`, once for the batch: the unit's count, then the epoch (a plan
-            // that sees the new epoch then sees the commands).
-            commandsSent += pushed
-            resources.core.pointee.commandsSent.pointee.store(commandsSent, ordering: .releasing)
-            unitCommandEpoch.pointee.add(1, ordering: .releasing)
-            purgeRetired()
-        }
+        if let resources { publishCommands(pushed, to: resources) }  // once for the batch
         for change in changes {
             let parameter = change.parameter
             let applied = change.value.isNaN ? parameter.initial : min(max(change.value, parameter.minimum), parameter.maximum)
