@@ -40,11 +40,16 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     @exclusivity(unchecked) private var meters: UnsafeMutablePointer<LevelMeter>?
     @exclusivity(unchecked) private var meterCount = 0
     @exclusivity(unchecked) private var gainScratch: UnsafeMutablePointer<Float>?
-    /// Per input element, the meters `process` measured this cycle and publishes after the
-    /// inputs: pre-fader channels in the low byte, post-fader channels in the high byte.
-    /// Publishing right after each measure put a square root on the meter's result in the
-    /// path of every input; after the loop the roots are independent of each other.
-    @exclusivity(unchecked) private var measuredMeters: UnsafeMutablePointer<UInt16>?
+    /// Per input element, how many pre- and post-fader channel meters `process` measured this
+    /// cycle, published after the inputs. Publishing right after each measure put a square
+    /// root on the meter's result in the path of every input; after the loop the roots are
+    /// independent of each other.
+    @exclusivity(unchecked) private var measuredMeters: UnsafeMutablePointer<MeasuredMeters>?
+
+    struct MeasuredMeters {
+        var pre: Int32 = 0
+        var post: Int32 = 0
+    }
     /// Slot of element 0 of each meter parameter: [pre average, pre peak, post average, post peak][input channel], then
     /// [output average, output peak][output channel].
     @exclusivity(unchecked) private var meterSlots: UnsafeMutablePointer<Int>?
@@ -204,7 +209,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         }
         gainScratch = .allocate(capacity: maximumFramesPerSlice)
         measuredMeters = .allocate(capacity: max(1, inputCount))
-        measuredMeters!.initialize(repeating: 0, count: max(1, inputCount))
+        measuredMeters!.initialize(repeating: MeasuredMeters(), count: max(1, inputCount))
     }
 
     public override func deallocateRenderResources() {
@@ -263,10 +268,10 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                     for channel in 0..<channels { context.publish(0, slot: table[kind * metered + channel] + element) }
                 }
             }
-            measured[element] = 0
+            measured[element] = MeasuredMeters()
             if metering {
                 for channel in 0..<channels { preMeters[channel].measure(input.samples(channel), count: frames) }
-                measured[element] = UInt16(channels) | (enabled ? UInt16(min(input.channelCount, metered)) << 8 : 0)
+                measured[element] = MeasuredMeters(pre: Int32(channels), post: enabled ? Int32(channels) : 0)
             }
             guard enabled else { continue }
             for inputChannel in 0..<input.channelCount {
@@ -291,14 +296,14 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 }
             }
         }
-        for element in 0..<inputCount where measured[element] != 0 {
+        for element in 0..<inputCount where measured[element].pre > 0 {
             let preMeters = meters + element * 2 * metered
             let postMeters = preMeters + metered
-            for channel in 0..<Int(measured[element] & 0xFF) {
+            for channel in 0..<Int(measured[element].pre) {
                 context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: table[channel] + element)
                 context.publish(Float(preMeters[channel].peak), slot: table[metered + channel] + element)
             }
-            for channel in 0..<Int(measured[element] >> 8) {
+            for channel in 0..<Int(measured[element].post) {
                 context.publish(Float(postMeters[channel].meanSquare.squareRoot()), slot: table[2 * metered + channel] + element)
                 context.publish(Float(postMeters[channel].peak), slot: table[3 * metered + channel] + element)
             }
