@@ -52,6 +52,18 @@ struct ApplianceProtocolTests {
         }
     }
 
+    @Test("a folder that cannot be made is an error naming it")
+    func folderThatCannotBeMade() throws {
+        let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")
+        #expect(creat(folder.path("file"), 0o600) >= 0)
+        let runtime = folder.path("file") + "/sonora"
+        #expect {
+            try ApplianceServer(path: runtime + "/server.sock", format: ApplianceTestRig.format, handler: RecordingSessionHandler(), logger: .init(label: "t"))
+        } throws: { error in
+            "\(error)".contains("cannot make the folder \(runtime)")
+        }
+    }
+
     @Test("a file that is not a socket is never replaced")
     func refusesToReplaceFile() throws {
         let folder = try TemporaryFolder(prefix: "sonora-appliance", in: "/tmp")

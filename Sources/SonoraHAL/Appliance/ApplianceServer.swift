@@ -58,10 +58,16 @@ public final class ApplianceServer: @unchecked Sendable {
         streams = ApplianceStreamTable(capacity: limits.maximumStreams)
         var address = try ApplianceSocket.address(path)
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !folder.isEmpty, mkdir(folder, group == nil ? 0o700 : 0o750) == 0, let group {
-            // (mkdir's mode passes through the umask: set it exactly.)
-            _ = chown(folder, uid_t.max, group)
-            _ = chmod(folder, 0o750)
+        if !folder.isEmpty {
+            if mkdir(folder, group == nil ? 0o700 : 0o750) == 0 {
+                if let group {
+                    // (mkdir's mode passes through the umask: set it exactly.)
+                    _ = chown(folder, uid_t.max, group)
+                    _ = chmod(folder, 0o750)
+                }
+            } else if errno != EEXIST {
+                throw AudioError(.badFilePath, "cannot make the folder \(folder) for \(path): \(ApplianceSocket.errorText(errno))")
+            }
         }
         var info = stat()
         if lstat(path, &info) == 0 {

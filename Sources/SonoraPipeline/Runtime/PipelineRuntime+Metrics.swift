@@ -9,7 +9,7 @@ extension PipelineRuntime {
             }
         } catch {
             let place = metrics.location.map { "\($0.file):\($0.line):\($0.column): " } ?? ""
-            throw .control("\(place)metrics.listen \(metrics.listen): \(error)")
+            throw .service("\(place)metrics.listen \(metrics.listen): \(error)")
         }
         server.start()
         logger.info("metrics at \(server.url)")

@@ -72,7 +72,9 @@ public final class PipelineRuntime {
     public enum Failure: Error, CustomStringConvertible {
         case configuration(ConfigurationErrors)
         case device(AudioError)
-        case control(String)
+        /// A service of the run could not start (the control or session socket, the metrics
+        /// endpoint): the message names which.
+        case service(String)
         /// Ran and stopped cleanly, but a recording failed (each was logged when it happened).
         case recording([String])
 
@@ -80,7 +82,7 @@ public final class PipelineRuntime {
             switch self {
             case .configuration(let errors): errors.description
             case .device(let error): "device: \(error)"
-            case .control(let message): "control socket: \(message)"
+            case .service(let message): message
             case .recording(let failures): failures.joined(separator: "\n")
             }
         }
@@ -113,7 +115,7 @@ public final class PipelineRuntime {
                     group: session.group.flatMap { SessionGroup.id(of: $0) }, maximumStreams: session.maxClients,
                     format: format, logger: logger)
             } catch {
-                throw .control("session socket: \(error.message)")
+                throw .service("session socket: \(error.message)")
             }
             ServedClientStreams.table = sessionServer?.streams
             if !configuration.nodes.contains(where: { $0.nodeKind?.name == NodeKind.clients.name }) {
@@ -126,7 +128,7 @@ public final class PipelineRuntime {
         for stale in pipeline.staleRecordings { logger.warning("\(stale)") }
         if let table = sessionServer?.streams, let io = pipeline.io {
             let cycleEnd = ClientStreamsCycleEnd(table: table)
-            do { try io.addRenderNotify(RenderCallback(cycleEnd), keeping: cycleEnd) } catch { throw .control("session server: \(error.message)") }
+            do { try io.addRenderNotify(RenderCallback(cycleEnd), keeping: cycleEnd) } catch { throw .service("session server: \(error.message)") }
         }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
         controller.sessionServer = sessionServer
@@ -142,7 +144,7 @@ public final class PipelineRuntime {
                 }
             } catch {
                 pipeline.graph.uninitialize()
-                throw .control("\(error)")
+                throw .service("control socket: \(error)")
             }
             server?.start()
         }
