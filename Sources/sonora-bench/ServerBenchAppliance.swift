@@ -44,14 +44,18 @@ final class ServerBenchAppliance {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
-        for _ in 0..<800 where process.isRunning && !isApplianceRunning(path: sessionSocket) { usleep(25_000) }
+        // `while`, not `for … where`: a `where` clause is evaluated on every one of the
+        // iterations (it filters, it does not stop), so each wait would run to its limit.
+        var waits = 0
+        while waits < 800, process.isRunning, !isApplianceRunning(path: sessionSocket) { usleep(25_000); waits += 1 }
         guard process.isRunning, isApplianceRunning(path: sessionSocket) else {
             let reason = lastLogLine ?? "its session socket did not answer within 20 s"
             stop()
             throw AudioError(.unspecified, "the appliance (sonora run) did not start: \(reason)")
         }
         // Its socket listens before its device runs: wait for the first cycles too.
-        for _ in 0..<200 where process.isRunning && ((try? status())?.cycles ?? 0) == 0 { usleep(25_000) }
+        waits = 0
+        while waits < 200, process.isRunning, ((try? status())?.cycles ?? 0) == 0 { usleep(25_000); waits += 1 }
     }
 
     deinit { stop() }

@@ -52,7 +52,9 @@ final class SoakAppliance {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
-        for _ in 0..<800 where process.isRunning && ((try? status())?.cycles ?? 0) == 0 { usleep(25_000) }
+        // `while`, not `for … where` (which asks on every one of the 800 iterations).
+        var waits = 0
+        while waits < 800, process.isRunning, ((try? status())?.cycles ?? 0) == 0 { usleep(25_000); waits += 1 }
         guard process.isRunning, ((try? status())?.cycles ?? 0) > 0 else {
             let reason = lastLogLine ?? "its control socket did not answer within 20 s"
             _ = stop()

@@ -75,8 +75,11 @@ struct PositionalCLITests {
             let path = folder + "/live.yaml"
             try config.write(toFile: path, atomically: true, encoding: .utf8)
             process = try CLIRunner.sonora!.launch(["run", path])
-            for _ in 0..<400 where process.isRunning && json(controlExchange(socket, "{\"cmd\":\"status\"}\n", timeout: 2))["ok"] as? Bool != true {
+            // `while`: a `for … where` would send the status request on all 400 iterations.
+            var waits = 0
+            while waits < 400, process.isRunning, json(controlExchange(socket, "{\"cmd\":\"status\"}\n", timeout: 2))["ok"] as? Bool != true {
                 usleep(25_000)
+                waits += 1
             }
         }
 

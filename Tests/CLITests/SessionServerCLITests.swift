@@ -477,7 +477,8 @@ struct SessionServerCLITests {
         try config.write(toFile: path, atomically: true, encoding: .utf8)
         let appliance = try CLIRunner(executable: sonoraBinary!).launch(["run", path])
         defer { if appliance.isRunning { appliance.signal(SIGKILL) } }
-        for _ in 0..<400 where UnixSocket.connect(socket).map({ close($0); return true }) != true { usleep(25_000) }
+        var waits = 0
+        while waits < 400, UnixSocket.connect(socket).map({ close($0); return true }) != true { usleep(25_000); waits += 1 }
         let media = folder + "/role-media-tone.wav", call = folder + "/role-call-tone.wav"
         _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", media, "synth", "1.5", "sine", "1000", "vol", "0.5"])
         _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", call, "synth", "1.5", "sine", "700", "vol", "0.25"])
