@@ -76,16 +76,22 @@ public final class RunningCommand: @unchecked Sendable {
         process.standardInput = input ?? FileHandle.nullDevice
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
+        // A thread of its own per pipe, not a work item on Dispatch's global queue: the reads
+        // block for the child's whole life, and with many children running (32 clients of one
+        // appliance) they held every pool thread, so the next command's readers waited for the
+        // pool to grow — about a second each — and a test of 32 programs took a minute.
         for (pipe, sink) in [(out, output), (err, errors)] {
-            DispatchQueue.global().async(group: readers) {
+            readers.enter()
+            Thread { [readers] in
                 while case let chunk = pipe.fileHandleForReading.availableData, !chunk.isEmpty { sink.append(chunk) }
-            }
+                readers.leave()
+            }.start()
         }
         if let input, let stdin {
-            DispatchQueue.global().async {
+            Thread {
                 try? input.fileHandleForWriting.write(contentsOf: stdin)
                 try? input.fileHandleForWriting.close()
-            }
+            }.start()
         }
     }
 
