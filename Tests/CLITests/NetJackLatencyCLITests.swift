@@ -12,7 +12,7 @@ struct NetJackLatencyCLITests {
         var measuredFrames: Double?
         var periodFrames: Int
         var xruns: Int
-        var bursts: [Int?]
+        var bursts: [Double?]  // each burst's estimate can carry a fraction (512.001)
     }
 
     @Test("the round trip through jackd's netmanager is (latency + 1) periods, latency 1 and 2")
