@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The builds of `make test`'s last phases — the Debian package (.build-deb) and the
+# ThreadSanitizer build (.build-tsan) — run in the background while the realtime suites run:
+#   scripts/idle-builds.sh start   returns at once
+#   scripts/idle-builds.sh wait    waits (at most LIMIT, default 40m), prints the builds' log,
+#                                  exits with their status
+#   scripts/idle-builds.sh deb     the .deb's path (after a successful wait)
+#   scripts/idle-builds.sh stop    stops them (a phase before failed)
+# Why: the realtime suites are paced by their devices and leave the two cores mostly idle for
+# six minutes; the builds take that time at SCHED_IDLE, a policy that only ever gets a core no
+# runnable thread of normal or realtime priority wants, so the suites keep their cores (their
+# I/O threads are SCHED_FIFO, their other threads normal) and `make test` is shorter by
+# what the builds took after them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=.build-idle
+SWIFT=${SWIFT:-swift}
+
+case ${1:-} in
+start)
+    mkdir -p "$state"
+    rm -f "$state/deb" "$state/log"
+    # setsid: its own process group, so `stop` ends the compilers it started too.
+    SWIFT="$SWIFT" nohup setsid chrt --idle 0 bash -c '
+        set -o pipefail
+        start=$(date +%s)
+        deb=$(scripts/build-deb.sh | tail -1) || exit 1
+        echo "$deb" > '"$state"'/deb
+        echo "idle-builds: built $deb in $(($(date +%s) - start)) s"
+        start=$(date +%s)
+        "$SWIFT" build --build-tests --sanitize=thread --scratch-path .build-tsan || exit 1
+        echo "idle-builds: ThreadSanitizer build in $(($(date +%s) - start)) s"
+    ' > "$state/log" 2>&1 < /dev/null &
+    echo $! > "$state/pid"
+    echo "idle-builds: the .deb and the ThreadSanitizer build run at idle priority (log: $state/log)"
+    ;;
+wait)
+    limit=${2:-40m}
+    pid=$(cat "$state/pid")
+    # The leader is not our child: wait by polling, bounded like every phase.
+    timeout "$limit" bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done' _ "$pid" || {
+        echo "idle-builds: not finished within $limit" >&2; "$0" stop; exit 1; }
+    cat "$state/log"
+    # Success is the last step's line in the log (the leader's status is not ours to read).
+    grep -q '^idle-builds: ThreadSanitizer build in' "$state/log" || { echo "idle-builds: failed (the log is above)" >&2; exit 1; }
+    ;;
+deb)
+    cat "$state/deb"
+    ;;
+stop)
+    [[ -f "$state/pid" ]] && kill -TERM -- "-$(cat "$state/pid")" 2>/dev/null || true
+    ;;
+*)
+    echo "usage: $0 start|wait [LIMIT]|deb|stop" >&2; exit 2
+    ;;
+esac
