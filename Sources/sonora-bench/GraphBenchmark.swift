@@ -85,7 +85,7 @@ struct GraphBenchmark {
             String(format: "  chain: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", chain.0, chain.1, (chain.0 / chain.1 - 1) * 100),
             "  chain ratios per trial: " + chainRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
             mixerBlocks > 1
-                ? "  mixer trials: \(mixerBlocks) alternating graph/loop blocks of \(max(1, cycles / mixerBlocks)) cycles each; a trial's ratio is the median of its block pairs' ratios"
+                ? "  mixer trials: \(mixerBlocks) alternating graph/loop blocks of \(max(1, cycles / mixerBlocks)) cycles each; a trial's ratio is the median of its block pairs' ratios (thread CPU time)"
                 : "  mixer trials: graph then loop, \(cycles) cycles each, back to back",
             String(format: "  mixer: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", mixer.0, mixer.1, (mixer.0 / mixer.1 - 1) * 100),
             "  mixer ratios per trial: " + mixerRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
@@ -271,16 +271,24 @@ struct GraphBenchmark {
         }
     }
 
+    /// The calling thread's CPU time in nanoseconds.
+    static func threadCPUNanoseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
+    }
+
     /// One mixer trial, graph against loop: `cycles` cycles each, in `blocks` alternating
     /// blocks (the first of a pair alternates between graph and loop). Returns µs per cycle of
     /// each side (median over the blocks) and the trial's ratio: the median of the ratios of
-    /// the blocks run back to back. One block is the whole trial run back to back, graph first
-    /// (the form before `--blocks`).
+    /// the blocks run back to back, each timed by the thread's CPU time. One block is the whole
+    /// trial run back to back, graph first, by the wall clock (the form before `--blocks`).
     ///
-    /// Why blocks: at load a trial of 20,000 cycles per side (~0.4 s each) is often preempted in
-    /// one side and not the other, and per-trial ratios spread 0.75–1.8 on one binary; blocks
-    /// a few milliseconds long side by side see the same machine, and the median pair drops the
-    /// blocks a preemption hit. Both sides run the same cycles, same estimator.
+    /// Why: at load a trial of 20,000 cycles per side (~0.5 s each) is often preempted in one
+    /// side and not the other, and per-trial ratios spread 0.75–1.8 on one binary. Blocks a few
+    /// milliseconds long side by side see the same machine; CPU time leaves out the time the
+    /// thread did not run; the median pair drops the blocks whose caches another process
+    /// emptied. Both sides run the same cycles, measured and reduced alike.
     func mixerTrial(blocks: Int) throws -> (graph: Double, loop: Double, ratio: Double) {
         let graph = try mixerGraphCycle()
         let loop = try MixerLoop(frames: frames)
@@ -291,18 +299,20 @@ struct GraphBenchmark {
         }
         let perBlock = max(1, cycles / blocks)
         var graphCycle = 0
+        // The thread's CPU time, not the wall clock: a block the scheduler preempted is
+        // charged what it ran, not what the other processes ran meanwhile.
         func graphBlock() -> Double {
-            let start = HostTime.now
+            let start = Self.threadCPUNanoseconds()
             for _ in 0..<perBlock {
                 graph(graphCycle)
                 graphCycle += 1
             }
-            return Double(HostTime.now - start) / 1000 / Double(perBlock)
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
         }
         func loopBlock() -> Double {
-            let start = HostTime.now
+            let start = Self.threadCPUNanoseconds()
             for _ in 0..<perBlock { loop.cycle() }
-            return Double(HostTime.now - start) / 1000 / Double(perBlock)
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
         }
         // Warm-up, as `time` does.
         for _ in 0..<100 {
@@ -366,11 +376,7 @@ struct GraphBenchmark {
         var calls: [Double] = []
         var callCPU: [Double] = []
         /// This thread's CPU time (ns): what the call costs, apart from the waits a loaded machine adds.
-        func threadCPU() -> Double {
-            var time = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-            return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
-        }
+        func threadCPU() -> Double { Self.threadCPUNanoseconds() }
         for index in 0..<updates {
             if let node = inserted {
                 try graph.removeNode(node)

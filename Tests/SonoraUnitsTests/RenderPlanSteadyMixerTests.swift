@@ -1,3 +1,4 @@
+import Foundation
 import SonoraCore
 import SonoraTestSupport
 import Testing
