@@ -167,18 +167,7 @@ struct MultiChannelMixerKernel {
         _ meters: UnsafeMutablePointer<LevelMeter>, count: Int, averages: UnsafePointer<Int>, peaks: UnsafePointer<Int>,
         element: Int, _ published: UnsafeMutablePointer<Atomic<UInt32>>
     ) {
-        var channel = 0
-        // Two square roots per instruction: each root is correctly rounded either way (the same
-        // values as one at a time), and a 64-input mixer takes 256 of them per cycle.
-        while channel + 2 <= count {
-            let roots = SIMD2(meters[channel].meanSquare, meters[channel + 1].meanSquare).squareRoot()
-            publish(Float(roots[0]), slot: averages[channel] + element, published)
-            publish(Float(meters[channel].peak), slot: peaks[channel] + element, published)
-            publish(Float(roots[1]), slot: averages[channel + 1] + element, published)
-            publish(Float(meters[channel + 1].peak), slot: peaks[channel + 1] + element, published)
-            channel += 2
-        }
-        if channel < count {
+        for channel in 0..<count {
             publish(Float(meters[channel].meanSquare.squareRoot()), slot: averages[channel] + element, published)
             publish(Float(meters[channel].peak), slot: peaks[channel] + element, published)
         }
