@@ -106,7 +106,7 @@ struct MultiChannelMixerKernel {
     @inline(__always)
     func mix(
         _ element: Int, _ input: AudioBufferList, enabled: Bool, volume: Float, volumes: UnsafePointer<Float>?,
-        pan: () -> Sides, frames: Int, into output: AudioBufferList, _ published: UnsafeMutablePointer<Atomic<UInt32>>
+        sides: Sides, frames: Int, into output: AudioBufferList, _ published: UnsafeMutablePointer<Atomic<UInt32>>
     ) {
         let metered = inputMeterChannels
         let channels = min(input.channelCount, metered)
@@ -125,7 +125,6 @@ struct MultiChannelMixerKernel {
         }
         guard enabled else { return }
         let outputChannels = output.channelCount
-        let sides = pan()
         for inputChannel in 0..<input.channelCount {
             let source = input.samples(inputChannel)
             // Post-fader signal of this channel, into the scratch buffer.

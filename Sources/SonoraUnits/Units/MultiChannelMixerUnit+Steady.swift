@@ -34,7 +34,7 @@ extension MultiChannelMixerUnit {
             let input = inputs + element
             kernel.pointee.mix(
                 element, input.pointee.list.frames(from: 0, count: frameCount), enabled: input.pointee.enabled,
-                volume: input.pointee.volume, volumes: nil, pan: { input.pointee.sides }, frames: frameCount, into: output,
+                volume: input.pointee.volume, volumes: nil, sides: input.pointee.sides, frames: frameCount, into: output,
                 published)
         }
         kernel.pointee.publishInputMeters(inputCount: inputCount, published)

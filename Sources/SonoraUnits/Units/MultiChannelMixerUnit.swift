@@ -241,7 +241,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             let input = context.input(element)
             kernel.pointee.mix(
                 element, input, enabled: enabled, volume: volume, volumes: volumes,
-                pan: { .init(pan: pan, inputChannels: input.channelCount, outputChannels: output.channelCount) },
+                sides: .init(pan: pan, inputChannels: input.channelCount, outputChannels: output.channelCount),
                 frames: frames, into: output, published)
         }
         kernel.pointee.publishInputMeters(inputCount: inputCount, published)
