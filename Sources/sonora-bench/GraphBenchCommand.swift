@@ -41,10 +41,16 @@ struct GraphBenchCommand: ParsableCommand {
     @Option(help: "Gain units of the chain for --only (default 64).")
     var units = 64
 
+    @Option(help: ArgumentHelp(
+        "Mixer trials in this many alternating graph/loop blocks; a trial's ratio is the median of its block pairs' (1: graph then loop back to back, whole).",
+        valueName: "n"))
+    var blocks = 80
+
     func validate() throws {
         guard units > 0, units <= 100_000 else { throw ValidationError("--units must be in 1…100000") }
         guard cycles > 0, cycles <= 10_000_000 else { throw ValidationError("--cycles must be in 1…10000000") }
         guard trials > 0, trials <= 100 else { throw ValidationError("--trials must be in 1…100") }
+        guard blocks > 0, blocks <= cycles else { throw ValidationError("--blocks must be in 1…cycles") }
     }
 
     func run() throws {
@@ -58,7 +64,7 @@ struct GraphBenchCommand: ParsableCommand {
             }
             return
         }
-        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps).run()
+        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps, mixerBlocks: blocks).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

@@ -16,6 +16,8 @@ struct GraphBenchmark {
     var trials: Int
     /// Every plan step by the full step (`--full-steps`): the lean step's reference.
     var fullSteps = false
+    /// Alternating graph/loop blocks per mixer trial (`mixerTrial`); 1: back to back, whole.
+    var mixerBlocks = 80
     let frames = 128
 
     func run() throws -> (rows: [BenchmarkRow], notes: [String]) {
@@ -23,6 +25,7 @@ struct GraphBenchmark {
         var chainLoop: [Double] = []
         var mixerGraph: [Double] = []
         var mixerLoop: [Double] = []
+        var mixerRatios: [Double] = []
         var bigGraph: [Double] = []
         var bigLoop: [Double] = []
         // The 1,024-node case renders 16× the work per cycle: 1/16 of the cycles keeps trials alike in length.
@@ -30,8 +33,10 @@ struct GraphBenchmark {
         for _ in 0..<trials {
             chainGraph.append(try gainChainThroughGraph(units: 64, cycles: cycles))
             chainLoop.append(try gainChainByHand(units: 64, cycles: cycles))
-            mixerGraph.append(try mixerThroughGraph())
-            mixerLoop.append(try mixerByHand())
+            let mixerResult = try mixerTrial(blocks: mixerBlocks)
+            mixerGraph.append(mixerResult.graph)
+            mixerLoop.append(mixerResult.loop)
+            mixerRatios.append(mixerResult.ratio)
             bigGraph.append(try gainChainThroughGraph(units: 1024, cycles: bigCycles))
             bigLoop.append(try gainChainByHand(units: 1024, cycles: bigCycles))
         }
@@ -41,7 +46,6 @@ struct GraphBenchmark {
         // Goals are judged on ratios within a trial (graph and loop run back to back),
         // which the machine's changing load affects alike.
         let chainRatios = zip(chainGraph, chainLoop).map { $0 / $1 }
-        let mixerRatios = zip(mixerGraph, mixerLoop).map { $0 / $1 }
         // Graph work per node: the graph's time beyond the loop's, per unit (within a trial).
         let overhead64 = median(zip(chainGraph, chainLoop).map { ($0 - $1) * 1000 / 64 })
         let overhead1024 = median(zip(bigGraph, bigLoop).map { ($0 - $1) * 1000 / 1024 })
@@ -80,6 +84,9 @@ struct GraphBenchmark {
             "median of \(trials) trials of \(cycles) cycles each (1,024-unit chain: \(bigCycles)); graph and loop back to back in each trial",
             String(format: "  chain: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", chain.0, chain.1, (chain.0 / chain.1 - 1) * 100),
             "  chain ratios per trial: " + chainRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
+            mixerBlocks > 1
+                ? "  mixer trials: \(mixerBlocks) alternating graph/loop blocks of \(max(1, cycles / mixerBlocks)) cycles each; a trial's ratio is the median of its block pairs' ratios (thread CPU time)"
+                : "  mixer trials: graph then loop, \(cycles) cycles each, back to back",
             String(format: "  mixer: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", mixer.0, mixer.1, (mixer.0 / mixer.1 - 1) * 100),
             "  mixer ratios per trial: " + mixerRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
             String(format: "  1,024-unit chain: graph %.2f µs, hand loop %.2f µs per cycle", big.0, big.1),
@@ -182,6 +189,13 @@ struct GraphBenchmark {
     }
 
     func mixerThroughGraph() throws -> Double {
+        let graph = try mixerGraphCycle()
+        return time { graph($0) }
+    }
+
+    /// One cycle of the 64-input mixer through an `AudioGraph` (the graph and its buffers
+    /// live as long as the closure).
+    func mixerGraphCycle() throws -> (Int) -> Void {
         let graph = AudioGraph()
         let mixer = MultiChannelMixerUnit(inputs: 64)
         try mixer.setMaximumFramesPerSlice(frames)
@@ -202,38 +216,128 @@ struct GraphBenchmark {
         try graph.initialize()
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
         let list = buffers.list
-        return time { cycle in
+        let frames = self.frames
+        return { cycle in
             var flags = RenderActionFlags()
-            _ = graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
+            _ = withExtendedLifetime(buffers) {
+                graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
+            }
         }
     }
 
     /// The mixer's work by hand: fill 64 stereo inputs, meter each before and
     /// after its volume, sum with volume and balance, meter the sum, copy out.
     func mixerByHand() throws -> Double {
-        let inputs = try (0..<64).map { _ in try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames) }
-        let scratch = try OwnedAudioBufferList(channelCount: 1, frameCapacity: frames)
-        let sum = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
-        let out = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
-        var meters = Array(repeating: LevelMeter(sampleRate: 48000), count: 64 * 4 + 2)
-        return meters.withUnsafeMutableBufferPointer { meters in
-            time { _ in
-                for input in inputs {
-                    for channel in 0..<2 { input.list.samples(channel).update(repeating: 0.5, count: frames) }
-                }
-                sum.list.clear()
-                for (index, input) in inputs.enumerated() {
-                    for channel in 0..<2 {
-                        meters[index * 4 + channel].measure(input.list.samples(channel), count: frames)
-                        Mixing.copy(input.list.samples(channel), to: scratch.list.samples(0), count: frames, gain: 0.5)
-                        meters[index * 4 + 2 + channel].measure(scratch.list.samples(0), count: frames)
-                        Mixing.add(scratch.list.samples(0), into: sum.list.samples(channel), count: frames, gain: 1)
-                    }
-                }
-                for channel in 0..<2 { meters[256 + channel].measure(sum.list.samples(channel), count: frames) }
-                out.list.copy(from: sum.list)
-            }
+        let loop = try MixerLoop(frames: frames)
+        return time { _ in loop.cycle() }
+    }
+
+    /// The hand-written mixer's buffers and meters, and its cycle.
+    final class MixerLoop {
+        let frames: Int
+        let inputs: [OwnedAudioBufferList]
+        let scratch: OwnedAudioBufferList
+        let sum: OwnedAudioBufferList
+        let out: OwnedAudioBufferList
+        let meters: UnsafeMutablePointer<LevelMeter>
+
+        init(frames: Int) throws {
+            self.frames = frames
+            inputs = try (0..<64).map { _ in try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames) }
+            scratch = try OwnedAudioBufferList(channelCount: 1, frameCapacity: frames)
+            sum = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
+            out = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
+            meters = .allocate(capacity: 64 * 4 + 2)
+            meters.initialize(repeating: LevelMeter(sampleRate: 48000), count: 64 * 4 + 2)
         }
+
+        deinit { meters.deallocate() }
+
+        func cycle() {
+            for input in inputs {
+                for channel in 0..<2 { input.list.samples(channel).update(repeating: 0.5, count: frames) }
+            }
+            sum.list.clear()
+            for (index, input) in inputs.enumerated() {
+                for channel in 0..<2 {
+                    meters[index * 4 + channel].measure(input.list.samples(channel), count: frames)
+                    Mixing.copy(input.list.samples(channel), to: scratch.list.samples(0), count: frames, gain: 0.5)
+                    meters[index * 4 + 2 + channel].measure(scratch.list.samples(0), count: frames)
+                    Mixing.add(scratch.list.samples(0), into: sum.list.samples(channel), count: frames, gain: 1)
+                }
+            }
+            for channel in 0..<2 { meters[256 + channel].measure(sum.list.samples(channel), count: frames) }
+            out.list.copy(from: sum.list)
+        }
+    }
+
+    /// The calling thread's CPU time in nanoseconds.
+    static func threadCPUNanoseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
+    }
+
+    /// One mixer trial, graph against loop: `cycles` cycles each, in `blocks` alternating
+    /// blocks (the first of a pair alternates between graph and loop). Returns µs per cycle of
+    /// each side (median over the blocks) and the trial's ratio: the median of the ratios of
+    /// the blocks run back to back, each timed by the thread's CPU time. One block is the whole
+    /// trial run back to back, graph first, by the wall clock (the form before `--blocks`).
+    ///
+    /// Why: at load a trial of 20,000 cycles per side (~0.5 s each) is often preempted in one
+    /// side and not the other, and per-trial ratios spread 0.75–1.8 on one binary. Blocks a few
+    /// milliseconds long side by side see the same machine; CPU time leaves out the time the
+    /// thread did not run; the median pair drops the blocks whose caches another process
+    /// emptied. Both sides run the same cycles, measured and reduced alike.
+    func mixerTrial(blocks: Int) throws -> (graph: Double, loop: Double, ratio: Double) {
+        let graph = try mixerGraphCycle()
+        let loop = try MixerLoop(frames: frames)
+        if blocks <= 1 {
+            let graphTime = time { graph($0) }
+            let loopTime = time { _ in loop.cycle() }
+            return (graphTime, loopTime, graphTime / loopTime)
+        }
+        let perBlock = max(1, cycles / blocks)
+        var graphCycle = 0
+        // The thread's CPU time, not the wall clock: a block the scheduler preempted is
+        // charged what it ran, not what the other processes ran meanwhile.
+        func graphBlock() -> Double {
+            let start = Self.threadCPUNanoseconds()
+            for _ in 0..<perBlock {
+                graph(graphCycle)
+                graphCycle += 1
+            }
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
+        }
+        func loopBlock() -> Double {
+            let start = Self.threadCPUNanoseconds()
+            for _ in 0..<perBlock { loop.cycle() }
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
+        }
+        // Warm-up, as `time` does.
+        for _ in 0..<100 {
+            graph(graphCycle)
+            graphCycle += 1
+            loop.cycle()
+        }
+        var graphTimes: [Double] = []
+        var loopTimes: [Double] = []
+        var ratios: [Double] = []
+        for block in 0..<blocks {
+            let g: Double
+            let l: Double
+            if block % 2 == 0 {
+                g = graphBlock()
+                l = loopBlock()
+            } else {
+                l = loopBlock()
+                g = graphBlock()
+            }
+            graphTimes.append(g)
+            loopTimes.append(l)
+            ratios.append(g / l)
+        }
+        return (median(graphTimes), median(loopTimes), median(ratios))
     }
 
     /// While another thread renders a `units`-gain chain cycle after cycle, inserts a gain
@@ -272,11 +376,7 @@ struct GraphBenchmark {
         var calls: [Double] = []
         var callCPU: [Double] = []
         /// This thread's CPU time (ns): what the call costs, apart from the waits a loaded machine adds.
-        func threadCPU() -> Double {
-            var time = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-            return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
-        }
+        func threadCPU() -> Double { Self.threadCPUNanoseconds() }
         for index in 0..<updates {
             if let node = inserted {
                 try graph.removeNode(node)

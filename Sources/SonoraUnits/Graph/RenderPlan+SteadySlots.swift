@@ -20,6 +20,9 @@ enum SteadyKernel: UInt8 {
     case unit
     /// `GainUnit`'s kernel on one or two channels.
     case gain
+    /// `MultiChannelMixerUnit`'s steady form: `state` is its kernel, which holds the bound or
+    /// pulled inputs and the parameter constants (`MultiChannelMixerUnit.renderSteady`).
+    case mixer
 }
 
 /// One step of a steady cycle, one cache line.
@@ -36,6 +39,7 @@ struct SteadySlot {
     var value1: Float = 0
     var value2: Float = 0
     var value3: Float = 0
-    /// To 64 bytes: a slot never straddles two lines.
-    private var padding = 0
+    /// A kernel's own state, when its values do not fit the slot (the mixer's: 64 inputs).
+    /// Also pads the slot to 64 bytes: a slot never straddles two lines.
+    var state: UnsafeMutableRawPointer?
 }

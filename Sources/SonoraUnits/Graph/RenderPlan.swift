@@ -586,20 +586,29 @@ final class RenderPlan {
     /// Fills `slots` for the steady cycles that follow a cycle in which every step was lean
     /// (its bindings are in `inputs`). A step gets its unit's compact kernel when the unit has
     /// one and nothing else of its lean render is in play: not the head (its buffers are the
-    /// caller's, new each cycle), one input element bound directly to a plan buffer (so no
-    /// binding to make or undo), no output cache to fill. Otherwise `.unit`: the lean render.
+    /// caller's, new each cycle), the only step of its unit (it binds the inputs), no output
+    /// cache to fill; and one input element bound directly to a plan buffer (so no binding to
+    /// make or undo), or a kernel that takes its inputs as they are bound or pulled (the
+    /// mixer's). Otherwise `.unit`: the lean render.
     private func fillSteadySlots() {
         for position in 0..<stepCount {
             let step = steps + Int(exits[position])
             let core = step.pointee.core
             var slot = SteadySlot()
-            if !step.pointee.isHead && step.pointee.bindsInputs && core.pointee.inputCount == 1
-                && !core.pointee.cachesOutput && inputs[step.pointee.firstInput].direct,
-                let compact = step.pointee.unit._withUnsafeGuaranteedRef({
-                    $0.steadySlot(core, input: inputs[step.pointee.firstInput].list, output: step.pointee.output)
-                })
+            if !step.pointee.isHead && step.pointee.bindsInputs && !core.pointee.cachesOutput
+                && core.pointee.outputCount == 1
             {
-                slot = compact
+                let first = inputs + step.pointee.firstInput
+                let output = step.pointee.output
+                let compact = step.pointee.unit._withUnsafeGuaranteedRef { unit -> SteadySlot? in
+                    if core.pointee.inputCount == 1 && first.pointee.direct,
+                        let compact = unit.steadySlot(core, input: first.pointee.list, output: output)
+                    {
+                        return compact
+                    }
+                    return unit.steadySlot(core, inputs: first, output: output)
+                }
+                if let compact { slot = compact }
             }
             slots[position] = slot
         }
@@ -614,6 +623,15 @@ final class RenderPlan {
                 continue
             }
             let index = Int(exits[position])
+            if slot.pointee.kernel == .mixer {
+                let status = MultiChannelMixerUnit.renderSteady(slot, timeStamp: timeStamp, frameCount: frameCount)
+                if status != .noError {
+                    steadyLastCycle = false
+                    leanStepsTaken &+= position
+                    return fail(status, from: index)
+                }
+                continue
+            }
             let step = steps + index
             let output = step.pointee.isHead ? headOutput : step.pointee.output.frames(from: 0, count: frameCount)
             let status = step.pointee.unit._withUnsafeGuaranteedRef {

@@ -296,6 +296,16 @@ open class AudioUnit: @unchecked Sendable {
         nil
     }
 
+    /// The compact form of this unit's steady render for a unit of any number of inputs, each
+    /// bound to a render plan's buffer or pulled as the last (lean) cycle found it (`inputs`,
+    /// one per input element), or nil if it has none. Asked when the one-input form does not
+    /// apply. Called on the realtime side between cycles: reads the core only.
+    func steadySlot(
+        _ core: UnsafeMutablePointer<RealtimeCore>, inputs: UnsafeMutablePointer<RenderPlan.Input>, output: AudioBufferList
+    ) -> SteadySlot? {
+        nil
+    }
+
     // MARK: Realtime commands
 
     func send(_ command: RealtimeCommand) {

@@ -37,27 +37,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     }
 
     @exclusivity(unchecked) private var slots = Slots()
-    @exclusivity(unchecked) private var meters: UnsafeMutablePointer<LevelMeter>?
-    @exclusivity(unchecked) private var meterCount = 0
-    @exclusivity(unchecked) private var gainScratch: UnsafeMutablePointer<Float>?
-    /// Per input element, how many pre- and post-fader channel meters `process` measured this
-    /// cycle, published after the inputs. Publishing right after each measure put a square
-    /// root on the meter's result in the path of every input; after the loop the roots are
-    /// independent of each other.
-    @exclusivity(unchecked) private var measuredMeters: UnsafeMutablePointer<MeasuredMeters>?
-
-    struct MeasuredMeters {
-        var pre: Int32 = 0
-        var post: Int32 = 0
-    }
-    /// Slot of element 0 of each meter parameter: [pre average, pre peak, post average, post peak][input channel], then
-    /// [output average, output peak][output channel].
-    @exclusivity(unchecked) private var meterSlots: UnsafeMutablePointer<Int>?
-    /// MeteringMode as the render side reads it: one flag per input element, then the output's.
-    /// Written by the control side at any time, hence atomics.
-    @exclusivity(unchecked) private var meteringFlags: UnsafeMutablePointer<Atomic<Bool>>?
-    /// What the render side last saw of each flag (render side only), to reset meters on a switch.
-    @exclusivity(unchecked) private var meteringSeen: UnsafeMutablePointer<Bool>?
+    /// Everything else the render reads (meters, scratch, metering flags, the steady form).
+    @exclusivity(unchecked) private var kernel: UnsafeMutablePointer<MultiChannelMixerKernel>?
 
     public init(inputs: Int = 2) {
         inputMetering = Array(repeating: false, count: inputs)
@@ -148,7 +129,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             throw AudioError(.invalidPropertyValue, "\(name): wrong kind of value for \(id)")
         }
         if scope == .input { inputMetering[element] = on } else { outputMetering = on }
-        meteringFlags?[scope == .input ? element : inputs.count].store(on, ordering: .relaxed)
+        kernel?.pointee.meteringFlags[scope == .input ? element : inputs.count].store(on, ordering: .relaxed)
         propertyDidChange(.meteringMode, scope: scope, element: element)
     }
 
@@ -167,6 +148,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         func base(_ id: AudioUnitParameterID, _ scope: AudioUnitScope) throws(AudioError) -> Int {
             try parameterSlot(ParameterAddress(id, scope: scope, element: 0))
         }
+        guard let core else { throw AudioError(.uninitialized, "\(name): no realtime core") }
         let inputCount = elementCount(.input)
         if inputCount > 0 {
             slots.volume = try base(Parameter.volume, .input)
@@ -194,64 +176,61 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             table.deallocate()
             throw error
         }
-        meterSlots = table
         // Meters: [input][pre/post][channel], then [output][channel].
-        meterCount = inputCount * 2 * inputChannels + outputChannels
-        let rate = try streamFormat(scope: .output, element: 0).sampleRate
-        meters = .allocate(capacity: max(1, meterCount))
-        meters!.initialize(repeating: LevelMeter(sampleRate: rate, averagingTime: 0.3, peakDecayTime: 1.5), count: meterCount)
-        meteringFlags = .allocate(capacity: inputCount + 1)
-        meteringSeen = .allocate(capacity: inputCount + 1)
+        let meterCount = inputCount * 2 * inputChannels + outputChannels
+        let rate: Double
+        do {
+            rate = try streamFormat(scope: .output, element: 0).sampleRate
+        } catch {
+            table.deallocate()
+            throw error
+        }
+        let meters = UnsafeMutablePointer<LevelMeter>.allocate(capacity: max(1, meterCount))
+        meters.initialize(repeating: LevelMeter(sampleRate: rate, averagingTime: 0.3, peakDecayTime: 1.5), count: meterCount)
+        let flags = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: inputCount + 1)
+        let seen = UnsafeMutablePointer<Bool>.allocate(capacity: inputCount + 1)
         for element in 0...inputCount {
             let on = element < inputCount ? inputMetering[element] : outputMetering
-            (meteringFlags! + element).initialize(to: Atomic(on))
-            (meteringSeen! + element).initialize(to: on)
+            (flags + element).initialize(to: Atomic(on))
+            (seen + element).initialize(to: on)
         }
-        gainScratch = .allocate(capacity: maximumFramesPerSlice)
-        measuredMeters = .allocate(capacity: max(1, inputCount))
-        measuredMeters!.initialize(repeating: MeasuredMeters(), count: max(1, inputCount))
+        let measured = UnsafeMutablePointer<MultiChannelMixerKernel.MeasuredMeters>.allocate(capacity: max(1, inputCount))
+        measured.initialize(repeating: .init(), count: max(1, inputCount))
+        // Filled by `steadySlot` before a steady cycle reads them.
+        let steadyInputs = UnsafeMutablePointer<MultiChannelMixerKernel.SteadyInput>.allocate(capacity: max(1, inputCount))
+        for element in 0..<inputCount { (steadyInputs + element).initialize(to: .init(list: core.pointee.ownedInputLists[element])) }
+        kernel = .allocate(capacity: 1)
+        kernel!.initialize(
+            to: MultiChannelMixerKernel(
+                meters: meters, meterCount: meterCount, inputMeterChannels: inputChannels, outputMeterChannels: outputChannels,
+                gains: .allocate(capacity: maximumFramesPerSlice), measured: measured, meterSlots: table, meteringFlags: flags,
+                meteringSeen: seen, core: core, steadyInputs: steadyInputs))
     }
 
     public override func deallocateRenderResources() {
-        meters?.deallocate()
-        meters = nil
-        gainScratch?.deallocate()
-        gainScratch = nil
-        measuredMeters?.deallocate()
-        measuredMeters = nil
-        meterSlots?.deallocate()
-        meterSlots = nil
-        meteringFlags?.deallocate()
-        meteringFlags = nil
-        meteringSeen?.deallocate()
-        meteringSeen = nil
+        guard let kernel else { return }
+        kernel.pointee.meters.deallocate()
+        kernel.pointee.gains.deallocate()
+        kernel.pointee.measured.deallocate()
+        kernel.pointee.meterSlots.deallocate()
+        kernel.pointee.meteringFlags.deallocate()
+        kernel.pointee.meteringSeen.deallocate()
+        kernel.pointee.steadyInputs.deallocate()
+        kernel.deallocate()
+        self.kernel = nil
     }
 
     public override func resetRenderState() {
-        guard let meters else { return }
-        for index in 0..<meterCount { meters[index].reset() }
-    }
-
-    /// Whether element `index` (the output after the inputs) meters this cycle. On a switch
-    /// its meters restart from silence, and publish silence while off rather than freeze.
-    @inline(__always)
-    private func meteringOn(_ index: Int, meters: UnsafeMutablePointer<LevelMeter>, count: Int, silence: () -> Void) -> Bool {
-        let on = meteringFlags![index].load(ordering: .relaxed)
-        if on != meteringSeen![index] {
-            meteringSeen![index] = on
-            for meter in 0..<count { meters[meter].reset() }
-            if !on { silence() }
-        }
-        return on
+        guard let kernel else { return }
+        for index in 0..<kernel.pointee.meterCount { kernel.pointee.meters[index].reset() }
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let meters, let gains = gainScratch, let table = meterSlots, let measured = measuredMeters else { return .uninitialized }
+        guard let kernel else { return .uninitialized }
+        let published = context.core.pointee.published
         let output = context.output
         let frames = context.frameCount
         output.clear()
-        let outputChannels = output.channelCount
-        let metered = inputMeterChannels
         let inputCount = context.inputCount
         for element in 0..<inputCount {
             let enabled = context.parameter(slots.enable + element) >= 0.5
@@ -260,82 +239,54 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             let volumes: UnsafePointer<Float>? = ramping ? context.parameterValues(slots.volume + element) : nil
             let volume = ramping ? 0 : context.parameter(slots.volume + element)
             let input = context.input(element)
-            let channels = min(input.channelCount, metered)
-            let preMeters = meters + element * 2 * metered
-            let postMeters = preMeters + metered
-            let metering = meteringOn(element, meters: preMeters, count: 2 * metered) {
-                for kind in 0..<4 {
-                    for channel in 0..<channels { context.publish(0, slot: table[kind * metered + channel] + element) }
-                }
-            }
-            measured[element] = MeasuredMeters()
-            if metering {
-                for channel in 0..<channels { preMeters[channel].measure(input.samples(channel), count: frames) }
-                measured[element] = MeasuredMeters(pre: Int32(channels), post: enabled ? Int32(channels) : 0)
-            }
-            guard enabled else { continue }
-            for inputChannel in 0..<input.channelCount {
-                let source = input.samples(inputChannel)
-                // Post-fader signal of this channel, into the scratch buffer.
-                if let volumes {
-                    for frame in 0..<frames { gains[frame] = source[frame] * volumes[frame] }
-                } else {
-                    Mixing.copy(source, to: gains, count: frames, gain: volume)
-                }
-                if metering && inputChannel < metered { postMeters[inputChannel].measure(gains, count: frames) }
-                if input.channelCount == 1 && outputChannels == 2 {
-                    let (left, right) = PanLaw.equalPower.gains(pan: pan)
-                    Mixing.add(gains, into: output.samples(0), count: frames, gain: left)
-                    Mixing.add(gains, into: output.samples(1), count: frames, gain: right)
-                } else if input.channelCount == 2 && outputChannels == 2 {
-                    // Balance: panning one way turns the other side down.
-                    let gain = inputChannel == 0 ? min(1, 1 - pan) : min(1, 1 + pan)
-                    Mixing.add(gains, into: output.samples(inputChannel), count: frames, gain: gain)
-                } else {
-                    Mixing.add(gains, into: output.samples(inputChannel % outputChannels), count: frames, gain: 1)
-                }
-            }
+            kernel.pointee.mix(
+                element, input, enabled: enabled, volume: volume, volumes: volumes,
+                sides: .init(pan: pan, inputChannels: input.channelCount, outputChannels: output.channelCount),
+                frames: frames, into: output, published)
         }
-        for element in 0..<inputCount where measured[element].pre > 0 {
-            let preMeters = meters + element * 2 * metered
-            let postMeters = preMeters + metered
-            for channel in 0..<Int(measured[element].pre) {
-                context.publish(Float(preMeters[channel].meanSquare.squareRoot()), slot: table[channel] + element)
-                context.publish(Float(preMeters[channel].peak), slot: table[metered + channel] + element)
-            }
-            for channel in 0..<Int(measured[element].post) {
-                context.publish(Float(postMeters[channel].meanSquare.squareRoot()), slot: table[2 * metered + channel] + element)
-                context.publish(Float(postMeters[channel].peak), slot: table[3 * metered + channel] + element)
-            }
-        }
-        if context.isRamping(slots.outputVolume) {
-            let volumes = context.parameterValues(slots.outputVolume)
-            for channel in 0..<outputChannels {
-                let samples = output.samples(channel)
-                for frame in 0..<frames { samples[frame] *= volumes[frame] }
-            }
-        } else {
-            let volume = context.parameter(slots.outputVolume)
-            if volume != 1 {
-                for channel in 0..<outputChannels { Mixing.scale(output.samples(channel), count: frames, by: volume) }
-            }
-        }
-        let outputMetered = min(outputChannels, outputMeterChannels)
-        let outputMeters = meters + meterCount - outputMeterChannels
-        let outputSlots = table + 4 * metered
-        let outputMetering = meteringOn(inputCount, meters: outputMeters, count: outputMeterChannels) {
-            for channel in 0..<outputMetered {
-                context.publish(0, slot: outputSlots[channel])
-                context.publish(0, slot: outputSlots[outputMeterChannels + channel])
-            }
-        }
-        if outputMetering {
-            for channel in 0..<outputMetered {
-                outputMeters[channel].measure(output.samples(channel), count: frames)
-                context.publish(Float(outputMeters[channel].meanSquare.squareRoot()), slot: outputSlots[channel])
-                context.publish(Float(outputMeters[channel].peak), slot: outputSlots[outputMeterChannels + channel])
-            }
-        }
+        kernel.pointee.publishInputMeters(inputCount: inputCount, published)
+        let ramping = context.isRamping(slots.outputVolume)
+        let volumes: UnsafePointer<Float>? = ramping ? context.parameterValues(slots.outputVolume) : nil
+        let volume = ramping ? 1 : context.parameter(slots.outputVolume)
+        kernel.pointee.finish(output, frames: frames, inputCount: inputCount, volume: volume, volumes: volumes, published)
         return .noError
+    }
+
+    /// The steady form of this mixer for a render plan's steady cycles (`renderSteady`), from
+    /// how the last (lean) cycle bound its inputs: each input a plan buffer, or pulled from a
+    /// render callback (or silent, unconnected); the parameters as the ramps hold them, no
+    /// ramp running. Nil for an input pulled from anything else. Realtime side, between cycles.
+    override func steadySlot(
+        _ core: UnsafeMutablePointer<RealtimeCore>, inputs: UnsafeMutablePointer<RenderPlan.Input>, output: AudioBufferList
+    ) -> SteadySlot? {
+        guard let kernel, kernel.pointee.core == core, output.channelCount > 0 else { return nil }
+        let ramps = core.pointee.ramps
+        for element in 0..<core.pointee.inputCount {
+            let steady = kernel.pointee.steadyInputs + element
+            if inputs[element].direct {
+                steady.pointee.source = .none
+                steady.pointee.list = inputs[element].list
+                steady.pointee.direct = true
+            } else {
+                switch core.pointee.inputSources[element] {
+                case .callback, .none: break
+                case .connection: return nil
+                }
+                steady.pointee.source = core.pointee.inputSources[element]
+                steady.pointee.list = core.pointee.ownedInputLists[element]
+                steady.pointee.direct = false
+            }
+            steady.pointee.enabled = ramps[slots.enable + element].value >= 0.5
+            steady.pointee.volume = ramps[slots.volume + element].value
+            steady.pointee.sides = .init(
+                pan: ramps[slots.pan + element].value, inputChannels: steady.pointee.list.channelCount,
+                outputChannels: output.channelCount)
+        }
+        kernel.pointee.steadyOutput = output
+        kernel.pointee.steadyOutputVolume = ramps[slots.outputVolume].value
+        var slot = SteadySlot()
+        slot.kernel = .mixer
+        slot.state = UnsafeMutableRawPointer(kernel)
+        return slot
     }
 }
