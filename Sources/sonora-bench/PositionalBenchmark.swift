@@ -9,7 +9,8 @@ import SonoraPositionalTestSupport
 struct PositionalBenchmark {
     static let frequency = 48_000
     static let updateFrames = 800
-    /// Seconds of audio each engine renders, untimed, to estimate how long a trial must be.
+    /// Seconds of audio each engine renders, untimed, to estimate how long a trial must be
+    /// (less when a trial asks for less: a short check run stays short).
     static let calibrationSeconds = 1.0
     /// The longest a trial renders, in seconds of audio (a cap on the calibration's estimate).
     static let maximumTrialSeconds = 600.0
@@ -102,14 +103,18 @@ struct PositionalBenchmark {
 
     /// Seconds of audio per trial: `seconds`, or more so that the cheaper engine's trial takes
     /// `minimumTrialCPU` (estimated from one untimed render by each; 25 % margin, whole
-    /// seconds). The same for both engines, so the comparison is the scene's and nothing else.
+    /// seconds; at most 10 × `minimumTrialCPU` for the dearer engine). The same for both
+    /// engines, so the comparison is the scene's and nothing else.
     func trialSeconds(sources: Int, mode: Mode, sonoraEngine: () throws -> PositionalEngine) throws -> Double {
         guard minimumTrialCPU > 0 else { return seconds }
+        let calibration = min(seconds, Self.calibrationSeconds)
         let reference = try OpenALSoftEngine(frequency: Self.frequency, hrtf: mode == .hrtf)
-        let referenceRate = try Self.cpuSeconds(engine: reference, sources: sources, seconds: Self.calibrationSeconds) / Self.calibrationSeconds
-        let sonoraRate = try Self.cpuSeconds(engine: try sonoraEngine(), sources: sources, seconds: Self.calibrationSeconds) / Self.calibrationSeconds
-        let cheaper = max(min(referenceRate, sonoraRate), 1e-6)
-        let needed = (1.25 * minimumTrialCPU / cheaper).rounded(.up)
+        let referenceRate = try Self.cpuSeconds(engine: reference, sources: sources, seconds: calibration) / calibration
+        let sonoraRate = try Self.cpuSeconds(engine: try sonoraEngine(), sources: sources, seconds: calibration) / calibration
+        let cheaper = max(min(referenceRate, sonoraRate), 1e-6), dearer = max(referenceRate, sonoraRate, 1e-6)
+        // Capped where the dearer engine's trial would take 10× the minimum: only an engine
+        // many times slower than the other (a debug build beside OpenAL Soft) reaches it.
+        let needed = min((1.25 * minimumTrialCPU / cheaper).rounded(.up), 10 * minimumTrialCPU / dearer)
         return min(Self.maximumTrialSeconds, max(seconds, needed))
     }
 
