@@ -287,7 +287,10 @@ public final class ALContext: AudioSessionParticipant, @unchecked Sendable {
 
     /// Returns and clears the sticky error (alGetError): the first error since the last call.
     public func takeError() -> ALError? {
-        device.locked { errors.take() }
+        // An error is recorded under the device's lock before the flag is raised: a call that
+        // sees no flag returns what it would have found a moment earlier under the lock.
+        guard errors.mayBePending else { return nil }
+        return device.locked { errors.take() }
     }
 
     /// What the last error recorded was about (the call and the value).

@@ -94,12 +94,15 @@ final class ALContextRenderer: @unchecked Sendable {
             (wanted + element * Self.stride).initialize(from: initial, count: Self.stride)
         }
         isPending = Array(repeating: false, count: inputs)
+        gainMemo = .allocate(capacity: 2 * max(1, inputs))
+        gainMemo.initialize(repeating: .nan, count: 2 * max(1, inputs))
     }
 
     deinit {
         mixer.uninitialize()
         sent.deallocate()
         wanted.deallocate()
+        gainMemo.deallocate()
         changes.deallocate()
     }
 
@@ -155,6 +158,8 @@ final class ALContextRenderer: @unchecked Sendable {
     /// of the vector per read.
     private let wanted: UnsafeMutablePointer<Float>
     private let sent: UnsafeMutablePointer<Float>
+    /// Per input [linear gain, its dB as sent] of the last `apply` (NaN: none yet).
+    private let gainMemo: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var pending: [Int] = []
     @exclusivity(unchecked) private var isPending: [Bool]
     /// Changes sent since the unit last took its commands.
@@ -191,7 +196,14 @@ final class ALContextRenderer: @unchecked Sendable {
         values[1] = stereo ? 0 : spatial.elevation
         values[2] = min(spatial.distance, 10000)
         let gain = spatial.gain * effects.directGain
-        values[3] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
+        // A source whose gain did not change (distance, cone and gains as before: most, from
+        // one update to the next) reuses its dB rather than call `log10f` again.
+        let memo = gainMemo + 2 * element
+        if memo[0] != gain {
+            memo[0] = gain
+            memo[1] = min(gain > 0 ? max(20 * log10f(gain), -120) : -120, 20)
+        }
+        values[3] = memo[1]
         values[4] = 1
         values[6] = effects.directHighDB
         values[7] = effects.directLowDB

@@ -3,8 +3,10 @@ import COpenALSoft
 /// A scene rendered through OpenAL Soft's loopback device, one AL call per change.
 public final class OpenALSoftEngine: PositionalEngine {
     public let loopback: OpenALSoftLoopback
-    private var buffers: [ALuint] = []
-    private var sources: [ALuint] = []
+    // No dynamic exclusivity checks (as in `SonoraALEngine`): the benchmark calls `apply` for
+    // every source at every update, and the checks were a visible share of the harness.
+    @exclusivity(unchecked) private var buffers: [ALuint] = []
+    @exclusivity(unchecked) private var sources: [ALuint] = []
 
     public init(frequency: Int = 48_000, hrtf: Bool = false) throws(OpenALSoftError) {
         loopback = try OpenALSoftLoopback(frequency: frequency, hrtf: hrtf)

@@ -8,9 +8,11 @@ public final class SonoraALEngine: PositionalEngine {
     public let hrtf: Bool
     /// Made by `load`, sized to the scene (one mixer input per source: each input costs
     /// resampler set-up, so a context for 4 sources is not built for 256).
-    public private(set) var context: ALContext!
-    private var buffers: [ALBuffer] = []
-    private var sources: [ALSource] = []
+    // No dynamic exclusivity checks (as in `OpenALSoftEngine`): the benchmark calls `apply`
+    // for every source at every update, and the checks were a visible share of the harness.
+    @exclusivity(unchecked) public private(set) var context: ALContext!
+    @exclusivity(unchecked) private var buffers: [ALBuffer] = []
+    @exclusivity(unchecked) private var sources: [ALSource] = []
 
     public init(frequency: Int = 48_000, hrtf: Bool = false) throws {
         device = try ALDevice.loopback(frequency: frequency, channels: 2)

@@ -55,6 +55,7 @@ extension Mixer3DRenderer {
             let start = voice.pointee.hasState ? current.pointee : target
             current.pointee = target
             let bufferStart = auxiliaryBuses + bus * maximumFrames
+            auxiliaryWritten[bus] = max(auxiliaryWritten[bus], frames)
             if start == target {
                 Mixing.add(signal, into: bufferStart, count: frames, gain: target)
             } else {

@@ -75,6 +75,9 @@ struct Mixer3DRenderer {
     let auxiliaryBusCount: Int
     let auxiliaryBuses: UnsafeMutablePointer<Float>
     let auxiliarySlots: UnsafeMutablePointer<Int>
+    /// Frames of each auxiliary bus written since it was last cleared: a bus no input sends
+    /// to (every bus of a context without effects) is not cleared at every render again.
+    let auxiliaryWritten: UnsafeMutablePointer<Int>
     /// Scratch for a send: the input's channels summed, and that through the send's shelves.
     let sendSum: UnsafeMutablePointer<Float>
     let sendFiltered: UnsafeMutablePointer<Float>
@@ -138,6 +141,8 @@ struct Mixer3DRenderer {
         self.auxiliaryBusCount = auxiliaryBusCount
         auxiliaryBuses = .allocate(capacity: max(1, auxiliaryBusCount) * maximumFrames)
         auxiliaryBuses.initialize(repeating: 0, count: max(1, auxiliaryBusCount) * maximumFrames)
+        auxiliaryWritten = .allocate(capacity: max(1, auxiliaryBusCount))
+        auxiliaryWritten.initialize(repeating: 0, count: max(1, auxiliaryBusCount))
         self.auxiliarySlots = .allocate(capacity: 3 * Mixer3DUnit.maximumAuxiliaryBuses)
         self.auxiliarySlots.initialize(repeating: 0, count: 3 * Mixer3DUnit.maximumAuxiliaryBuses)
         for (index, slot) in auxiliarySlots.prefix(3 * Mixer3DUnit.maximumAuxiliaryBuses).enumerated() { self.auxiliarySlots[index] = slot }
@@ -169,6 +174,7 @@ struct Mixer3DRenderer {
         targets.deallocate()
         reverb.deallocate()
         auxiliaryBuses.deallocate()
+        auxiliaryWritten.deallocate()
         auxiliarySlots.deallocate()
         sendSum.deallocate()
         meters.deallocate()
@@ -192,7 +198,11 @@ struct Mixer3DRenderer {
         output.clear()
         guard frames > 0 else { return .noError }
         send.update(repeating: 0, count: frames)
-        for bus in 0..<auxiliaryBusCount { (auxiliaryBuses + bus * maximumFrames).update(repeating: 0, count: frames) }
+        // A bus holds zeros beyond what was written since its last clear.
+        for bus in 0..<auxiliaryBusCount where auxiliaryWritten[bus] > 0 {
+            (auxiliaryBuses + bus * maximumFrames).update(repeating: 0, count: auxiliaryWritten[bus])
+            auxiliaryWritten[bus] = 0
+        }
         let outputGain = Self.gain(decibels: context.parameter(slots.outputGain))
         let reverbGain = Self.gain(decibels: context.parameter(slots.reverbGain))
         var sending = false
@@ -239,7 +249,7 @@ struct Mixer3DRenderer {
                 decibels += curve.attenuationDB(atDistance: distance, setting.distance)
             }
             decibels = min(max(decibels, minimumDB), maximumDB)
-            let inputGain = Self.gain(decibels: decibels) * outputGain
+            let inputGain = voice.pointee.inputGain(decibels: decibels) * outputGain
             // Occlusion and obstruction: a quarter of the attenuation broadband, the rest by the low-pass at 5 kHz.
             let occlusionGain = Self.gain(decibels: occlusionDB / 4)
             let obstructionGain = Self.gain(decibels: obstructionDB / 4)
@@ -443,7 +453,7 @@ struct Mixer3DRenderer {
             let channelAzimuth = Self.channelAzimuth(azimuth, channel: channel, of: channels)
             let row = targets + channel * stride
             if outputChannels == 2 {
-                let (left, right) = SpatialPanning.equalPowerGains(azimuth: channelAzimuth, elevation: elevation)
+                let (left, right) = voice.pointee.equalPowerGains(channel: channel, azimuth: channelAzimuth, elevation: elevation)
                 row[0] = left * gain
                 row[1] = right * gain
             } else {

@@ -39,6 +39,14 @@ struct Mixer3DVoice {
     /// Current level (linear) of each auxiliary send.
     let auxiliaryGains: UnsafeMutablePointer<Float>
     static let shelfCount = 4 + 2 * Mixer3DUnit.maximumAuxiliaryBuses
+    /// The last input gain's dB and its linear value: a source whose gain did not change
+    /// (most, from one slice to the next) reuses it rather than call `powf`.
+    var gainDecibels: Float = 0
+    var linearGain: Float = 1
+    /// Per input channel [azimuth, elevation, left, right] of the last equal-power gains
+    /// (NaN: none yet): a channel whose direction did not change reuses them rather than call
+    /// `sinf`, `cosf` and `asinf` again. The same function of the same inputs, so the same gains.
+    let panMemo: UnsafeMutablePointer<Float>
 
     @inline(__always)
     func binauralRenderer(_ channel: Int) -> Unmanaged<BinauralRenderer>? { channel == 0 ? binaural.0 : binaural.1 }
@@ -61,6 +69,32 @@ struct Mixer3DVoice {
         shelfDecibels.initialize(repeating: 0, count: 2 + 2 * Mixer3DUnit.maximumAuxiliaryBuses)
         auxiliaryGains = .allocate(capacity: Mixer3DUnit.maximumAuxiliaryBuses)
         auxiliaryGains.initialize(repeating: 0, count: Mixer3DUnit.maximumAuxiliaryBuses)
+        panMemo = .allocate(capacity: 8)
+        panMemo.initialize(repeating: .nan, count: 8)
+    }
+
+    /// Equal-power (left, right) gains of input channel `channel` at a direction: the memo's
+    /// when the direction is the one it holds.
+    @inline(__always)
+    mutating func equalPowerGains(channel: Int, azimuth: Float, elevation: Float) -> (left: Float, right: Float) {
+        let memo = panMemo + 4 * channel
+        if memo[0] == azimuth && memo[1] == elevation { return (memo[2], memo[3]) }
+        let gains = SpatialPanning.equalPowerGains(azimuth: azimuth, elevation: elevation)
+        memo[0] = azimuth
+        memo[1] = elevation
+        memo[2] = gains.left
+        memo[3] = gains.right
+        return gains
+    }
+
+    /// `Mixer3DRenderer.gain(decibels:)` of the input's gain, through the memo.
+    @inline(__always)
+    mutating func inputGain(decibels: Float) -> Float {
+        if decibels != gainDecibels {
+            gainDecibels = decibels
+            linearGain = Mixer3DRenderer.gain(decibels: decibels)
+        }
+        return linearGain
     }
 
     func deallocate() {
@@ -72,6 +106,7 @@ struct Mixer3DVoice {
         shelves.deallocate()
         shelfDecibels.deallocate()
         auxiliaryGains.deallocate()
+        panMemo.deallocate()
     }
 
     /// The head path resumes after another placement: an empty delay line, delays set, not swept.
