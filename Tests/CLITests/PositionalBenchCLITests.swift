@@ -15,7 +15,8 @@ struct PositionalBenchCLITests {
 
     @Test("a short run prints a row per count and mode, Sonora beside OpenAL Soft")
     func shortRun() throws {
-        let outcome = try bench("positional", "--seconds", "0.1", "--trials", "1", "--sources", "4", "8", "--json")
+        // A small --min-trial-cpu: the lengthening is exercised, but the debug build's trials stay short.
+        let outcome = try bench("positional", "--seconds", "0.1", "--trials", "1", "--sources", "4", "8", "--min-trial-cpu", "0.02", "--json")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let rows = try JSONDecoder().decode([QueueBenchCLITests.Row].self, from: Data(outcome.stdout.utf8))
         #expect(rows.count == 4)
