@@ -42,15 +42,15 @@ struct GraphBenchCommand: ParsableCommand {
     var units = 64
 
     @Option(help: ArgumentHelp(
-        "Mixer trials in this many alternating graph/loop blocks; a trial's ratio is the median of its block pairs' (1: graph then loop back to back, whole).",
+        "Mixer trials in this many alternating graph/loop blocks; a trial's ratio is the median of its block pairs' (1: graph then loop back to back, whole). Default 80, at most --cycles.",
         valueName: "n"))
-    var blocks = 80
+    var blocks: Int?
 
     func validate() throws {
         guard units > 0, units <= 100_000 else { throw ValidationError("--units must be in 1…100000") }
         guard cycles > 0, cycles <= 10_000_000 else { throw ValidationError("--cycles must be in 1…10000000") }
         guard trials > 0, trials <= 100 else { throw ValidationError("--trials must be in 1…100") }
-        guard blocks > 0, blocks <= cycles else { throw ValidationError("--blocks must be in 1…cycles") }
+        if let blocks, !(1...cycles).contains(blocks) { throw ValidationError("--blocks must be in 1…cycles") }
     }
 
     func run() throws {
@@ -64,7 +64,7 @@ struct GraphBenchCommand: ParsableCommand {
             }
             return
         }
-        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps, mixerBlocks: blocks).run()
+        let (rows, notes) = try GraphBenchmark(cycles: cycles, trials: trials, fullSteps: fullSteps, mixerBlocks: blocks ?? min(80, cycles)).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

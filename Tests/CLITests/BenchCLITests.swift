@@ -66,6 +66,9 @@ struct BenchCLITests {
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(object?["case"] as? String == "mixer-loop" && object?["cycles"] as? Int == 50)
         #expect((object?["microseconds_per_cycle"] as? Double).map { $0 > 0 && $0.isFinite } == true)
+        // --blocks defaults to at most --cycles; one given outside 1…cycles is refused.
+        let blocks = try bench("graph", "--cycles", "10", "--blocks", "20")
+        #expect(blocks.status != 0 && blocks.stderr.contains("--blocks must be in 1…cycles"), "\(blocks.stderr)")
         let unknown = try bench("graph", "--only", "nothing")
         #expect(unknown.status != 0 && unknown.stderr.contains("chain-graph"))
     }
