@@ -52,14 +52,13 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
 # are 3-4 times what a phase takes on 2 cores.
-# While the suites run (the realtime ones paced by their devices, the cores mostly idle), the
-# .deb and the ThreadSanitizer build run beside them at SCHED_IDLE (scripts/idle-builds.sh),
-# which only takes a core no test thread wants.
+# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb and
+# the ThreadSanitizer build run beside them at SCHED_IDLE (scripts/idle-builds.sh), which never
+# takes a core from the suites' threads.
 test: build check-imports
 	@scripts/install-deps.sh lintian patchelf
+	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
 	SWIFT=$(SWIFT) scripts/idle-builds.sh start
-	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)' \
-		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
 	scripts/bounded.sh 25m $(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)' \
 		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
 	scripts/idle-builds.sh wait 40m

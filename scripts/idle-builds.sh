@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The builds of `make test`'s last phases — the Debian package (.build-deb) and the
-# ThreadSanitizer build (.build-tsan) — run in the background while the test suites run:
+# ThreadSanitizer build (.build-tsan) — run in the background while the realtime suites run:
 #   scripts/idle-builds.sh start   returns at once
 #   scripts/idle-builds.sh wait    waits (at most LIMIT, default 40m), prints the builds' log,
 #                                  exits with their status
 #   scripts/idle-builds.sh deb     the .deb's path (after a successful wait)
 #   scripts/idle-builds.sh stop    stops them (a phase before failed)
 # Why: the realtime suites are paced by their devices and leave the two cores mostly idle for
-# six minutes, and the parallel suites before them leave some slack too; the builds take that
-# time at SCHED_IDLE, a policy that only ever gets a core no runnable thread of normal or
-# realtime priority wants, so the suites keep their cores (their I/O threads are SCHED_FIFO,
-# their other threads normal) and `make test` is shorter by what the builds took beside them.
+# six minutes; the builds take that time at SCHED_IDLE, a policy that only ever gets a core no
+# runnable thread of normal or realtime priority wants, so the suites keep their cores (their
+# I/O threads are SCHED_FIFO, their other threads normal) and `make test` is shorter by
+# what the builds took after them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=.build-idle
