@@ -36,6 +36,7 @@ start)
     ;;
 wait)
     limit=${2:-40m}
+    [[ -f "$state/pid" ]] || { echo "idle-builds: nothing to wait for: not started in $PWD ($state/pid missing); run '$0 start' first" >&2; exit 1; }
     pid=$(cat "$state/pid")
     # The leader is not our child: wait by polling, bounded like every phase.
     timeout "$limit" bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done' _ "$pid" || {
@@ -45,6 +46,7 @@ wait)
     grep -q '^idle-builds: ThreadSanitizer build in' "$state/log" || { echo "idle-builds: failed (the log is above)" >&2; exit 1; }
     ;;
 deb)
+    [[ -f "$state/deb" ]] || { echo "idle-builds: no package built ($state/deb missing): run '$0 start' and '$0 wait' first" >&2; exit 1; }
     cat "$state/deb"
     ;;
 stop)
