@@ -17,7 +17,7 @@ TEST_PACKAGES += lilv-utils lv2-examples mda-lv2 swh-lv2 x42-plugins lsp-plugins
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
 TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests|WorkerPrimitiveTests|RecorderDataSafetyTests|ControlServerTests|DeviceRecoveryTests|SonoraToolboxTests|ApplianceTransportTests|ApplianceProtocolTests|ApplianceRecoveryTests|ApplianceKeptGainTests|ApplianceSessionServerTests|SessionCoordinatorTests
 
-.PHONY: run test deps release build tsan bench clean plugins check-imports check-package
+.PHONY: run test deps release build tsan tsan-build bench clean plugins check-imports check-package
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
@@ -52,9 +52,9 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
 # are 3-4 times what a phase takes on 2 cores.
-# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb and
-# the ThreadSanitizer build run beside them at SCHED_IDLE (scripts/idle-builds.sh), which never
-# takes a core from the suites' threads.
+# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb, the
+# versioned-dependency check (check-package) and the ThreadSanitizer build run beside them at
+# SCHED_IDLE (scripts/idle-builds.sh), which never takes a core from the suites' threads.
 test: build check-imports
 	@scripts/install-deps.sh lintian patchelf
 	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
@@ -63,7 +63,6 @@ test: build check-imports
 		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
 	scripts/idle-builds.sh wait 40m
 	$(MAKE) --no-print-directory deb-test DEB="$$(scripts/idle-builds.sh deb)"
-	$(MAKE) --no-print-directory check-package
 	$(MAKE) --no-print-directory tsan
 
 # Every module a target imports is declared in Package.swift (not reached through another target).
@@ -74,16 +73,31 @@ check-imports:
 check-package:
 	scripts/check-package-by-version.sh
 
+# The test targets TSAN_FILTER's suites live in: the sanitizer's build declares only these
+# (SONORA_TEST_TARGETS, read by Package.swift) and builds the test bundle and the loopback
+# plugin, not the executables. `tsan` checks that every name of the filter still matches a test
+# of the build, so a suite moved or added elsewhere fails loudly instead of silently not running.
+TSAN_TEST_TARGETS := SonoraCoreTests,SonoraHALTests,SonoraLV2Tests,SonoraPipelineTests,SonoraToolboxTests,SonoraUnitsTests
+TSAN_SWIFT = SONORA_TEST_TARGETS=$(TSAN_TEST_TARGETS) $(SWIFT)
+
+tsan-build: deps
+	$(TSAN_SWIFT) build --sanitize=thread --scratch-path .build-tsan --product SonoraPackageTests
+	$(TSAN_SWIFT) build --sanitize=thread --scratch-path .build-tsan --product $(LOOP_PLUGIN)
+
 # The ring stress suites move 10⁷ samples under the sanitizer (10⁸ in the first phase): every
 # chunk exercises the same acquire/release pairs, and 10⁸ took 2.5 of its minutes.
 # Without the suites on a real ALSA device or a paced voice device (the filter GraphTests matches
 # VoiceIOGraphTests): under the sanitizer's slowdown they measure xruns and deadlines, not races.
 # The sanitizer's reports go to files and are printed last on failure, so the end of the
 # log (all a CI summary shows) names the race, not only "reported 1 warnings".
-tsan: deps
+tsan: tsan-build
 	@mkdir -p .build-tsan && rm -f .build-tsan/tsan-report.*
+	@listed=$$($(TSAN_SWIFT) test list --skip-build --sanitize=thread --scratch-path .build-tsan) || exit 1; \
+	for suite in $$(echo '$(TSAN_FILTER)' | tr '|' ' '); do \
+		echo "$$listed" | grep -q -E "$$suite" || { echo "tsan: no test in $(TSAN_TEST_TARGETS) matches '$$suite' (add its test target to TSAN_TEST_TARGETS)" >&2; exit 1; }; \
+	done
 	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/tsan-report $$TSAN_OPTIONS" SONORA_STRESS_SAMPLES=$${SONORA_STRESS_SAMPLES:-10000000} \
-	scripts/bounded.sh 45m $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)' --skip 'ALSATests|ALSALoopTests|VoiceIOGraphTests' \
+	scripts/bounded.sh 45m env SONORA_TEST_TARGETS=$(TSAN_TEST_TARGETS) $(SWIFT) test --skip-build --disable-xctest --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_FILTER)' --skip 'ALSATests|ALSALoopTests|VoiceIOGraphTests' \
 	|| { status=$$?; for report in .build-tsan/tsan-report.*; do [ -f "$$report" ] && { echo "== $$report" >&2; cat "$$report" >&2; }; done; exit $$status; }
 
 # The benchmarks are their own program (the anchors' libraries stay out of `sonora`).

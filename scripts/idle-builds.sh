@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The builds of `make test`'s last phases — the Debian package (.build-deb) and the
-# ThreadSanitizer build (.build-tsan) — run in the background while the realtime suites run:
+# The builds of `make test`'s last phases — the Debian package (.build-deb), the check that the
+# package builds as a versioned dependency (`make check-package`) and the ThreadSanitizer build
+# (.build-tsan) — run in the background while the realtime suites run:
 #   scripts/idle-builds.sh start   returns at once
 #   scripts/idle-builds.sh wait    waits (at most LIMIT, default 40m), prints the builds' log,
 #                                  exits with their status
@@ -19,20 +20,32 @@ SWIFT=${SWIFT:-swift}
 case ${1:-} in
 start)
     mkdir -p "$state"
-    rm -f "$state/deb" "$state/log"
-    # setsid: its own process group, so `stop` ends the compilers it started too.
+    rm -f "$state/deb" "$state/log" "$state/deb.log" "$state/tsan.log"
+    # setsid: its own process group, so `stop` ends the compilers it started too. The two
+    # builds run at once: the package's release build compiles one whole module at a time and
+    # leaves a core idle for long stretches, which the sanitizer's build then takes.
     SWIFT="$SWIFT" nohup setsid chrt --idle 0 bash -c '
-        set -o pipefail
-        start=$(date +%s)
-        deb=$(scripts/build-deb.sh | tail -1) || exit 1
-        echo "$deb" > '"$state"'/deb
-        echo "idle-builds: built $deb in $(($(date +%s) - start)) s"
-        start=$(date +%s)
-        "$SWIFT" build --build-tests --sanitize=thread --scratch-path .build-tsan || exit 1
-        echo "idle-builds: ThreadSanitizer build in $(($(date +%s) - start)) s"
+        state='"$state"'
+        (
+            set -o pipefail
+            start=$(date +%s)
+            deb=$(scripts/build-deb.sh | tail -1) || exit 1
+            echo "$deb" > "$state/deb"
+            echo "idle-builds: built $deb in $(($(date +%s) - start)) s"
+            start=$(date +%s)
+            make --no-print-directory check-package || exit 1
+            echo "idle-builds: checked the package as a versioned dependency in $(($(date +%s) - start)) s"
+        ) > "$state/deb.log" 2>&1 &
+        (
+            start=$(date +%s)
+            make --no-print-directory tsan-build SWIFT="$SWIFT" || exit 1
+            echo "idle-builds: ThreadSanitizer build in $(($(date +%s) - start)) s"
+        ) > "$state/tsan.log" 2>&1 &
+        wait
+        cat "$state/deb.log" "$state/tsan.log"
     ' > "$state/log" 2>&1 < /dev/null &
     echo $! > "$state/pid"
-    echo "idle-builds: the .deb and the ThreadSanitizer build run at idle priority (log: $state/log)"
+    echo "idle-builds: the .deb and the ThreadSanitizer build run at idle priority (logs: $state/deb.log, $state/tsan.log)"
     ;;
 wait)
     limit=${2:-40m}
@@ -42,8 +55,9 @@ wait)
     timeout "$limit" bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done' _ "$pid" || {
         echo "idle-builds: not finished within $limit" >&2; "$0" stop; exit 1; }
     cat "$state/log"
-    # Success is the last step's line in the log (the leader's status is not ours to read).
-    grep -q '^idle-builds: ThreadSanitizer build in' "$state/log" || { echo "idle-builds: failed (the log is above)" >&2; exit 1; }
+    # Success is each build's last line in the log (the leader's status is not ours to read).
+    grep -q '^idle-builds: checked the package' "$state/log" && grep -q '^idle-builds: ThreadSanitizer build in' "$state/log" \
+        || { echo "idle-builds: failed (the log is above)" >&2; exit 1; }
     ;;
 deb)
     [[ -f "$state/deb" ]] || { echo "idle-builds: no package built ($state/deb missing): run '$0 start' and '$0 wait' first" >&2; exit 1; }
