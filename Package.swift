@@ -137,6 +137,9 @@ let package = Package(
 
         // The anchor of `sonora-bench lv2`: a bare C loop around a plugin's run().
         .target(name: "CLV2BenchAnchor"),
+        // `sonora-bench refcounts`: counts the Swift runtime's retains and releases per thread by
+        // defining their entry points in the benchmark executable (never linked into anything else).
+        .target(name: "CRefcountCounter"),
         // `sonora-bench server`'s anchors: jack_simple_client-style JACK2 clients, and the
         // sine source every contender runs.
         .target(name: "CServerBenchAnchor", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
@@ -196,6 +199,7 @@ let package = Package(
                 "CJack",
                 "CFileBenchAnchor",
                 "CLV2BenchAnchor",
+                "CRefcountCounter",
                 "CServerBenchAnchor",
                 "CSonoraSystem",
                 "SonoraPositionalTestSupport",

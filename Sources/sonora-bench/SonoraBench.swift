@@ -25,10 +25,11 @@ struct SonoraBench: ParsableCommand {
               sonora-bench sounds
               sonora-bench server
               sonora-bench positional
+              sonora-bench refcounts
               sonora-bench soak --minutes 30
               sonora-bench ring --json --megabytes 64
             """,
         version: "0.1.0",
-        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self, ServerBenchCommand.self, PositionalBenchCommand.self, JackClientsCommand.self, JackWakesCommand.self, StreamClientsCommand.self, SoakBenchCommand.self, NetworkBenchCommand.self, ScaleBenchCommand.self]
+        subcommands: [RingBenchCommand.self, GraphBenchCommand.self, FileBenchCommand.self, IOBenchCommand.self, LV2BenchCommand.self, VoiceBenchCommand.self, QueueBenchCommand.self, SoundsBenchCommand.self, ServerBenchCommand.self, PositionalBenchCommand.self, JackClientsCommand.self, JackWakesCommand.self, StreamClientsCommand.self, SoakBenchCommand.self, NetworkBenchCommand.self, ScaleBenchCommand.self, RefcountBenchCommand.self]
     )
 }

@@ -1,0 +1,69 @@
+#define _GNU_SOURCE
+#include "CRefcountCounter.h"
+#include <dlfcn.h>
+#include <stdint.h>
+
+// The Swift runtime's entry points as the compiler calls them on x86-64 and arm64 Linux:
+// the C calling convention (the runtime's own code clobbers only caller-saved registers).
+typedef void *(*retain_fn)(void *);
+typedef void *(*retain_n_fn)(void *, uint32_t);
+typedef void (*release_fn)(void *);
+typedef void (*release_n_fn)(void *, uint32_t);
+
+static retain_fn real_retain, real_bridge_retain;
+static retain_n_fn real_retain_n, real_bridge_retain_n;
+static release_fn real_release, real_bridge_release;
+static release_n_fn real_release_n, real_bridge_release_n;
+
+// A plain global first, so every other command of the program pays one predictable branch per
+// operation, not a thread-local access.
+static int armed;
+static __thread int counting;
+static __thread long retains, releases;
+// Set by the first call that came through here: proof that the program's calls are bound to
+// this file (not only that the symbols exist).
+static int seen;
+
+// On first use, not in a constructor: shared libraries' initializers (Foundation's) retain
+// before the executable's constructors run.
+static void resolve(void) {
+    real_retain = (retain_fn)dlsym(RTLD_NEXT, "swift_retain");
+    real_retain_n = (retain_n_fn)dlsym(RTLD_NEXT, "swift_retain_n");
+    real_release = (release_fn)dlsym(RTLD_NEXT, "swift_release");
+    real_release_n = (release_n_fn)dlsym(RTLD_NEXT, "swift_release_n");
+    real_bridge_retain = (retain_fn)dlsym(RTLD_NEXT, "swift_bridgeObjectRetain");
+    real_bridge_retain_n = (retain_n_fn)dlsym(RTLD_NEXT, "swift_bridgeObjectRetain_n");
+    real_bridge_release = (release_fn)dlsym(RTLD_NEXT, "swift_bridgeObjectRelease");
+    // Last, and published with release order: once it is seen set, all are.
+    __atomic_store_n(&real_bridge_release_n, (release_n_fn)dlsym(RTLD_NEXT, "swift_bridgeObjectRelease_n"), __ATOMIC_RELEASE);
+}
+
+#define COUNT(what, n) do { if (__builtin_expect(!__atomic_load_n(&real_bridge_release_n, __ATOMIC_ACQUIRE), 0)) resolve(); if (!seen) seen = 1; if (__builtin_expect(armed, 0) && counting) what += (n); } while (0)
+
+void *swift_retain(void *object) { COUNT(retains, 1); return real_retain(object); }
+void *swift_retain_n(void *object, uint32_t n) { COUNT(retains, n); return real_retain_n(object, n); }
+void swift_release(void *object) { COUNT(releases, 1); real_release(object); }
+void swift_release_n(void *object, uint32_t n) { COUNT(releases, n); real_release_n(object, n); }
+void *swift_bridgeObjectRetain(void *object) { COUNT(retains, 1); return real_bridge_retain(object); }
+void *swift_bridgeObjectRetain_n(void *object, uint32_t n) { COUNT(retains, n); return real_bridge_retain_n(object, n); }
+void swift_bridgeObjectRelease(void *object) { COUNT(releases, 1); real_bridge_release(object); }
+void swift_bridgeObjectRelease_n(void *object, uint32_t n) { COUNT(releases, n); real_bridge_release_n(object, n); }
+
+int sonora_refcount_counter_available(void) {
+    if (!real_bridge_release_n) resolve();
+    return seen && real_retain && real_retain_n && real_release && real_release_n && real_bridge_retain
+        && real_bridge_retain_n && real_bridge_release && real_bridge_release_n;
+}
+
+void sonora_refcount_counter_begin(void) {
+    armed = 1;
+    retains = 0;
+    releases = 0;
+    counting = 1;
+}
+
+void sonora_refcount_counter_end(long *out_retains, long *out_releases) {
+    counting = 0;
+    *out_retains = retains;
+    *out_releases = releases;
+}

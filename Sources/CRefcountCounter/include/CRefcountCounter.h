@@ -1,0 +1,17 @@
+#ifndef CREFCOUNT_COUNTER_H
+#define CREFCOUNT_COUNTER_H
+// Counts the Swift reference-count operations (swift_retain, swift_release and their _n and
+// bridge-object forms) the calling thread makes between begin and end. Linked only into
+// sonora-bench, whose `refcounts` command audits the render paths in a release build: the
+// realtime rule forbids retains and releases there, and only optimized code shows which remain.
+// It works by defining those runtime entry points in the executable, which binds the program's
+// calls to them here; each forwards to the runtime's own (dlsym RTLD_NEXT).
+
+/// 1 if the runtime's entry points were found and the executable's calls reach this counter.
+int sonora_refcount_counter_available(void);
+/// Starts counting on the calling thread from zero.
+void sonora_refcount_counter_begin(void);
+/// Stops counting on the calling thread; the retains and the releases seen since begin.
+void sonora_refcount_counter_end(long *retains, long *releases);
+
+#endif

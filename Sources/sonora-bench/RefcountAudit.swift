@@ -1,0 +1,113 @@
+import CRefcountCounter
+import Foundation
+import SonoraCore
+import SonoraLV2
+@_spi(Benchmark) import SonoraUnits
+
+/// `sonora-bench refcounts`: the Swift reference-count operations (retains and releases) each
+/// render path makes per cycle, counted on the rendering thread in this build (CRefcountCounter).
+/// The realtime rule allows none: each is an atomic read-modify-write on a shared line, and a
+/// release can free. Only an optimized build says which remain — a debug build retains around
+/// almost every call — so the goal is judged on the release binary; the tests run it for shape.
+struct RefcountAudit {
+    var cycles: Int
+    var lv2Plugin: String
+
+    struct CounterUnavailable: Error, CustomStringConvertible {
+        var description: String { "the reference-count counter is not active in this binary (its swift_retain is not the one the program calls)" }
+    }
+
+    struct Count {
+        var retains: Int
+        var releases: Int
+    }
+
+    /// The operations `cycle` makes on this thread over `cycles` calls, after 200 to warm up
+    /// (first calls may build metadata or caches once).
+    func count(_ cycle: (Int) -> Void) -> Count {
+        for index in 0..<200 { cycle(index) }
+        var retains = 0
+        var releases = 0
+        sonora_refcount_counter_begin()
+        for index in 200..<(200 + cycles) { cycle(index) }
+        sonora_refcount_counter_end(&retains, &releases)
+        return Count(retains: retains, releases: releases)
+    }
+
+    func run() throws -> (rows: [BenchmarkRow], notes: [String]) {
+        guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else {
+            throw CounterUnavailable()
+        }
+        var cases: [(name: String, cycle: (Int) -> Void)] = []
+        for fullSteps in [false, true] {
+            let graphs = GraphBenchmark(cycles: cycles, trials: 1, fullSteps: fullSteps)
+            let steps = fullSteps ? "full steps" : "steady plan"
+            cases.append(("graph, 64-gain chain (\(steps))", try Self.chainCycle(graphs)))
+            cases.append(("graph, 64-input mixer with render callbacks (\(steps))", try graphs.mixerGraphCycle()))
+        }
+        var notes: [String] = []
+        do {
+            cases.append(("LV2Unit \(lv2Plugin), pulled through a render callback", try Self.lv2Cycle(uri: lv2Plugin)))
+        } catch {
+            notes.append("LV2Unit \(lv2Plugin): skipped (\(error))")
+        }
+        var rows: [BenchmarkRow] = []
+        for (name, cycle) in cases {
+            let counted = count(cycle)
+            let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
+            rows.append(
+                BenchmarkRow(
+                    metric: "\(name): retains and releases per render cycle", unit: "ops", sonora: perCycle,
+                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+            notes.append("\(name): \(counted.retains) retains, \(counted.releases) releases in \(cycles) cycles")
+        }
+        notes.insert("counted on the rendering thread over \(cycles) cycles after 200 to warm up; a debug build retains around most calls, so judge a release build", at: 0)
+        return (rows, notes)
+    }
+
+    /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen.
+    static func countsKnownOperations() -> Bool {
+        final class Object {}
+        let object = Object()
+        let unmanaged = Unmanaged.passUnretained(object)
+        var retains = 0
+        var releases = 0
+        sonora_refcount_counter_begin()
+        for _ in 0..<100 { _ = unmanaged.retain() }
+        for _ in 0..<100 { unmanaged.release() }
+        sonora_refcount_counter_end(&retains, &releases)
+        return withExtendedLifetime(object) { retains >= 100 && releases >= 100 }
+    }
+
+    static func chainCycle(_ graphs: GraphBenchmark) throws -> (Int) -> Void {
+        let graph = try graphs.gainChain(units: 64).graph
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: graphs.frames)
+        let list = buffers.list
+        let frames = graphs.frames
+        return { cycle in
+            var flags = RenderActionFlags()
+            _ = withExtendedLifetime(buffers) {
+                graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
+            }
+        }
+    }
+
+    /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.
+    static func lv2Cycle(uri: String) throws -> (Int) -> Void {
+        let frames = 512
+        let unit = try LV2Unit(uri: uri, options: .init(sampleRate: 48000, maximumFrames: frames, workerMode: .inline))
+        for input in 0..<unit.elementCount(.input) {
+            try unit.setRenderCallback(GraphBenchmark.Constant(), input: input)
+        }
+        try unit.initialize()
+        let channels = Int(try unit.streamFormat(scope: .output, element: 0).channelsPerFrame)
+        let buffers = try OwnedAudioBufferList(channelCount: channels, frameCapacity: frames)
+        let list = buffers.list
+        return { cycle in
+            var flags = RenderActionFlags()
+            _ = withExtendedLifetime((unit, buffers)) {
+                unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), bus: 0, frameCount: frames, into: list)
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+
+struct RefcountBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refcounts",
+        abstract: "Retains and releases per render cycle on the rendering thread (the realtime rule: none).",
+        discussion: """
+            Counts the Swift runtime's reference-count operations (swift_retain,
+            swift_release and their variants) the rendering thread makes per cycle of:
+            a 64-gain AudioGraph chain and a 64-input MultiChannelMixerUnit fed by
+            render callbacks, each with the steady plan and with full steps; and an
+            LV2Unit pulling its input through a render callback. The goal is 0 per
+            cycle. Judge a release build: a debug build retains around most calls.
+
+            Examples:
+              swift build -c release --product sonora-bench
+              .build/release/sonora-bench refcounts
+              .build/release/sonora-bench refcounts --json --cycles 10000
+            """
+    )
+
+    @Flag(help: "Print the rows as a JSON array.")
+    var json = false
+
+    @Option(help: "Cycles counted per case (after 200 to warm up).")
+    var cycles = 2000
+
+    @Option(help: "The LV2 plugin the LV2 case renders.")
+    var plugin = "http://lv2plug.in/plugins/eg-amp"
+
+    func validate() throws {
+        guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
+    }
+
+    func run() throws {
+        let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin).run()
+        BenchmarkReport.print(rows, json: json, notes: notes)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import SonoraTestSupport
+import Testing
+
+/// `sonora-bench refcounts`: help, the rows' shape, bad options. The counts themselves are judged
+/// on a release build (BENCHMARKS.md); this debug binary retains around most calls, which is
+/// what shows the counter counting the render paths' operations at all.
+@Suite("sonora-bench refcounts", .serialized, .enabled(if: sonoraBenchBinary != nil, "sonora-bench is not built"))
+struct RefcountBenchCLITests {
+    typealias Row = BenchmarkJSONRow
+
+    func bench(_ arguments: String...) throws -> Outcome { try runProcess(sonoraBenchBinary!, arguments) }
+
+    @Test("--help says what is counted, with an example")
+    func help() throws {
+        let help = try bench("refcounts", "--help")
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:") && help.stdout.contains("sonora-bench refcounts --json"))
+    }
+
+    @Test("--json: a row per render path, goal 0 operations, and the counter sees the debug build's retains")
+    func rows() throws {
+        let outcome = try bench("refcounts", "--json", "--cycles", "50")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
+        #expect(rows.count == 5, "\(rows.map(\.metric))")
+        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "LV2Unit"] {
+            #expect(rows.contains { $0.metric.contains(name) }, "\(name)")
+        }
+        for row in rows {
+            #expect(row.unit == "ops" && row.better == "lower" && row.anchor_value == 0, "\(row.metric)")
+            #expect(row.sonora.isFinite && row.sonora >= 0, "\(row.metric)")
+        }
+        // Unoptimized, the full steps retain the units they call: a counter bound to nothing would say 0.
+        #expect(rows.contains { $0.metric.contains("full steps") && $0.sonora > 0 })
+    }
+
+    @Test("bad options: non-zero with the reason")
+    func badOptions() throws {
+        for cycles in ["0", "-5", "abc"] {
+            let outcome = try bench("refcounts", "--cycles", cycles)
+            #expect(outcome.status != 0 && outcome.stderr.contains("cycles"), "--cycles \(cycles): \(outcome.stderr)")
+        }
+    }
+}
