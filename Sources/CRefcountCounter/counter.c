@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "CRefcountCounter.h"
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 // The Swift runtime's entry points as the compiler calls them on x86-64 and arm64 Linux:
 // the C calling convention (the runtime's own code clobbers only caller-saved registers).
@@ -18,7 +20,7 @@ static release_n_fn real_release_n, real_bridge_release_n;
 // A plain global first, so every other command of the program pays one predictable branch per
 // operation, not a thread-local access.
 static int armed;
-static __thread int counting;
+static __thread int counting, trapping;
 static __thread long retains, releases;
 // Set by the first call that came through here: proof that the program's calls are bound to
 // this file (not only that the symbols exist).
@@ -38,7 +40,19 @@ static void resolve(void) {
     __atomic_store_n(&real_bridge_release_n, (release_n_fn)dlsym(RTLD_NEXT, "swift_bridgeObjectRelease_n"), __ATOMIC_RELEASE);
 }
 
-#define COUNT(what, n) do { if (__builtin_expect(!__atomic_load_n(&real_bridge_release_n, __ATOMIC_ACQUIRE), 0)) resolve(); if (!seen) seen = 1; if (__builtin_expect(armed, 0) && counting) what += (n); } while (0)
+// SONORA_REFCOUNT_TRAP=1 raises SIGTRAP at the first counted operation, so a debugger shows
+// who retained (as SONORA_ALLOCATION_TRAP does for the tests' heap calls).
+static int trap_checked, trap_enabled;
+static void maybe_trap(void) {
+    if (!trap_checked) { trap_checked = 1; const char *v = getenv("SONORA_REFCOUNT_TRAP"); trap_enabled = v && *v == '1'; }
+    if (trap_enabled && trapping) { counting = 0; raise(SIGTRAP); }
+}
+
+#define COUNT(what, n) do { \
+    if (__builtin_expect(!__atomic_load_n(&real_bridge_release_n, __ATOMIC_ACQUIRE), 0)) resolve(); \
+    if (!seen) seen = 1; \
+    if (__builtin_expect(armed, 0) && counting) { what += (n); maybe_trap(); } \
+} while (0)
 
 void *swift_retain(void *object) { COUNT(retains, 1); return real_retain(object); }
 void *swift_retain_n(void *object, uint32_t n) { COUNT(retains, n); return real_retain_n(object, n); }
@@ -55,8 +69,9 @@ int sonora_refcount_counter_available(void) {
         && real_bridge_retain_n && real_bridge_release && real_bridge_release_n;
 }
 
-void sonora_refcount_counter_begin(void) {
+void sonora_refcount_counter_begin(int may_trap) {
     armed = 1;
+    trapping = may_trap;
     retains = 0;
     releases = 0;
     counting = 1;

@@ -28,7 +28,7 @@ struct RefcountAudit {
         for index in 0..<200 { cycle(index) }
         var retains = 0
         var releases = 0
-        sonora_refcount_counter_begin()
+        sonora_refcount_counter_begin(1)
         for index in 200..<(200 + cycles) { cycle(index) }
         sonora_refcount_counter_end(&retains, &releases)
         return Count(retains: retains, releases: releases)
@@ -72,7 +72,7 @@ struct RefcountAudit {
         let unmanaged = Unmanaged.passUnretained(object)
         var retains = 0
         var releases = 0
-        sonora_refcount_counter_begin()
+        sonora_refcount_counter_begin(0)
         for _ in 0..<100 { _ = unmanaged.retain() }
         for _ in 0..<100 { unmanaged.release() }
         sonora_refcount_counter_end(&retains, &releases)

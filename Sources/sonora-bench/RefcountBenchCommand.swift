@@ -12,6 +12,8 @@ struct RefcountBenchCommand: ParsableCommand {
             render callbacks, each with the steady plan and with full steps; and an
             LV2Unit pulling its input through a render callback. The goal is 0 per
             cycle. Judge a release build: a debug build retains around most calls.
+            SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
+            debugger: who retained).
 
             Examples:
               swift build -c release --product sonora-bench

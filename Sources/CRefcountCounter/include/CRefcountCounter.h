@@ -9,8 +9,9 @@
 
 /// 1 if the runtime's entry points were found and the executable's calls reach this counter.
 int sonora_refcount_counter_available(void);
-/// Starts counting on the calling thread from zero.
-void sonora_refcount_counter_begin(void);
+/// Starts counting on the calling thread from zero; with may_trap, SONORA_REFCOUNT_TRAP=1 in the
+/// environment raises SIGTRAP at the first operation counted (a debugger then shows who).
+void sonora_refcount_counter_begin(int may_trap);
 /// Stops counting on the calling thread; the retains and the releases seen since begin.
 void sonora_refcount_counter_end(long *retains, long *releases);
 
