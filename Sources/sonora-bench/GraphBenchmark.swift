@@ -190,12 +190,12 @@ struct GraphBenchmark {
 
     func mixerThroughGraph() throws -> Double {
         let graph = try mixerGraphCycle()
-        return time { graph($0) }
+        return time { _ = graph($0) }
     }
 
     /// One cycle of the 64-input mixer through an `AudioGraph` (the graph and its buffers
     /// live as long as the closure).
-    func mixerGraphCycle() throws -> (Int) -> Void {
+    func mixerGraphCycle() throws -> (Int) -> AudioError.Code {
         let graph = AudioGraph()
         let mixer = MultiChannelMixerUnit(inputs: 64)
         try mixer.setMaximumFramesPerSlice(frames)
@@ -219,7 +219,7 @@ struct GraphBenchmark {
         let frames = self.frames
         return { cycle in
             var flags = RenderActionFlags()
-            _ = withExtendedLifetime(buffers) {
+            return withExtendedLifetime(buffers) {
                 graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
             }
         }
@@ -293,7 +293,7 @@ struct GraphBenchmark {
         let graph = try mixerGraphCycle()
         let loop = try MixerLoop(frames: frames)
         if blocks <= 1 {
-            let graphTime = time { graph($0) }
+            let graphTime = time { _ = graph($0) }
             let loopTime = time { _ in loop.cycle() }
             return (graphTime, loopTime, graphTime / loopTime)
         }
@@ -304,7 +304,7 @@ struct GraphBenchmark {
         func graphBlock() -> Double {
             let start = Self.threadCPUNanoseconds()
             for _ in 0..<perBlock {
-                graph(graphCycle)
+                _ = graph(graphCycle)
                 graphCycle += 1
             }
             return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
@@ -316,7 +316,7 @@ struct GraphBenchmark {
         }
         // Warm-up, as `time` does.
         for _ in 0..<100 {
-            graph(graphCycle)
+            _ = graph(graphCycle)
             graphCycle += 1
             loop.cycle()
         }

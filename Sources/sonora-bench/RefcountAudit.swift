@@ -24,13 +24,19 @@ struct RefcountAudit {
 
     /// The operations `cycle` makes on this thread over `cycles` calls, after 200 to warm up
     /// (first calls may build metadata or caches once).
-    func count(_ cycle: (Int) -> Void) -> Count {
-        for index in 0..<200 { cycle(index) }
+    func count(_ name: String, _ cycle: (Int) -> AudioError.Code) throws -> Count {
+        for index in 0..<200 {
+            let status = cycle(index)
+            guard status == .noError else { throw AudioError(status, "\(name): render failed at cycle \(index)") }
+        }
         var retains = 0
         var releases = 0
+        var failed = AudioError.Code.noError
         sonora_refcount_counter_begin(1)
-        for index in 200..<(200 + cycles) { cycle(index) }
+        for index in 200..<(200 + cycles) where failed == .noError { failed = cycle(index) }
         sonora_refcount_counter_end(&retains, &releases)
+        // A failing render may take a shorter path: its count would say nothing.
+        guard failed == .noError else { throw AudioError(failed, "\(name): render failed while counted") }
         return Count(retains: retains, releases: releases)
     }
 
@@ -38,13 +44,14 @@ struct RefcountAudit {
         guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else {
             throw CounterUnavailable()
         }
-        var cases: [(name: String, cycle: (Int) -> Void)] = []
+        var cases: [(name: String, cycle: (Int) -> AudioError.Code)] = []
         for fullSteps in [false, true] {
             let graphs = GraphBenchmark(cycles: cycles, trials: 1, fullSteps: fullSteps)
             let steps = fullSteps ? "full steps" : "steady plan"
             cases.append(("graph, 64-gain chain (\(steps))", try Self.chainCycle(graphs)))
             cases.append(("graph, 64-input mixer with render callbacks (\(steps))", try graphs.mixerGraphCycle()))
         }
+        cases.append(("graph, 3D mixer with 16 placed sources (steady plan)", try Self.mixer3DCycle(frames: 128)))
         var notes: [String] = []
         do {
             cases.append(("LV2Unit \(lv2Plugin), pulled through a render callback", try Self.lv2Cycle(uri: lv2Plugin)))
@@ -53,7 +60,7 @@ struct RefcountAudit {
         }
         var rows: [BenchmarkRow] = []
         for (name, cycle) in cases {
-            let counted = count(cycle)
+            let counted = try count(name, cycle)
             let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
             rows.append(
                 BenchmarkRow(
@@ -79,21 +86,49 @@ struct RefcountAudit {
         return withExtendedLifetime(object) { retains >= 100 && releases >= 100 }
     }
 
-    static func chainCycle(_ graphs: GraphBenchmark) throws -> (Int) -> Void {
+    static func chainCycle(_ graphs: GraphBenchmark) throws -> (Int) -> AudioError.Code {
         let graph = try graphs.gainChain(units: 64).graph
         let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: graphs.frames)
         let list = buffers.list
         let frames = graphs.frames
         return { cycle in
             var flags = RenderActionFlags()
-            _ = withExtendedLifetime(buffers) {
+            return withExtendedLifetime(buffers) {
+                graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
+            }
+        }
+    }
+
+    /// A `Mixer3DUnit` of 16 inputs fed by render callbacks, each placed elsewhere (azimuth,
+    /// distance, gain), into a generic output.
+    static func mixer3DCycle(frames: Int) throws -> (Int) -> AudioError.Code {
+        let graph = AudioGraph()
+        let mixer = Mixer3DUnit(inputs: 16)
+        try mixer.setMaximumFramesPerSlice(frames)
+        let mixerNode = graph.addNode(mixer)
+        for input in 0..<16 {
+            try mixer.setParameter(Mixer3DUnit.Parameter.azimuth, scope: .input, element: input, to: Float(input * 22 - 170))
+            try mixer.setParameter(Mixer3DUnit.Parameter.distance, scope: .input, element: input, to: Float(1 + input))
+            try mixer.setParameter(Mixer3DUnit.Parameter.gain, scope: .input, element: input, to: -3)
+            try graph.setRenderCallback(GraphBenchmark.Constant(), node: mixerNode, input: input)
+        }
+        let output = GenericOutputUnit()
+        try output.setMaximumFramesPerSlice(frames)
+        let head = graph.addNode(output)
+        try graph.connect(mixerNode, bus: 0, to: head, input: 0)
+        try graph.initialize()
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
+        let list = buffers.list
+        return { cycle in
+            var flags = RenderActionFlags()
+            return withExtendedLifetime(buffers) {
                 graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
             }
         }
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.
-    static func lv2Cycle(uri: String) throws -> (Int) -> Void {
+    static func lv2Cycle(uri: String) throws -> (Int) -> AudioError.Code {
         let frames = 512
         let unit = try LV2Unit(uri: uri, options: .init(sampleRate: 48000, maximumFrames: frames, workerMode: .inline))
         for input in 0..<unit.elementCount(.input) {
@@ -105,7 +140,7 @@ struct RefcountAudit {
         let list = buffers.list
         return { cycle in
             var flags = RenderActionFlags()
-            _ = withExtendedLifetime((unit, buffers)) {
+            return withExtendedLifetime(buffers) {
                 unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), bus: 0, frameCount: frames, into: list)
             }
         }

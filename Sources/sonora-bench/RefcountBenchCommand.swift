@@ -9,8 +9,9 @@ struct RefcountBenchCommand: ParsableCommand {
             Counts the Swift runtime's reference-count operations (swift_retain,
             swift_release and their variants) the rendering thread makes per cycle of:
             a 64-gain AudioGraph chain and a 64-input MultiChannelMixerUnit fed by
-            render callbacks, each with the steady plan and with full steps; and an
-            LV2Unit pulling its input through a render callback. The goal is 0 per
+            render callbacks, each with the steady plan and with full steps; a
+            Mixer3DUnit with 16 placed sources; and an LV2Unit pulling its input
+            through a render callback. The goal is 0 per
             cycle. Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
             debugger: who retained).

@@ -23,8 +23,8 @@ struct RefcountBenchCLITests {
         let outcome = try bench("refcounts", "--json", "--cycles", "50")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
-        #expect(rows.count == 5, "\(rows.map(\.metric))")
-        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "LV2Unit"] {
+        #expect(rows.count == 6, "\(rows.map(\.metric))")
+        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit"] {
             #expect(rows.contains { $0.metric.contains(name) }, "\(name)")
         }
         for row in rows {
