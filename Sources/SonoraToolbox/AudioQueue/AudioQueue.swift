@@ -66,6 +66,8 @@ public final class AudioQueue: @unchecked Sendable {
     var unitWatcher: DispatchSourceTimer?
     /// The shared output (hidden mixer) a live queue plays through, and why it last stopped on its own.
     var attachment: OutputAttachment?
+    /// The shared output's feeder thread refilling this queue, if any (AudioQueue+Feeder).
+    var feeder: QueueFeeder?
     var stopReasonValue: AudioError?
     var offlineConverter: AudioConverter?
     var volumeValue: Float = 1

@@ -42,6 +42,8 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// Frames each source renders at a time (the unit's largest slice).
     let sliceFrames: Int
 
+    /// The one thread refilling the queues here (QueueFeeder), started with the first.
+    let feeder = QueueFeeder()
     private let lock = NSLock()
     private var queues: [ObjectIdentifier: WeakQueue] = [:]
     private var watcher: DispatchSourceTimer?
@@ -108,6 +110,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     deinit {
         watcher?.cancel()
         unit?.stop()
+        feeder.stop()
     }
 
     /// Queues attached now.
@@ -173,6 +176,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
         watcher = nil
         unit?.stop()
         unit?.uninitialize()
+        feeder.stop()
     }
 
     // MARK: Queues
@@ -228,6 +232,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// What the device reported since the last look (control side): an interruption (the
     /// device vanished) stops every attached queue; dropped time marks their timelines.
     func checkDevice() {
+        feeder.checkStalled()
         guard let device = unit?.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
