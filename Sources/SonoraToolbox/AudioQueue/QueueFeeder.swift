@@ -17,7 +17,7 @@ import SonoraCore
 /// queue the program gave (the program's own "run loop": its callbacks must not wait
 /// behind, or make others wait behind, that queue). A pass takes the queue's `passLock`
 /// without waiting (`serve(waiting: false)`): when the queue's own thread or a control call
-/// holds it, this round skips the queue and the render side's next wake brings it back.
+/// holds it, this round wakes the queue's own thread instead, which serves it after them.
 ///
 /// One queue's callback must not stall the others: the output's device watcher calls
 /// `checkStalled` every 50 ms; a queue served for longer than `stallLimit` leaves the
@@ -201,7 +201,10 @@ final class QueueFeeder: @unchecked Sendable {
                 }
                 serving = (ObjectIdentifier(queue), Self.now(), mine, pthread_self())
                 lock.unlock()
-                queue.serve(waiting: false)
+                // Another thread holds the queue's passes (its own thread for a control call's
+                // barrier): that thread runs another pass after it, so no refill waits for the
+                // render side's next wake-up (a slice late, with a rate stage's short lookahead).
+                if !queue.serve(waiting: false) { queue.worker.wake() }
                 lock.lock()
                 if serving?.generation == mine { serving = nil }
                 lock.unlock()
