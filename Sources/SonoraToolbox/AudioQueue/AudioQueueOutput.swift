@@ -26,7 +26,9 @@ import SonoraUnits
 ///
 /// Many queues on one device (e.g. 32): make one output (`init(device:maximumQueues:)`, or
 /// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
-/// per cycle into its own scratch and the mixer adds them.
+/// per cycle into its own scratch and the mixer adds them. One thread, the output's feeder
+/// (QueueFeeder), refills them all (decoding into their rings, their callbacks): one wake-up
+/// per refill round instead of one context switch per queue.
 public final class AudioQueueOutput: @unchecked Sendable {
     /// The I/O unit the mix plays through (nil: the mix feeds a caller's graph).
     public let unit: IOUnit?
