@@ -1,3 +1,4 @@
+import Foundation
 import SonoraCore
 
 /// Buffers: allocate, free, enqueue (AudioQueueAllocateBuffer…, AudioQueueEnqueueBuffer…).
@@ -44,7 +45,7 @@ extension AudioQueue {
         parameterEvents: [AudioQueueParameterEvent] = []
     ) throws(AudioError) {
         let call = "enqueue"
-        try withLock { () throws(AudioError) in
+        let fromCallback = try withLock { () throws(AudioError) -> Bool in
             try requireOpen(call)
             try requireMine(buffer, call)
             if resetting { throw error(.queueEnqueueDuringReset, call, "buffers cannot be enqueued while the queue stops or resets") }
@@ -68,8 +69,12 @@ extension AudioQueue {
             queued.append(QueuedBuffer(
                 buffer: buffer, bytes: readsInPlace ? [] : buffer.bytes, byteCount: buffer.byteSize, descriptions: packetDescriptions,
                 trimAtStart: trimFramesAtStart, trimAtEnd: trimFramesAtEnd, startTime: startTime, events: parameterEvents))
+            return callbackThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
         }
-        worker.wake()
+        // From the callback, the pass that called it takes the buffer when the callback returns:
+        // waking the queue's own thread then would cost a context switch per buffer when the
+        // pass runs on the output's feeder thread (QueueFeeder).
+        if !fromCallback { worker.wake() }
     }
 
     private func checkPackets(_ buffer: AudioQueueBuffer, _ descriptions: [AudioStreamPacketDescription], _ call: String) throws(AudioError) {

@@ -9,16 +9,24 @@ extension AudioQueue {
     /// One wake-up of the queue's thread: passes until nothing is left to do (so a barrier
     /// sees a fixed point: a deterministic state for offline render), then releases waiters.
     func serve() {
+        serve(waiting: true)
+    }
+
+    /// As `serve()`; without `waiting` (the output's feeder thread), nothing is done while
+    /// another thread holds `passLock` (that thread runs the passes). True if it served.
+    @discardableResult
+    func serve(waiting: Bool) -> Bool {
         passDone.lock()
         let wanted = passRequested
         passDone.unlock()
-        passLock.lock()
+        if waiting { passLock.lock() } else if !passLock.try() { return false }
         while servePass() {}
         passLock.unlock()
         passDone.lock()
         passCompleted = max(passCompleted, wanted)
         passDone.broadcast()
         passDone.unlock()
+        return true
     }
 
     /// One step; true if it did something.

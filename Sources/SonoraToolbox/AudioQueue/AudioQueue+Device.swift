@@ -144,6 +144,7 @@ extension AudioQueue {
             attachment = OutputAttachment(output: output, target: target, byName: byName)
             outputTarget = target
         }
+        joinFeeder(of: output)
         if let unit = output.unit { session.use(unit) }
     }
 
@@ -157,6 +158,7 @@ extension AudioQueue {
             }
             return attachment
         }) else { return }
+        if let feeder = try? withLock({ feeder }) { leaveFeeder(feeder, waiting: true) }
         left.output.detach(self, target: left.target)
         if left.byName { AudioQueueOutput.releaseIfUnused(left.output, acquired: false) }
     }

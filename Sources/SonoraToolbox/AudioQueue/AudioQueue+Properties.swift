@@ -147,6 +147,8 @@ extension AudioQueue {
         let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
         replacement.worker = worker
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
+        replacement.feeder = renderer.feeder
+        replacement.wakesFeeder.store(renderer.wakesFeeder.load(ordering: .relaxed), ordering: .releasing)
         // Not across the notifications below: a listener that waits for a pass would wait forever.
         passLock.lock()
         offlineRenderLock.lock()

@@ -14,7 +14,9 @@ public typealias AudioQueueOutputCallback = @convention(c) (UnsafeMutableRawPoin
 /// from, and hands each buffer back through the callback once it is done with it.
 ///
 /// Threads: the program's (any; the calls here), the queue's (a `Worker`: decoding, callbacks
-/// unless a `DispatchQueue` is given, listeners), and the render side (`renderer`, realtime).
+/// unless a `DispatchQueue` is given, listeners — on a shared output, decoding and callbacks
+/// run on the output's feeder thread instead: AudioQueue+Feeder), and the render side
+/// (`renderer`, realtime).
 /// As an AudioQueueRef, a queue lives until `dispose(immediate:)`, however many references the
 /// program drops. It plays offline (`setOfflineRenderFormat`, `offlineRender`) or live through an
 /// I/O unit (`setOutputUnit`), whose I/O thread calls the same `renderer`.
@@ -66,6 +68,8 @@ public final class AudioQueue: @unchecked Sendable {
     var unitWatcher: DispatchSourceTimer?
     /// The shared output (hidden mixer) a live queue plays through, and why it last stopped on its own.
     var attachment: OutputAttachment?
+    /// The shared output's feeder thread refilling this queue, if any (AudioQueue+Feeder).
+    var feeder: QueueFeeder?
     var stopReasonValue: AudioError?
     var offlineConverter: AudioConverter?
     var volumeValue: Float = 1

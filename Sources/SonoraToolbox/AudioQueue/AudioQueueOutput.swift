@@ -26,7 +26,9 @@ import SonoraUnits
 ///
 /// Many queues on one device (e.g. 32): make one output (`init(device:maximumQueues:)`, or
 /// let the first `setCurrentDevice` open it) and attach each queue; each renders one slice
-/// per cycle into its own scratch and the mixer adds them.
+/// per cycle into its own scratch and the mixer adds them. One thread, the output's feeder
+/// (QueueFeeder), refills them all (decoding into their rings, their callbacks): one wake-up
+/// per refill round instead of one context switch per queue.
 public final class AudioQueueOutput: @unchecked Sendable {
     /// The I/O unit the mix plays through (nil: the mix feeds a caller's graph).
     public let unit: IOUnit?
@@ -42,6 +44,8 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// Frames each source renders at a time (the unit's largest slice).
     let sliceFrames: Int
 
+    /// The one thread refilling the queues here (QueueFeeder), started with the first.
+    let feeder = QueueFeeder()
     private let lock = NSLock()
     private var queues: [ObjectIdentifier: WeakQueue] = [:]
     private var watcher: DispatchSourceTimer?
@@ -108,6 +112,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     deinit {
         watcher?.cancel()
         unit?.stop()
+        feeder.stop()
     }
 
     /// Queues attached now.
@@ -173,6 +178,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
         watcher = nil
         unit?.stop()
         unit?.uninitialize()
+        feeder.stop()
     }
 
     // MARK: Queues
@@ -228,6 +234,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// What the device reported since the last look (control side): an interruption (the
     /// device vanished) stops every attached queue; dropped time marks their timelines.
     func checkDevice() {
+        feeder.checkStalled()
         guard let device = unit?.device else { return }
         var vanished: DeviceEvent?
         var droppedTime = false

@@ -23,6 +23,10 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// brings the queue's thread to a fixed point around each slice instead.
     unowned(unsafe) var worker: Worker?
     let wakesWorker = Atomic<Bool>(false)
+    /// The output's feeder thread, woken instead of the queue's own while `wakesFeeder` is
+    /// set (QueueFeeder: one thread refills every queue on an output). Set before the flag.
+    unowned(unsafe) var feeder: QueueFeeder?
+    let wakesFeeder = Atomic<Bool>(false)
     /// The fill (frames) at or below which a slice wakes the queue's thread: half the ring.
     /// The thread fills the ring to three quarters (the last quarter stays free for a
     /// reset's new frames), so it refills a quarter ring at a time while half a ring still
@@ -211,7 +215,9 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         // The queue's thread has work worth a wake-up (a context switch each): the end reached
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
         // `wakeLevel`. Waking after every slice cost more than the rendering itself.
-        if (ended || (done > 0 && ring.readableFrames <= wakeLevel)) && wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        if ended || (done > 0 && ring.readableFrames <= wakeLevel) {
+            if wakesFeeder.load(ordering: .acquiring) { feeder?.wake() } else if wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        }
         deviceTime += frames
         return true
     }
@@ -233,10 +239,15 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         return state == .running ? sink : 0
     }
 
-    /// The ring's cursors (after `touchState`, which brought the ring's address into the cache).
+    /// The ring's cursors and its table of channel pointers (after `touchState`, which brought
+    /// the ring's address into the cache). The table is an allocation of its own: loaded only
+    /// in `touchFrames`, it was a miss there behind the cursors' (perf annotate, 64 players:
+    /// a sixth of the prefetch's samples); here it overlaps with them.
     @inline(__always)
     func touchCursors() -> Int {
-        state == .running ? ring.readableFrames : 0
+        guard state == .running else { return 0 }
+        let region = ring.readRegion(maxFrames: 0)
+        return region.first.frameCount &+ Int(bitPattern: region.first.samples(0))
     }
 
     /// Loads every cache line of the next `frames` frames the slice will read from the ring
