@@ -1,7 +1,9 @@
 import CRefcountCounter
 import Foundation
 import SonoraCore
+import SonoraHAL
 import SonoraLV2
+import SonoraToolbox
 @_spi(Benchmark) import SonoraUnits
 
 /// `sonora-bench refcounts`: the Swift reference-count operations (retains and releases) each
@@ -12,6 +14,8 @@ import SonoraLV2
 struct RefcountAudit {
     var cycles: Int
     var lv2Plugin: String
+    /// Seconds the players' device runs while counted.
+    var deviceSeconds: Double = 1
 
     struct CounterUnavailable: Error, CustomStringConvertible {
         var description: String { "the reference-count counter is not active in this binary (its swift_retain is not the one the program calls)" }
@@ -59,6 +63,16 @@ struct RefcountAudit {
             notes.append("LV2Unit \(lv2Plugin): skipped (\(error))")
         }
         var rows: [BenchmarkRow] = []
+        do {
+            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds)
+            let name = "AudioQueueOutput, 16 AudioPlayers looping on the null device (the I/O unit's render on the device thread)"
+            rows.append(
+                BenchmarkRow(
+                    metric: "\(name): retains and releases per render cycle", unit: "ops",
+                    sonora: Double(counted.count.retains + counted.count.releases) / Double(max(counted.cycles, 1)),
+                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+            notes.append("\(name): \(counted.count.retains) retains, \(counted.count.releases) releases in \(counted.cycles) cycles")
+        }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
             let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
@@ -125,6 +139,71 @@ struct RefcountAudit {
                 graph.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * frames)), frameCount: frames, into: list)
             }
         }
+    }
+
+    /// What the device thread's renders between the I/O unit's pre- and post-render
+    /// notifications count, written by that thread only and read after the device stops.
+    struct DeviceTally {
+        var armed = false
+        var counting = false
+        var cycles = 0
+        var retains = 0
+        var releases = 0
+    }
+
+    /// `players` AudioPlayers looping a 1 s WAV on a null device (256-frame periods), counted on
+    /// the device's thread for `seconds` after 0.3 s of warm-up, between the I/O unit's
+    /// pre-render and post-render notifications (the queue mixer and the conversion to the device).
+    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> (count: Count, cycles: Int) {
+        let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let song = folder + "/loop.wav"
+        try SoundsBenchmark.writeWAV(song, samples: QueueBenchmark.sourceSamples(seconds: 1), channels: 2)
+        let device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
+            sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
+        let output = try AudioQueueOutput(device: device, maximumQueues: players)
+        guard let unit = output.unit else { throw CounterUnavailable() }
+        let tally = UnsafeMutablePointer<DeviceTally>.allocate(capacity: 1)
+        tally.initialize(to: DeviceTally())
+        var all: [AudioPlayer] = []
+        defer {
+            all.forEach { $0.stop() }
+            device.stop()
+            tally.deallocate()
+        }
+        try unit.addRenderNotify(RenderCallback(function: { context, request in
+            let tally = context!.assumingMemoryBound(to: DeviceTally.self)
+            let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
+            if flags.contains(.preRender), tally.pointee.armed {
+                sonora_refcount_counter_begin(1)
+                tally.pointee.counting = true
+            } else if flags.contains(.postRender), tally.pointee.counting {
+                var retains = 0
+                var releases = 0
+                sonora_refcount_counter_end(&retains, &releases)
+                tally.pointee.counting = false
+                tally.pointee.retains += retains
+                tally.pointee.releases += releases
+                tally.pointee.cycles += 1
+            }
+            return 0
+        }, context: UnsafeMutableRawPointer(tally)))
+        for _ in 0..<players {
+            let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: song), output: output)
+            player.numberOfLoops = -1
+            try player.prepareToPlay()
+            all.append(player)
+        }
+        for player in all { try player.play() }
+        usleep(300_000)
+        // A plain store the device thread reads at its next notification (a late look costs a cycle).
+        withExtendedLifetime(all) { tally.pointee.armed = true }
+        usleep(useconds_t(seconds * 1_000_000))
+        tally.pointee.armed = false
+        usleep(50_000)
+        device.stop()
+        return (Count(retains: tally.pointee.retains, releases: tally.pointee.releases), tally.pointee.cycles)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

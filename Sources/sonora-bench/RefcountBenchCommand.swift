@@ -10,8 +10,10 @@ struct RefcountBenchCommand: ParsableCommand {
             swift_release and their variants) the rendering thread makes per cycle of:
             a 64-gain AudioGraph chain and a 64-input MultiChannelMixerUnit fed by
             render callbacks, each with the steady plan and with full steps; a
-            Mixer3DUnit with 16 placed sources; and an LV2Unit pulling its input
-            through a render callback. The goal is 0 per
+            Mixer3DUnit with 16 placed sources; an LV2Unit pulling its input
+            through a render callback; and, on a null device's thread, 16
+            AudioPlayers through an AudioQueueOutput (counted between the I/O
+            unit's pre- and post-render notifications). The goal is 0 per
             cycle. Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
             debugger: who retained).
@@ -29,15 +31,19 @@ struct RefcountBenchCommand: ParsableCommand {
     @Option(help: "Cycles counted per case (after 200 to warm up).")
     var cycles = 2000
 
+    @Option(help: "Seconds the players' device runs while counted.")
+    var deviceSeconds = 1.0
+
     @Option(help: "The LV2 plugin the LV2 case renders.")
     var plugin = "http://lv2plug.in/plugins/eg-amp"
 
     func validate() throws {
         guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
+        guard deviceSeconds.isFinite, (0.1...600).contains(deviceSeconds) else { throw ValidationError("--device-seconds must be in 0.1…600") }
     }
 
     func run() throws {
-        let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin).run()
+        let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

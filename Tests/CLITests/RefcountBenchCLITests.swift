@@ -20,11 +20,11 @@ struct RefcountBenchCLITests {
 
     @Test("--json: a row per render path, goal 0 operations, and the counter sees the debug build's retains")
     func rows() throws {
-        let outcome = try bench("refcounts", "--json", "--cycles", "50")
+        let outcome = try bench("refcounts", "--json", "--cycles", "50", "--device-seconds", "0.3")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
-        #expect(rows.count == 6, "\(rows.map(\.metric))")
-        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit"] {
+        #expect(rows.count == 7, "\(rows.map(\.metric))")
+        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit", "AudioPlayers looping on the null device"] {
             #expect(rows.contains { $0.metric.contains(name) }, "\(name)")
         }
         for row in rows {
@@ -40,6 +40,10 @@ struct RefcountBenchCLITests {
         for cycles in ["0", "-5", "abc"] {
             let outcome = try bench("refcounts", "--cycles", cycles)
             #expect(outcome.status != 0 && outcome.stderr.contains("cycles"), "--cycles \(cycles): \(outcome.stderr)")
+        }
+        for seconds in ["0", "nan", "1e9"] {
+            let outcome = try bench("refcounts", "--device-seconds", seconds)
+            #expect(outcome.status != 0 && outcome.stderr.contains("device-seconds"), "--device-seconds \(seconds): \(outcome.stderr)")
         }
     }
 }
