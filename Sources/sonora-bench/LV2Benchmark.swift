@@ -39,12 +39,24 @@ struct LV2Benchmark {
         let left: UnsafeMutablePointer<Float>
         let right: UnsafeMutablePointer<Float>
         let frames: Int
+        /// The unit's input buffers as the first render handed them over (the C loop's input
+        /// blocks are placed like them).
+        let seen: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+        var seenCount = 0
+        static let seenCapacity = 16
         init(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
             self.left = left
             self.right = right
             self.frames = frames
+            seen = .allocate(capacity: Self.seenCapacity)
+            seen.initialize(repeating: nil, count: Self.seenCapacity)
         }
+        deinit { seen.deallocate() }
         override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+            if seenCount == 0 {
+                seenCount = min(request.pointee.buffers.channelCount, Self.seenCapacity)
+                for channel in 0..<seenCount { seen[channel] = request.pointee.buffers.samples(channel) }
+            }
             // Later passes over the signal carry on the time line (sample time pass × frames + position).
             let start = Int(request.pointee.timeStamp.sampleTime) % frames
             let count = min(request.pointee.frameCount, frames - start)
@@ -111,9 +123,11 @@ struct LV2Benchmark {
             // One bare instance for all trials, as the unit keeps one; both warm up (touching their
             // plugin's delay lines and tanks) before anything is timed.
             let host = try HostRunner(unit: unit, left: left, right: right, outputs: outputs, frames: frames, blockSize: blockSize)
-            let loop = try LoopRunner(
-                bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize)
             _ = try host.run(from: 0, count: min(frames, 48000))
+            // The C loop's blocks sit where the host's buffers do within a page (see `LoopRunner`).
+            let loop = try LoopRunner(
+                bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
+                placedLike: (inputs: host.inputBuffers, outputs: host.outputBuffers))
             _ = loop.run(from: 0, count: min(frames, 48000))
             let passes = try self.passes(host: host, loop: loop, frames: frames)
             var sonoraTimes: [Double] = []
@@ -247,6 +261,7 @@ struct LV2Benchmark {
         let destinations: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
         let blockSize: Int
         let signalFrames: Int
+        let sources: [SignalInput]
 
         init(
             unit: LV2Unit, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
@@ -256,9 +271,8 @@ struct LV2Benchmark {
             self.blockSize = blockSize
             signalFrames = frames
             unit.uninitialize()
-            for input in 0..<unit.elementCount(.input) {
-                try unit.setRenderCallback(SignalInput(left: left, right: right, frames: frames), input: input)
-            }
+            sources = (0..<unit.elementCount(.input)).map { _ in SignalInput(left: left, right: right, frames: frames) }
+            for (input, source) in sources.enumerated() { try unit.setRenderCallback(source, input: input) }
             try unit.initialize()
             channels = Int(try unit.streamFormat(scope: .output, element: 0).channelsPerFrame)
             buffers = try OwnedAudioBufferList(channelCount: channels, frameCapacity: blockSize)
@@ -270,6 +284,14 @@ struct LV2Benchmark {
         deinit { destinations.deallocate() }
 
         func finish() { unit.uninitialize() }
+
+        /// The unit's input buffers, element by element (known after the first render).
+        var inputBuffers: [UnsafeMutablePointer<Float>] {
+            sources.flatMap { source in (0..<source.seenCount).compactMap { source.seen[$0] } }
+        }
+
+        /// The buffers the unit renders into.
+        var outputBuffers: [UnsafeMutablePointer<Float>] { (0..<channels).map { list.samples($0) } }
 
         /// Thread CPU seconds to render frames `start ..< start + count` of the signal, in pass
         /// `pass` over it (time stamps carry on from pass to pass).
@@ -294,6 +316,10 @@ struct LV2Benchmark {
     }
 
     /// The bare C loop over a second instance of the same plugin (same features, same controls).
+    /// Its blocks start at the same offsets within a 4 KiB page as the host's input and output
+    /// buffers: a copy whose source and destination share their low 12 address bits (or a
+    /// plugin reading one while writing the other) stalls on 4K aliasing, so where malloc put
+    /// the blocks decided which side's copies were dearer by more than the host's whole work.
     final class LoopRunner {
         let bare: LV2BareInstance
         let left: UnsafeMutablePointer<Float>
@@ -301,6 +327,7 @@ struct LV2Benchmark {
         let outputs: [UnsafeMutablePointer<Float>]
         let inBlocks: [UnsafeMutablePointer<Float>]
         let outBlocks: [UnsafeMutablePointer<Float>]
+        let blockMemory: [UnsafeMutableRawPointer]
         let blockSize: Int
         /// The C call's arguments, made once: a turn only moves the source and destination pointers.
         var inputs: [UnsafePointer<Float>?]
@@ -312,15 +339,25 @@ struct LV2Benchmark {
 
         init(
             bare: LV2BareInstance, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-            outputs: [UnsafeMutablePointer<Float>], blockSize: Int
+            outputs: [UnsafeMutablePointer<Float>], blockSize: Int,
+            placedLike host: (inputs: [UnsafeMutablePointer<Float>], outputs: [UnsafeMutablePointer<Float>])
         ) throws {
             self.bare = bare
             self.left = left
             self.right = right
             self.outputs = Array(outputs.prefix(bare.outputPorts.count))
             self.blockSize = blockSize
-            inBlocks = bare.inputPorts.map { _ in LV2Benchmark.alignedFloats(blockSize) }
-            outBlocks = bare.outputPorts.map { _ in LV2Benchmark.alignedFloats(blockSize) }
+            var memory: [UnsafeMutableRawPointer] = []
+            /// A block at `like`'s offset within a page (64-aligned when there is nothing to match).
+            func block(like: UnsafeMutablePointer<Float>?) -> UnsafeMutablePointer<Float> {
+                let base = UnsafeMutableRawPointer.allocate(byteCount: blockSize * MemoryLayout<Float>.stride + 4096, alignment: 4096)
+                memory.append(base)
+                let offset = like.map { Int(bitPattern: $0) & 4095 } ?? 64
+                return (base + offset).bindMemory(to: Float.self, capacity: blockSize)
+            }
+            inBlocks = bare.inputPorts.indices.map { block(like: $0 < host.inputs.count ? host.inputs[$0] : nil) }
+            outBlocks = bare.outputPorts.indices.map { block(like: $0 < host.outputs.count ? host.outputs[$0] : nil) }
+            blockMemory = memory
             for block in inBlocks + outBlocks { block.initialize(repeating: 0, count: blockSize) }
             inputs = Array(repeating: nil, count: bare.inputPorts.count)
             destinations = Array(repeating: nil, count: self.outputs.count)
@@ -330,7 +367,7 @@ struct LV2Benchmark {
             capacities = bare.atomOutputs.map(\.capacity)
         }
 
-        deinit { (inBlocks + outBlocks).forEach { $0.deallocate() } }
+        deinit { blockMemory.forEach { $0.deallocate() } }
 
         /// Thread CPU seconds (measured in C) for frames `start ..< start + count`.
         func run(from start: Int, count: Int) -> Double {
