@@ -104,8 +104,16 @@ extension AudioUnit {
         return status
     }
 
+    /// Takes the commands the control side queued, if any. The check is inlined into every
+    /// render (one atomic load and compare); the taking is not.
+    @inline(__always)
     func applyCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
         guard core.pointee.commandsSent.pointee.load(ordering: .acquiring) != core.pointee.commandsTaken else { return }
+        applyPendingCommands(core)
+    }
+
+    @inline(never)
+    func applyPendingCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
         var applied = 0
         while let command = core.pointee.commands._withUnsafeGuaranteedRef({ $0.pop() }) {
             applied += 1
