@@ -16,6 +16,11 @@ struct LV2BenchCommand: ParsableCommand {
             included) is a second anchor, for the plugins it can host (those that need
             no feature).
 
+            Each trial renders the audio as many times over as it takes for at least
+            --min-trial-cpu seconds of thread CPU per side (host and C loop still take
+            turns every 96 blocks), so light plugins' trials are long enough not to be
+            decided by one interruption; both sides are timed in thread CPU time.
+
             Examples:
               sonora-bench lv2
               sonora-bench lv2 --json --seconds 10 --trials 3
@@ -32,6 +37,9 @@ struct LV2BenchCommand: ParsableCommand {
     @Option(help: "Trials; the median ratio is reported.")
     var trials = 5
 
+    @Option(help: "Thread CPU seconds each side's trial takes at least (the audio is rendered again until it does; 0: once).")
+    var minTrialCpu = 0.2
+
     @Flag(help: "Skip the lv2apply anchor (it runs one frame per run() and takes longest).")
     var noLv2apply = false
 
@@ -41,10 +49,11 @@ struct LV2BenchCommand: ParsableCommand {
     func validate() throws {
         guard (1...600).contains(seconds) else { throw ValidationError("--seconds must be in 1…600") }
         guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
+        guard minTrialCpu >= 0 && minTrialCpu <= 10 else { throw ValidationError("--min-trial-cpu must be in 0…10") }
     }
 
     func run() throws {
-        var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply)
+        var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply, minimumTrialCPU: minTrialCpu)
         if !plugins.isEmpty { benchmark.plugins = plugins.map { (name: $0, uri: $0) } }
         let (rows, notes) = try benchmark.run()
         BenchmarkReport.print(rows, json: json, notes: notes)

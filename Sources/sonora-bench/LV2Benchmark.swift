@@ -12,6 +12,12 @@ struct LV2Benchmark {
     var seconds: Int
     var trials: Int
     var withLV2Apply: Bool
+    /// Thread CPU seconds each side's trial must take at least. At 20 s of audio eg-amp's
+    /// trial was ~1 ms: one interruption decided its row. A trial renders the signal as many
+    /// times over (passes, the same for both sides, turns still alternating) as this needs.
+    var minimumTrialCPU = 0.2
+    /// The most passes a trial makes, whatever `minimumTrialCPU` asks.
+    static let maximumPasses = 10_000
     let blockSize = 512
     let sampleRate = 48000.0
 
@@ -33,13 +39,26 @@ struct LV2Benchmark {
         let left: UnsafeMutablePointer<Float>
         let right: UnsafeMutablePointer<Float>
         let frames: Int
+        /// The unit's input buffers as the first render handed them over (the C loop's input
+        /// blocks are placed like them).
+        let seen: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+        var seenCount = 0
+        static let seenCapacity = 16
         init(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
             self.left = left
             self.right = right
             self.frames = frames
+            seen = .allocate(capacity: Self.seenCapacity)
+            seen.initialize(repeating: nil, count: Self.seenCapacity)
         }
+        deinit { seen.deallocate() }
         override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
-            let start = Int(request.pointee.timeStamp.sampleTime)
+            if seenCount == 0 {
+                seenCount = min(request.pointee.buffers.channelCount, Self.seenCapacity)
+                for channel in 0..<seenCount { seen[channel] = request.pointee.buffers.samples(channel) }
+            }
+            // Later passes over the signal carry on the time line (sample time pass × frames + position).
+            let start = Int(request.pointee.timeStamp.sampleTime) % frames
             let count = min(request.pointee.frameCount, frames - start)
             for channel in 0..<request.pointee.buffers.channelCount {
                 request.pointee.buffers.samples(channel).update(from: (channel % 2 == 0 ? left : right) + start, count: count)
@@ -52,8 +71,8 @@ struct LV2Benchmark {
         // As on an audio thread (RealtimeThread does this): denormals flushed, for the host and the C loop alike.
         _ = sonora_flush_denormals()
         let frames = seconds * Int(sampleRate)
-        let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
-        let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let left = Self.alignedFloats(frames)
+        let right = Self.alignedFloats(frames)
         defer { left.deallocate(); right.deallocate() }
         var seed: UInt32 = 1
         for frame in 0..<frames {
@@ -83,14 +102,15 @@ struct LV2Benchmark {
         defer { if let wavPath { try? FileManager.default.removeItem(atPath: wavPath) } }
 
         // Output memory for both renders, touched before timing so page faults are not measured.
-        let outputs = (0..<8).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+        let outputs = (0..<8).map { _ in Self.alignedFloats(frames) }
         defer { outputs.forEach { $0.deallocate() } }
         for output in outputs { output.initialize(repeating: 0, count: frames) }
 
         var rows: [BenchmarkRow] = []
         var notes = [
-            "\(seconds) s stereo at 48 kHz, \(blockSize)-frame blocks; median of \(trials) trials, host and C loop taking turns every 96 blocks;"
-                + " the 'fastest turns' rows sum each turn's fastest time over the trials"
+            "\(seconds) s stereo at 48 kHz, \(blockSize)-frame blocks, rendered as many times per trial as needed for"
+                + " \(minimumTrialCPU) s of thread CPU per side; median of \(trials) trials, host and C loop taking turns every 96 blocks;"
+                + " the 'fastest turns' rows sum each turn's fastest time over the trials and passes"
         ]
         for (name, uri) in plugins {
             let unit: LV2Unit
@@ -103,10 +123,13 @@ struct LV2Benchmark {
             // One bare instance for all trials, as the unit keeps one; both warm up (touching their
             // plugin's delay lines and tanks) before anything is timed.
             let host = try HostRunner(unit: unit, left: left, right: right, outputs: outputs, frames: frames, blockSize: blockSize)
-            let loop = try LoopRunner(
-                bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize)
             _ = try host.run(from: 0, count: min(frames, 48000))
+            // The C loop's blocks sit where the host's buffers do within a page (see `LoopRunner`).
+            let loop = try LoopRunner(
+                bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
+                placedLike: (inputs: host.inputBuffers, outputs: host.outputBuffers))
             _ = loop.run(from: 0, count: min(frames, 48000))
+            let passes = try self.passes(host: host, loop: loop, frames: frames)
             var sonoraTimes: [Double] = []
             var loopTimes: [Double] = []
             // Per turn (the same frames in every trial), the fastest time each side took: the
@@ -119,26 +142,28 @@ struct LV2Benchmark {
                 // machine's speed — frequent on this shared VM — hits both alike.
                 var hostTime = 0.0
                 var loopTime = 0.0
-                var position = 0
                 var turn = trial
-                while position < frames {
-                    let count = min(Self.chunkFrames, frames - position)
-                    let hostTurn: Double
-                    let loopTurn: Double
-                    if turn % 2 == 0 {
-                        loopTurn = loop.run(from: position, count: count)
-                        hostTurn = try host.run(from: position, count: count)
-                    } else {
-                        hostTurn = try host.run(from: position, count: count)
-                        loopTurn = loop.run(from: position, count: count)
+                for pass in 0..<passes {
+                    var position = 0
+                    while position < frames {
+                        let count = min(Self.chunkFrames, frames - position)
+                        let hostTurn: Double
+                        let loopTurn: Double
+                        if turn % 2 == 0 {
+                            loopTurn = loop.run(from: position, count: count)
+                            hostTurn = try host.run(from: position, count: count, pass: pass)
+                        } else {
+                            hostTurn = try host.run(from: position, count: count, pass: pass)
+                            loopTurn = loop.run(from: position, count: count)
+                        }
+                        hostTime += hostTurn
+                        loopTime += loopTurn
+                        let index = position / Self.chunkFrames
+                        fastestHost[index] = min(fastestHost[index], hostTurn)
+                        fastestLoop[index] = min(fastestLoop[index], loopTurn)
+                        position += count
+                        turn += 1
                     }
-                    hostTime += hostTurn
-                    loopTime += loopTurn
-                    let index = position / Self.chunkFrames
-                    fastestHost[index] = min(fastestHost[index], hostTurn)
-                    fastestLoop[index] = min(fastestLoop[index], loopTurn)
-                    position += count
-                    turn += 1
                 }
                 sonoraTimes.append(hostTime)
                 loopTimes.append(loopTime)
@@ -146,8 +171,9 @@ struct LV2Benchmark {
             host.finish()
             let ratios = zip(sonoraTimes, loopTimes).map { $0 / $1 }
             let ratio = median(ratios)
-            let realtime = Double(seconds) / median(sonoraTimes)
-            let blocks = Double((frames + blockSize - 1) / blockSize)
+            let audioSeconds = Double(seconds * passes)
+            let realtime = audioSeconds / median(sonoraTimes)
+            let blocks = Double((frames + blockSize - 1) / blockSize * passes)
             // Host work per render: the time over the C loop, per block (median of the trials' differences).
             let hostWork = median(zip(sonoraTimes, loopTimes).map { ($0 - $1) / blocks * 1e9 })
             rows.append(
@@ -162,6 +188,7 @@ struct LV2Benchmark {
             // machine the medians above carry the other tenants' noise, these far less of it.
             let bestHost = fastestHost.reduce(0, +)
             let bestLoop = fastestLoop.reduce(0, +)
+            let passBlocks = Double((frames + blockSize - 1) / blockSize)
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): LV2Unit ÷ bare C run() loop, overhead (fastest turns)", unit: "%",
@@ -169,14 +196,14 @@ struct LV2Benchmark {
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): host work per \(blockSize)-frame render (fastest turns)", unit: "ns",
-                    sonora: (bestHost - bestLoop) / blocks * 1e9, anchor: "30 ns per render", anchorValue: 30,
+                    sonora: (bestHost - bestLoop) / passBlocks * 1e9, anchor: "30 ns per render", anchorValue: 30,
                     better: .lower))
+            let works = zip(sonoraTimes, loopTimes).map { ($0 - $1) / blocks * 1e9 }
             notes.append(
                 String(
-                    format: "  %@: Sonora %.3f s, C loop %.3f s for %d s of audio (%.0f× realtime); %+.0f ns per %d-frame render; trials %+.1f … %+.1f %%",
-                    name, median(sonoraTimes), median(loopTimes), seconds, realtime,
-                    (median(sonoraTimes) - median(loopTimes)) / blocks * 1e9, blockSize,
-                    ((ratios.min() ?? 1) - 1) * 100, ((ratios.max() ?? 1) - 1) * 100))
+                    format: "  %@: Sonora %.3f s, C loop %.3f s of CPU for %.0f s of audio (%d passes, %.0f× realtime); host work per %d-frame render: trials %+.1f … %+.1f ns, overhead %+.2f … %+.2f %%",
+                    name, median(sonoraTimes), median(loopTimes), audioSeconds, passes, realtime, blockSize,
+                    works.min() ?? 0, works.max() ?? 0, ((ratios.min() ?? 1) - 1) * 100, ((ratios.max() ?? 1) - 1) * 100))
             if let wavPath, unit.plugin.requiredFeatures.isEmpty, !unit.plugin.ports.contains(where: { $0.kind == .atom }) {
                 if let applyTime = lv2apply(uri, input: wavPath) {
                     rows.append(
@@ -191,8 +218,38 @@ struct LV2Benchmark {
         return (rows, notes)
     }
 
+    /// Cache-line-aligned samples (as Sonora's buffer lists are). The signal, the outputs and the
+    /// C loop's blocks all are: a large plain allocation starts 16 bytes past a page, and a copy
+    /// between buffers aligned differently costs more than one between equally aligned ones, so
+    /// which side's copies were dearer depended on where malloc put the blocks, not on the host.
+    static func alignedFloats(_ count: Int) -> UnsafeMutablePointer<Float> {
+        UnsafeMutableRawPointer.allocate(byteCount: max(1, count) * MemoryLayout<Float>.stride, alignment: 64)
+            .bindMemory(to: Float.self, capacity: max(1, count))
+    }
+
     /// Frames per turn of host and C loop: 96 blocks of 512 (about 1 s).
     static let chunkFrames = 96 * 512
+
+    /// Passes over the signal per trial: enough for `minimumTrialCPU` on the cheaper side
+    /// (estimated from one untimed pass by each, 25 % margin), at most 10 × `minimumTrialCPU`
+    /// on the dearer side and `maximumPasses`. A pass is also the last warm-up.
+    func passes(host: HostRunner, loop: LoopRunner, frames: Int) throws -> Int {
+        let hostPass = try host.run(from: 0, count: frames)
+        let loopPass = loop.run(from: 0, count: frames)
+        guard minimumTrialCPU > 0 else { return 1 }
+        let cheaper = max(min(hostPass, loopPass), 1e-7)
+        let dearer = max(hostPass, loopPass, 1e-7)
+        let needed = min((1.25 * minimumTrialCPU / cheaper).rounded(.up), (10 * minimumTrialCPU / dearer).rounded(.down))
+        return min(Self.maximumPasses, max(1, Int(needed)))
+    }
+
+    /// The calling thread's CPU seconds (what the C loop measures too): a turn during which the
+    /// thread is preempted by another tenant is not charged the time it waited.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
 
     /// Sonora's host: the unit pulls its inputs from memory through a render callback, renders
     /// 512-frame slices into one buffer, and each slice is copied out — the copies the C loop makes.
@@ -203,6 +260,8 @@ struct LV2Benchmark {
         let channels: Int
         let destinations: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
         let blockSize: Int
+        let signalFrames: Int
+        let sources: [SignalInput]
 
         init(
             unit: LV2Unit, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
@@ -210,10 +269,10 @@ struct LV2Benchmark {
         ) throws {
             self.unit = unit
             self.blockSize = blockSize
+            signalFrames = frames
             unit.uninitialize()
-            for input in 0..<unit.elementCount(.input) {
-                try unit.setRenderCallback(SignalInput(left: left, right: right, frames: frames), input: input)
-            }
+            sources = (0..<unit.elementCount(.input)).map { _ in SignalInput(left: left, right: right, frames: frames) }
+            for (input, source) in sources.enumerated() { try unit.setRenderCallback(source, input: input) }
             try unit.initialize()
             channels = Int(try unit.streamFormat(scope: .output, element: 0).channelsPerFrame)
             buffers = try OwnedAudioBufferList(channelCount: channels, frameCapacity: blockSize)
@@ -226,27 +285,41 @@ struct LV2Benchmark {
 
         func finish() { unit.uninitialize() }
 
-        /// Seconds to render frames `start ..< start + count`.
-        func run(from start: Int, count: Int) throws -> Double {
-            let began = HostTime.now
+        /// The unit's input buffers, element by element (known after the first render).
+        var inputBuffers: [UnsafeMutablePointer<Float>] {
+            sources.flatMap { source in (0..<source.seenCount).compactMap { source.seen[$0] } }
+        }
+
+        /// The buffers the unit renders into.
+        var outputBuffers: [UnsafeMutablePointer<Float>] { (0..<channels).map { list.samples($0) } }
+
+        /// Thread CPU seconds to render frames `start ..< start + count` of the signal, in pass
+        /// `pass` over it (time stamps carry on from pass to pass).
+        func run(from start: Int, count: Int, pass: Int = 0) throws -> Double {
+            let passStart = Double(pass) * Double(signalFrames)
+            let began = LV2Benchmark.threadCPUSeconds()
             var position = start
             while position < start + count {
                 let frames = min(blockSize, start + count - position)
                 var flags = RenderActionFlags()
                 let status = unit.render(
-                    flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(position)), bus: 0, frameCount: frames,
-                    into: list)
+                    flags: &flags, timeStamp: AudioTimeStamp(sampleTime: passStart + Double(position)), bus: 0,
+                    frameCount: frames, into: list)
                 guard status == .noError else { throw AudioError(status, "\(unit.name): render failed at frame \(position)") }
                 for channel in 0..<channels {
                     (destinations[channel] + position).update(from: list.samples(channel), count: frames)
                 }
                 position += frames
             }
-            return Double(HostTime.now - began) / 1e9
+            return LV2Benchmark.threadCPUSeconds() - began
         }
     }
 
     /// The bare C loop over a second instance of the same plugin (same features, same controls).
+    /// Its blocks start at the same offsets within a 4 KiB page as the host's input and output
+    /// buffers: a copy whose source and destination share their low 12 address bits (or a
+    /// plugin reading one while writing the other) stalls on 4K aliasing, so where malloc put
+    /// the blocks decided which side's copies were dearer by more than the host's whole work.
     final class LoopRunner {
         let bare: LV2BareInstance
         let left: UnsafeMutablePointer<Float>
@@ -254,34 +327,56 @@ struct LV2Benchmark {
         let outputs: [UnsafeMutablePointer<Float>]
         let inBlocks: [UnsafeMutablePointer<Float>]
         let outBlocks: [UnsafeMutablePointer<Float>]
+        let blockMemory: [UnsafeMutableRawPointer]
         let blockSize: Int
+        /// The C call's arguments, made once: a turn only moves the source and destination pointers.
+        var inputs: [UnsafePointer<Float>?]
+        var destinations: [UnsafeMutablePointer<Float>?]
+        let inBlockArguments: [UnsafeMutablePointer<Float>?]
+        let outBlockArguments: [UnsafeMutablePointer<Float>?]
+        let atoms: [UnsafeMutableRawPointer?]
+        let capacities: [UInt32]
 
         init(
             bare: LV2BareInstance, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-            outputs: [UnsafeMutablePointer<Float>], blockSize: Int
+            outputs: [UnsafeMutablePointer<Float>], blockSize: Int,
+            placedLike host: (inputs: [UnsafeMutablePointer<Float>], outputs: [UnsafeMutablePointer<Float>])
         ) throws {
             self.bare = bare
             self.left = left
             self.right = right
             self.outputs = Array(outputs.prefix(bare.outputPorts.count))
             self.blockSize = blockSize
-            inBlocks = bare.inputPorts.map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockSize) }
-            outBlocks = bare.outputPorts.map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockSize) }
+            var memory: [UnsafeMutableRawPointer] = []
+            /// A block at `like`'s offset within a page (64-aligned when there is nothing to match).
+            func block(like: UnsafeMutablePointer<Float>?) -> UnsafeMutablePointer<Float> {
+                let base = UnsafeMutableRawPointer.allocate(byteCount: blockSize * MemoryLayout<Float>.stride + 4096, alignment: 4096)
+                memory.append(base)
+                let offset = like.map { Int(bitPattern: $0) & 4095 } ?? 64
+                return (base + offset).bindMemory(to: Float.self, capacity: blockSize)
+            }
+            inBlocks = bare.inputPorts.indices.map { block(like: $0 < host.inputs.count ? host.inputs[$0] : nil) }
+            outBlocks = bare.outputPorts.indices.map { block(like: $0 < host.outputs.count ? host.outputs[$0] : nil) }
+            blockMemory = memory
             for block in inBlocks + outBlocks { block.initialize(repeating: 0, count: blockSize) }
+            inputs = Array(repeating: nil, count: bare.inputPorts.count)
+            destinations = Array(repeating: nil, count: self.outputs.count)
+            inBlockArguments = inBlocks.map { Optional($0) }
+            outBlockArguments = outBlocks.map { Optional($0) }
+            atoms = bare.atomOutputs.map { Optional($0.buffer) }
+            capacities = bare.atomOutputs.map(\.capacity)
         }
 
-        deinit { (inBlocks + outBlocks).forEach { $0.deallocate() } }
+        deinit { blockMemory.forEach { $0.deallocate() } }
 
-        /// Seconds (measured in C) for frames `start ..< start + count`.
+        /// Thread CPU seconds (measured in C) for frames `start ..< start + count`.
         func run(from start: Int, count: Int) -> Double {
-            let inputs = bare.inputPorts.indices.map { Optional(UnsafePointer(($0 % 2 == 0 ? left : right) + start)) }
-            let destinations = outputs.map { Optional($0 + start) }
-            let atoms = bare.atomOutputs.map { Optional($0.buffer) }
-            let capacities = bare.atomOutputs.map(\.capacity)
+            for index in inputs.indices { inputs[index] = UnsafePointer((index % 2 == 0 ? left : right) + start) }
+            for index in destinations.indices { destinations[index] = outputs[index] + start }
             return sonora_lv2_anchor_run(
                 bare.descriptor, bare.handle, bare.inputPorts, Int32(bare.inputPorts.count), bare.outputPorts,
-                Int32(bare.outputPorts.count), inputs, destinations, count, Int32(blockSize), inBlocks.map { Optional($0) },
-                outBlocks.map { Optional($0) }, atoms, capacities, Int32(capacities.count), bare.chunkURID)
+                Int32(bare.outputPorts.count), inputs, destinations, count, Int32(blockSize), inBlockArguments,
+                outBlockArguments, atoms, capacities, Int32(capacities.count), bare.chunkURID)
         }
     }
 

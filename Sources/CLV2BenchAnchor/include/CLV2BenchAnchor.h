@@ -9,7 +9,8 @@
 /// Input channel c (`inputs[c]`, `frames` long) is copied into `in_block[c]` (connected to
 /// port `in_ports[c]` once), the plugin runs, and `out_block[c]` (port `out_ports[c]`) is
 /// copied to `outputs[c]`. Atom outputs (`atom_outs`, capacities `atom_caps`) get their
-/// capacity back before every run, as LV2 requires. Returns seconds (CLOCK_MONOTONIC).
+/// capacity back before every run, as LV2 requires. Returns seconds of the
+/// calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
 double sonora_lv2_anchor_run(const LV2_Descriptor *descriptor, LV2_Handle handle,
                              const uint32_t *in_ports, int in_count, const uint32_t *out_ports, int out_count,
                              const float *const *inputs, float *const *outputs, long frames, int block,

@@ -22,6 +22,11 @@ extension AudioUnit {
         }
         let output = buffers.frames(from: 0, count: frameCount)
         applyCommands(core)
+        if core.pointee.isSteady && !core.pointee.cachesOutput && !core.pointee.processesInPlace
+            && !core.pointee.pullsOwnInputs
+        {
+            return renderSteady(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
+        }
         if core.pointee.cachesOutput && timeStamp.flags.contains(.sampleTimeValid)
             && core.pointee.cachedSampleTimes[bus] == timeStamp.sampleTime && core.pointee.cachedFrames[bus] == frameCount
         {
@@ -63,13 +68,52 @@ extension AudioUnit {
         return .noError
     }
 
+    /// `render` in the steady state (`RealtimeCore.isSteady`: no event, ramp, notification,
+    /// bypass or crossfade) of a unit that neither caches its output nor processes in place
+    /// nor pulls its inputs itself: exactly what the general path does then — each input
+    /// pulled from its source once per time stamp, one `process` for the whole cycle — without
+    /// its notification, cache, in-place and slice checks and calls (a light plugin's host
+    /// paid them every render).
+    @inline(__always)
+    func renderSteady(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList
+    ) -> AudioError.Code {
+        if timeStamp.sampleTime != core.pointee.lastPulledSampleTime || frameCount != core.pointee.lastPulledFrames
+            || !timeStamp.flags.contains(.sampleTimeValid)
+        {
+            for element in 0..<core.pointee.inputCount {
+                let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
+                let status = pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)
+                if status != .noError { return failed(status, core) }
+            }
+            core.pointee.lastPulledSampleTime = timeStamp.sampleTime
+            core.pointee.lastPulledFrames = frameCount
+        }
+        guard frameCount > 0 else { return .noError }
+        core.pointee.nextScratch = 0
+        let status = process(
+            RenderContext(
+                frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
+                unit: Unmanaged.passUnretained(self)))
+        return status == .noError ? .noError : failed(status, core)
+    }
+
     func failed(_ status: AudioError.Code, _ core: UnsafeMutablePointer<RealtimeCore>) -> AudioError.Code {
         core.pointee.lastError.pointee.store(status.rawValue, ordering: .relaxed)
         return status
     }
 
+    /// Takes the commands the control side queued, if any. The check is inlined into every
+    /// render (one atomic load and compare); the taking is not.
+    @inline(__always)
     func applyCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
         guard core.pointee.commandsSent.pointee.load(ordering: .acquiring) != core.pointee.commandsTaken else { return }
+        applyPendingCommands(core)
+    }
+
+    @inline(never)
+    func applyPendingCommands(_ core: UnsafeMutablePointer<RealtimeCore>) {
         var applied = 0
         while let command = core.pointee.commands._withUnsafeGuaranteedRef({ $0.pop() }) {
             applied += 1

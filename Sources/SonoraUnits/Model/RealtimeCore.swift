@@ -41,12 +41,14 @@ enum RealtimeCommand: BitwiseCopyable {
 
 /// Everything the render path of one unit touches, reachable through raw
 /// pointers only. Allocated at `initialize()`, freed at `uninitialize()`;
-/// `RealtimeResources` owns the memory.
+/// `RealtimeResources` owns the memory. (The few fields `RenderContext`'s inlinable
+/// accessors read are usable from inline; the layout is unchanged.)
+@usableFromInline
 struct RealtimeCore {
     // The first 64 bytes (the core starts its block, 64-aligned): what a steady (lean) render
     // of the unit reads, so a graph of a thousand units touches one line of each core.
-    var inputCount: Int
-    var inputLists: UnsafeMutablePointer<AudioBufferList>
+    @usableFromInline var inputCount: Int
+    @usableFromInline var inputLists: UnsafeMutablePointer<AudioBufferList>
     /// The unit's own input buffers (`inputLists` may point elsewhere for one in-place render).
     var ownedInputLists: UnsafeMutablePointer<AudioBufferList>
     var inputSources: UnsafeMutablePointer<InputSource>
@@ -56,7 +58,7 @@ struct RealtimeCore {
     var cachesOutput: Bool
     /// False while no parameter ramp runs, so renders skip looking for one.
     var rampsActive: Bool
-    var bypass: Bool
+    @usableFromInline var bypass: Bool
     var maximumFrames: Int
     var slotCount: Int
     static let scratchCount = 4
@@ -77,7 +79,7 @@ struct RealtimeCore {
     var commandsApplied: UnsafeMutablePointer<Atomic<Int>>
     var lastError: UnsafeMutablePointer<Atomic<Int32>>
     /// Values the realtime side publishes for read-only (meter) parameters, as Float bit patterns.
-    var published: UnsafeMutablePointer<Atomic<UInt32>>
+    @usableFromInline var published: UnsafeMutablePointer<Atomic<UInt32>>
     var sampleRate: Double
     var outputCount: Int
     var outputChannels: UnsafeMutablePointer<Int>

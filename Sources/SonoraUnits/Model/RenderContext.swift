@@ -21,7 +21,9 @@ public struct RenderContext {
     public let bus: Int
     /// The buffers to fill, `frameCount` frames.
     public let output: AudioBufferList
-    let core: UnsafeMutablePointer<RealtimeCore>
+    // Usable from inline: the accessors a unit in another module calls every render (its
+    // inputs, bypass, published values) inline into it instead of being a call each.
+    @usableFromInline let core: UnsafeMutablePointer<RealtimeCore>
     let unit: Unmanaged<AudioUnit>
 
     /// For units that pull their own inputs (`pullsInputsItself`): pulls
@@ -56,12 +58,13 @@ public struct RenderContext {
     public var maximumFrames: Int { core.pointee.maximumFrames }
 
     /// The input element's pulled samples for this slice.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func input(_ element: Int) -> AudioBufferList {
         core.pointee.inputLists[element].frames(from: frameOffset, count: frameCount)
     }
 
     /// Number of input elements.
+    @inlinable
     public var inputCount: Int { core.pointee.inputCount }
 
     /// The parameter's value at the slice start; moves its ramp past the slice.
@@ -91,11 +94,13 @@ public struct RenderContext {
     /// Publishes a value the unit measured (a meter) for `AudioUnit.parameter(_:)` to read.
     /// Meters in decibels are published as linear amplitude (RMS or peak) and converted
     /// when read, so the render path spends no logarithms on them.
+    @inlinable
     public func publish(_ value: Float, slot: Int) {
         core.pointee.published[slot].store(value.bitPattern, ordering: .relaxed)
     }
 
     /// Whether BypassEffect is on (for units whose `handlesBypass` is true).
+    @inlinable
     public var isBypassed: Bool { core.pointee.bypass }
 
     /// True if the parameter is moving along a ramp at the slice start.
