@@ -125,7 +125,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             perform: { [unowned(unsafe) self] job in self.fire(AudioQueue.Property(rawValue: job.tag)) },
             afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
-        capturer.worker = worker
+        capturer.worker = Unmanaged.passUnretained(worker)
         session.register(self, kind: .inputQueue)
     }
 

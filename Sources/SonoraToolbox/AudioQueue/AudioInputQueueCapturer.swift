@@ -12,7 +12,9 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     let commands: MessageQueue<CaptureCommand>
     let meters: MessageQueue<MeterReading>
     /// The queue's thread, woken after frames arrive (live only; offline uses barriers).
-    unowned(unsafe) var worker: Worker?
+    /// Unmanaged (as AudioQueueRenderer's): a call through an `unowned(unsafe)` optional
+    /// retains and releases on the capturing thread.
+    var worker: Unmanaged<Worker>?
     let wakesWorker = Atomic<Bool>(false)
 
     private let capturedCount = Atomic<Int>(0)
@@ -105,7 +107,7 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
         try? ring.commitWrite(count)
         capturedCount.wrappingAdd(count, ordering: .releasing)
         if metering { measure(input) }
-        if wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+        if wakesWorker.load(ordering: .relaxed) { worker?._withUnsafeGuaranteedRef { $0.wake() } }
     }
 
     /// Average (RMS) and peak of each channel over the slice.

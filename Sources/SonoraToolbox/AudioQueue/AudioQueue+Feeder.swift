@@ -21,7 +21,7 @@ extension AudioQueue {
         _ = try? withLock { self.feeder = feeder }
         // Renderer replacements (setDecodeBufferSizeFrames) happen only while stopped, under
         // `passLock`; this too is a stopped queue's call.
-        renderer.feeder = feeder
+        renderer.feeder = Unmanaged.passUnretained(feeder)
         renderer.wakesFeeder.store(true, ordering: .releasing)
         feeder.add(self)
     }

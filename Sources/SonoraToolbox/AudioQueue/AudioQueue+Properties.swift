@@ -145,7 +145,7 @@ extension AudioQueue {
         }
         barrier()
         let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
-        replacement.worker = worker
+        replacement.worker = Unmanaged.passUnretained(worker)
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         replacement.feeder = renderer.feeder
         replacement.wakesFeeder.store(renderer.wakesFeeder.load(ordering: .relaxed), ordering: .releasing)

@@ -169,7 +169,7 @@ public final class AudioQueue: @unchecked Sendable {
             perform: { [unowned(unsafe) self] job in self.fire(Property(rawValue: job.tag)) },
             afterJobs: { [unowned(unsafe) self] in self.serve() })
         try worker.start()
-        renderer.worker = worker
+        renderer.worker = Unmanaged.passUnretained(worker)
         renderer.wakesWorker.store(true, ordering: .relaxed)
         // As an AudioQueueRef, the queue lives until `dispose`: its thread must never drop the
         // last reference (the queue's deinit would then run on the thread it has to join).

@@ -21,11 +21,15 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// The queue's thread, woken after frames were read so it refills the ring; only when the
     /// render side runs on its own clock (a device), not offline, where the caller's thread
     /// brings the queue's thread to a fixed point around each slice instead.
-    unowned(unsafe) var worker: Worker?
+    /// Unmanaged, as `feeder`: whoever sets it keeps the worker alive while it may be woken.
+    var worker: Unmanaged<Worker>?
     let wakesWorker = Atomic<Bool>(false)
     /// The output's feeder thread, woken instead of the queue's own while `wakesFeeder` is
     /// set (QueueFeeder: one thread refills every queue on an output). Set before the flag.
-    unowned(unsafe) var feeder: QueueFeeder?
+    /// Unmanaged, not `unowned(unsafe)`: a call through an `unowned(unsafe)` optional loads a
+    /// strong reference, a retain and a release on the render thread every refill wake-up
+    /// (`sonora-bench refcounts` counted them); `_withUnsafeGuaranteedRef` calls without.
+    var feeder: Unmanaged<QueueFeeder>?
     let wakesFeeder = Atomic<Bool>(false)
     /// The fill (frames) at or below which a slice wakes the queue's thread: half the ring.
     /// The thread fills the ring to three quarters (the last quarter stays free for a
@@ -216,7 +220,11 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
         // `wakeLevel`. Waking after every slice cost more than the rendering itself.
         if ended || (done > 0 && ring.readableFrames <= wakeLevel) {
-            if wakesFeeder.load(ordering: .acquiring) { feeder?.wake() } else if wakesWorker.load(ordering: .relaxed) { worker?.wake() }
+            if wakesFeeder.load(ordering: .acquiring) {
+                feeder?._withUnsafeGuaranteedRef { $0.wake() }
+            } else if wakesWorker.load(ordering: .relaxed) {
+                worker?._withUnsafeGuaranteedRef { $0.wake() }
+            }
         }
         deviceTime += frames
         return true
