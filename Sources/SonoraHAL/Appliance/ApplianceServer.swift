@@ -79,11 +79,17 @@ public final class ApplianceServer: @unchecked Sendable {
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw AudioError(.hardwareUnspecified, "cannot create a socket: \(ApplianceSocket.errorText(errno))") }
-        let previous = umask(group == nil ? 0o177 : 0o117)
+        // The socket file takes its mode from the socket's inode, less the umask (Linux): set on
+        // the socket before bind, the file never exists with more than `mode`. Not by changing
+        // the umask around bind: that is the process's, and a folder or file another thread made
+        // meanwhile came out 0600 (a clean run's ThreadSanitizer pass caught a folder so made).
+        let mode: mode_t = group == nil ? 0o600 : 0o660
+        _ = fchmod(fd, mode)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(previous)
+        // Exactly `mode`: a stricter umask took bits the owner (or the group) needs to connect.
+        if bound == 0 { _ = chmod(path, mode) }
         guard bound == 0 else {
             let reason = ApplianceSocket.errorText(errno)
             close(fd)

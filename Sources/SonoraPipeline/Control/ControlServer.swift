@@ -89,11 +89,14 @@ public final class ControlServer: @unchecked Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlServerError("cannot create a socket: \(String(cString: strerror(errno)))") }
         var address = ControlSocketPath.address(path)
-        let previous = umask(0o177)  // the socket file is created 0600
+        // The socket file is 0600: its mode comes from the socket's inode less the umask (Linux), so
+        // it is set on the socket before bind, not by changing the process-wide umask around bind
+        // (other threads' folders and files made meanwhile would get it; see ApplianceServer).
+        _ = fchmod(fd, 0o600)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(previous)
+        if bound == 0 { _ = chmod(path, 0o600) }
         guard bound == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
