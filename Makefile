@@ -17,7 +17,7 @@ TEST_PACKAGES += lilv-utils lv2-examples mda-lv2 swh-lv2 x42-plugins lsp-plugins
 # Suites that also run under ThreadSanitizer (a separate build folder keeps both builds warm).
 TSAN_FILTER := RingStressTests|SampleRingTests|ByteRingTests|MessageQueueTests|GraphTests|ALSAFailureTests|TimerDeviceTests|URIDMapTests|WorkerTests|WorkerPrimitiveTests|RecorderDataSafetyTests|ControlServerTests|DeviceRecoveryTests|SonoraToolboxTests|ApplianceTransportTests|ApplianceProtocolTests|ApplianceRecoveryTests|ApplianceKeptGainTests|ApplianceSessionServerTests|SessionCoordinatorTests
 
-.PHONY: run test deps release build tsan tsan-build bench clean plugins check-imports check-package
+.PHONY: run test deps release build tsan tsan-build bench clean plugins check-imports check-package check-package-graph
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "sonora: '$(SWIFT)' not found; install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
@@ -52,9 +52,9 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
 # are 3-4 times what a phase takes on 2 cores.
-# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb, the
-# versioned-dependency check (check-package) and the ThreadSanitizer build run beside them at
-# SCHED_IDLE (scripts/idle-builds.sh), which never takes a core from the suites' threads.
+# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb (nice 19),
+# the versioned-dependency check (check-package-graph) and the ThreadSanitizer build (SCHED_IDLE)
+# run beside them (scripts/idle-builds.sh), taking only what the suites' threads leave.
 test: build check-imports
 	@scripts/install-deps.sh lintian patchelf
 	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
@@ -72,6 +72,11 @@ check-imports:
 # Every library product builds from a package that depends on Sonora by version (no unsafe flags).
 check-package:
 	scripts/check-package-by-version.sh
+# `make test`'s form: SwiftPM refuses a versioned dependency's unsafe flags when it loads the
+# graph, so the consumer's graph is loaded, not built (~200 s of CPU less), and a canary copy
+# with an unsafe flag must be refused the same way (scripts/check-package-by-version.sh).
+check-package-graph:
+	scripts/check-package-by-version.sh --graph
 
 # The test targets TSAN_FILTER's suites live in: the sanitizer's build declares only these
 # (SONORA_TEST_TARGETS, read by Package.swift) and builds the test bundle and the loopback
