@@ -8,11 +8,13 @@ public struct AudioTimeStamp: Hashable, Sendable, BitwiseCopyable {
         public var rawValue: UInt32
         @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-        public static let sampleTimeValid = Flags(rawValue: 1 << 0)
-        public static let hostTimeValid = Flags(rawValue: 1 << 1)
-        public static let rateScalarValid = Flags(rawValue: 1 << 2)
-        public static let wordClockTimeValid = Flags(rawValue: 1 << 3)
-        public static let sampleHostTimeValid: Flags = [.sampleTimeValid, .hostTimeValid]
+        // Inlinable computed constants, not `static let`: another module reads a `static let`
+        // through its addressor, a call on every render that checks a time stamp's flags.
+        @inlinable public static var sampleTimeValid: Flags { Flags(rawValue: 1 << 0) }
+        @inlinable public static var hostTimeValid: Flags { Flags(rawValue: 1 << 1) }
+        @inlinable public static var rateScalarValid: Flags { Flags(rawValue: 1 << 2) }
+        @inlinable public static var wordClockTimeValid: Flags { Flags(rawValue: 1 << 3) }
+        @inlinable public static var sampleHostTimeValid: Flags { Flags(rawValue: 1 << 0 | 1 << 1) }
     }
 
     /// Frames since the stream started (Double, as in Core Audio, to count past 2⁵³ never).

@@ -3,17 +3,19 @@ import SonoraCore
 /// Flags that travel with a render call (`AudioUnitRenderActionFlags`), with Core Audio's values.
 public struct RenderActionFlags: OptionSet, Hashable, Sendable, BitwiseCopyable {
     public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    public static let preRender = RenderActionFlags(rawValue: 1 << 2)
-    public static let postRender = RenderActionFlags(rawValue: 1 << 3)
+    // Inlinable computed constants, not `static let`: another module (the LV2 unit, the
+    // toolbox's queues, the pipeline's nodes) reads a `static let` through an addressor call.
+    @inlinable public static var preRender: RenderActionFlags { RenderActionFlags(rawValue: 1 << 2) }
+    @inlinable public static var postRender: RenderActionFlags { RenderActionFlags(rawValue: 1 << 3) }
     /// The unit rendered silence; the buffers are zero.
-    public static let outputIsSilence = RenderActionFlags(rawValue: 1 << 4)
-    public static let offlinePreflight = RenderActionFlags(rawValue: 1 << 5)
-    public static let offlineRender = RenderActionFlags(rawValue: 1 << 6)
-    public static let offlineComplete = RenderActionFlags(rawValue: 1 << 7)
-    public static let postRenderError = RenderActionFlags(rawValue: 1 << 8)
-    public static let doNotCheckRenderArgs = RenderActionFlags(rawValue: 1 << 9)
+    @inlinable public static var outputIsSilence: RenderActionFlags { RenderActionFlags(rawValue: 1 << 4) }
+    @inlinable public static var offlinePreflight: RenderActionFlags { RenderActionFlags(rawValue: 1 << 5) }
+    @inlinable public static var offlineRender: RenderActionFlags { RenderActionFlags(rawValue: 1 << 6) }
+    @inlinable public static var offlineComplete: RenderActionFlags { RenderActionFlags(rawValue: 1 << 7) }
+    @inlinable public static var postRenderError: RenderActionFlags { RenderActionFlags(rawValue: 1 << 8) }
+    @inlinable public static var doNotCheckRenderArgs: RenderActionFlags { RenderActionFlags(rawValue: 1 << 9) }
 }
 
 /// What a render callback is asked to produce: Core Audio's callback arguments
