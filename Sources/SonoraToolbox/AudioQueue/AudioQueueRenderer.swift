@@ -12,23 +12,18 @@ import Synchronization
 /// (`commands`; `events`, stamped with the stream frame where they apply) and results leave
 /// through atomics and a meter queue. `render` never allocates, locks, logs or blocks.
 public final class AudioQueueRenderer: @unchecked Sendable {
-    // The stored properties are declared in the order the render side uses them, the ones it
-    // reads or writes every slice first (Swift lays a class's stored properties out in
-    // declaration order): with many queues on one device each source's state has left the
-    // cache by its next slice, and every line of it is a miss (perf, 64 players: the
-    // renderer's lines were a seventh of the mixer's prefetch). Packed so, a running
-    // source's per-slice state spans four lines and the one its published counters share
-    // with the control side, where it spread over seven; what only control, commands, ends
-    // and metering use comes after.
-
-    // Read every slice (set at creation or, for the feeder, while the queue is stopped).
-    let ring: SampleRing
-    /// The ring's first two channels' storage, read once from the ring's table (an allocation
-    /// of its own): a mono or stereo source adds from these, without loading the table's line
-    /// every slice. `ringSecond` is `ringFirst` for a mono ring.
-    private let ringFirst: UnsafeMutablePointer<Float>
-    private let ringSecond: UnsafeMutablePointer<Float>
     let channelCount: Int
+    let ring: SampleRing
+    let commands: MessageQueue<RenderCommand>
+    let events: MessageQueue<StampedEvent>
+    let meters: MessageQueue<MeterReading>
+
+    /// The queue's thread, woken after frames were read so it refills the ring; only when the
+    /// render side runs on its own clock (a device), not offline, where the caller's thread
+    /// brings the queue's thread to a fixed point around each slice instead.
+    /// Unmanaged, as `feeder`: whoever sets it keeps the worker alive while it may be woken.
+    var worker: Unmanaged<Worker>?
+    let wakesWorker = Atomic<Bool>(false)
     /// The output's feeder thread, woken instead of the queue's own while `wakesFeeder` is
     /// set (QueueFeeder: one thread refills every queue on an output). Set before the flag.
     /// Unmanaged, not `unowned(unsafe)`: a call through an `unowned(unsafe)` optional loads a
@@ -46,52 +41,39 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// rate stage's lookahead) every slice wakes it, as before.
     let wakeLevel: Int
 
-    // Render-thread state (touched only inside `render`).
-    private var commandsSeen = 0
-    private var eventsTaken = 0
-    private var state = RunState.stopped
-    private var metering = false
-    private var startDeviceTime = 0
-    private var deviceTime = 0
-    private var position = 0
-    private var endOfStream = Int.max
-    private var volume = LinearRamp(value: 1)
-    private var leftGain = LinearRamp(value: 1)
-    private var rightGain = LinearRamp(value: 1)
-    private var heldEvent: StampedEvent?
-
-    /// Commands and events pushed so far (`send`): the render side pops a queue only when its
-    /// count moved. With many queues on one device, popping two empty queues per slice read
-    /// two cursor lines of each queue that were cache misses (perf: more than the mixing).
-    /// Written by the control side only when it sends, read every slice.
-    private let commandsSent = Atomic<Int>(0)
-    private let eventsSent = Atomic<Int>(0)
-
-    // Published to the control side every slice.
+    // Published to the control side.
     private let playedFrames = Atomic<Int>(0)
     private let timelineFrames = Atomic<Int>(0)
     private let underrunCount = Atomic<Int>(0)
     private let discontinuity = Atomic<Bool>(false)
-
-    // Not every slice: messages, ends, starts, the queue's own thread.
-    let commands: MessageQueue<RenderCommand>
-    let events: MessageQueue<StampedEvent>
-    let meters: MessageQueue<MeterReading>
-    /// The queue's thread, woken after frames were read so it refills the ring; only when the
-    /// render side runs on its own clock (a device), not offline, where the caller's thread
-    /// brings the queue's thread to a fixed point around each slice instead.
-    /// Unmanaged, as `feeder`: whoever sets it keeps the worker alive while it may be woken.
-    var worker: Unmanaged<Worker>?
-    let wakesWorker = Atomic<Bool>(false)
     private let endReached = Atomic<Bool>(false)
     private let endSampleTime = Atomic<Int>(0)
     /// The device sample time of the queue's sample time 0 (set at each start; pauses move it).
     private let origin = Atomic<Int>(0)
     private let startedOnce = Atomic<Bool>(false)
+
+    /// Commands and events pushed so far (`send`): the render side pops a queue only when its
+    /// count moved. With many queues on one device, popping two empty queues per slice read
+    /// two cursor lines of each queue that were cache misses (perf: more than the mixing).
+    private let commandsSent = Atomic<Int>(0)
+    private let eventsSent = Atomic<Int>(0)
+
+    // Render-thread state (touched only inside `render`).
+    private var commandsSeen = 0
+    private var eventsTaken = 0
+    private var state = RunState.stopped
+    private var startDeviceTime = 0
+    private var deviceTime = 0
+    private var position = 0
+    private var endOfStream = Int.max
     /// While draining: the device time at which the stream's last frame has left the device.
     private var drainEnd = 0
-    /// The live output's clock for the slice whose commands are being applied (nil offline);
-    /// stored only then, not every slice (a 48-byte store into a line of its own).
+    private var heldEvent: StampedEvent?
+    private var volume = LinearRamp(value: 1)
+    private var leftGain = LinearRamp(value: 1)
+    private var rightGain = LinearRamp(value: 1)
+    private var metering = false
+    /// The live output's clock for the slice being rendered (nil offline).
     private var clock: RenderClock?
 
     /// `draining`: a stop-after-queued stream has ended on a live output; silence until the
@@ -101,9 +83,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     init(channelCount: Int, ringFrames: Int) throws(AudioError) {
         self.channelCount = channelCount
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
-        let storage = ring.readRegion(maxFrames: 0).first
-        ringFirst = storage.samples(0) - storage.frameOffset
-        ringSecond = storage.samples(channelCount > 1 ? 1 : 0) - storage.frameOffset
         wakeLevel = ring.capacity / 2
         commands = try MessageQueue(capacity: 256)
         events = try MessageQueue(capacity: 1024)
@@ -163,10 +142,10 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             }
             deviceTime = clock.sampleTime
         }
+        self.clock = clock
         let sent = commandsSent.load(ordering: .acquiring)
         if sent != commandsSeen {
             commandsSeen = sent
-            self.clock = clock
             applyCommands()
         }
         if adding && metering { return false }
@@ -218,8 +197,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 break
             }
             if adding {
-                addFromRing(region.first, to: output, at: done)
-                if region.second.frameCount > 0 { addFromRing(region.second, to: output, at: done + region.first.frameCount) }
+                applyGains(region.first, from: 0, count: region.first.frameCount)
+                add(region.first, to: output, at: done)
+                if region.second.frameCount > 0 {
+                    applyGains(region.second, from: 0, count: region.second.frameCount)
+                    add(region.second, to: output, at: done + region.first.frameCount)
+                }
             } else {
                 copy(region.first, to: output, at: done)
                 if region.second.frameCount > 0 { copy(region.second, to: output, at: done + region.first.frameCount) }
@@ -259,21 +242,19 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     func touchState() -> Int {
         var sink = commandsSent.load(ordering: .relaxed) &+ eventsSent.load(ordering: .relaxed)
         sink &+= playedFrames.load(ordering: .relaxed) &+ timelineFrames.load(ordering: .relaxed)
-        sink &+= position &+ deviceTime &+ startDeviceTime &+ endOfStream &+ commandsSeen
-        sink &+= Int(volume.target.bitPattern) &+ Int(rightGain.target.bitPattern) &+ wakeLevel
+        sink &+= position &+ deviceTime &+ startDeviceTime &+ endOfStream &+ drainEnd &+ commandsSeen
+        sink &+= Int(volume.target.bitPattern) &+ Int(rightGain.target.bitPattern)
         return state == .running ? sink : 0
     }
 
-    /// The ring's cursors (after `touchState`, which brought the ring's address into the
-    /// cache), and for a ring of more than two channels its table of channel pointers (an
-    /// allocation of its own: loaded only in `touchFrames`, it was a miss there behind the
-    /// cursors', a sixth of the prefetch's samples with 64 players; here it overlaps with
-    /// them). Mono and stereo rings read their channels through `ringFirst`/`ringSecond`.
+    /// The ring's cursors and its table of channel pointers (after `touchState`, which brought
+    /// the ring's address into the cache). The table is an allocation of its own: loaded only
+    /// in `touchFrames`, it was a miss there behind the cursors' (perf annotate, 64 players:
+    /// a sixth of the prefetch's samples); here it overlaps with them.
     @inline(__always)
     func touchCursors() -> Int {
         guard state == .running else { return 0 }
         let region = ring.readRegion(maxFrames: 0)
-        guard channelCount > 2 else { return region.first.frameCount &+ region.first.frameOffset }
         return region.first.frameCount &+ Int(bitPattern: region.first.samples(0))
     }
 
@@ -284,33 +265,25 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     func touchFrames(_ frames: Int) -> UInt32 {
         guard state == .running else { return 0 }
         let region = ring.readRegion(maxFrames: frames)
-        return touch(region.first) ^ touch(region.second)
+        return Self.touch(region.first) ^ Self.touch(region.second)
     }
 
     /// One load per 64-byte line of each channel of `part` (and its last sample).
     @inline(__always)
-    private func touch(_ part: AudioBufferList) -> UInt32 {
+    private static func touch(_ part: AudioBufferList) -> UInt32 {
         let count = part.frameCount
         guard count > 0 else { return 0 }
-        if channelCount <= 2 {
-            let first = Self.touch(ringFirst + part.frameOffset, count: count)
-            return channelCount == 1 ? first : first ^ Self.touch(ringSecond + part.frameOffset, count: count)
-        }
         var sink: UInt32 = 0
-        for channel in 0..<part.channelCount { sink ^= Self.touch(part.samples(channel), count: count) }
+        for channel in 0..<part.channelCount {
+            let samples = UnsafeRawPointer(part.samples(channel))
+            var offset = 0
+            while offset < count {
+                sink ^= samples.load(fromByteOffset: offset &* 4, as: UInt32.self)
+                offset &+= 16
+            }
+            sink ^= samples.load(fromByteOffset: (count &- 1) &* 4, as: UInt32.self)
+        }
         return sink
-    }
-
-    @inline(__always)
-    private static func touch(_ channel: UnsafeMutablePointer<Float>, count: Int) -> UInt32 {
-        let samples = UnsafeRawPointer(channel)
-        var sink: UInt32 = 0
-        var offset = 0
-        while offset < count {
-            sink ^= samples.load(fromByteOffset: offset &* 4, as: UInt32.self)
-            offset &+= 16
-        }
-        return sink ^ samples.load(fromByteOffset: (count &- 1) &* 4, as: UInt32.self)
     }
 
     private func applyCommands() {
@@ -407,33 +380,6 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     private func copy(_ source: AudioBufferList, to output: AudioBufferList, at offset: Int) {
         for channel in 0..<min(channelCount, output.channelCount) {
             copySamples(from: UnsafePointer(source.samples(channel)), to: output.samples(channel) + offset, count: source.frameCount)
-        }
-    }
-
-    /// A part of the ring's read region added to `mix` from frame `offset`, its gains applied
-    /// to the ring's frames in place first: `applyGains` then `add`, the same operations in
-    /// the same order, but a mono or stereo ring is reached through `ringFirst`/`ringSecond`
-    /// rather than the ring's table (one line fewer per source per slice).
-    @inline(__always)
-    private func addFromRing(_ part: AudioBufferList, to mix: AudioBufferList, at offset: Int) {
-        guard channelCount <= 2 else {
-            applyGains(part, from: 0, count: part.frameCount)
-            add(part, to: mix, at: offset)
-            return
-        }
-        let count = part.frameCount
-        let first = ringFirst + part.frameOffset, second = ringSecond + part.frameOffset
-        let volumeAtStart = volume
-        volume.applyGain(to: first, count: count)
-        if channelCount == 2 {
-            volume = volumeAtStart
-            volume.applyGain(to: second, count: count)
-            leftGain.applyGain(to: first, count: count)
-            rightGain.applyGain(to: second, count: count)
-        }
-        for channel in 0..<mix.channelCount {
-            guard channelCount == 1 || channel < 2 else { break }
-            Mixing.add(UnsafePointer(channel == 0 || channelCount == 1 ? first : second), into: mix.samples(channel) + offset, count: count, gain: 1)
         }
     }
 
