@@ -10,8 +10,11 @@ struct SoundsBenchCommand: ParsableCommand {
             on a running device (goal: the device's buffer plus one period at most).
             (b) AudioPlayer.play() after prepareToPlay() to its first frame out, the same way.
             (c) --players AudioPlayers looping a 16-bit stereo WAV on one timer-paced null device
-            (256-frame period): the process's CPU per second of audio ÷ one render callback
-            converting and summing as many sources (goal ≤ 1.10), and underruns (goal 0).
+            (256-frame period): the process's CPU per second of audio ÷ as many bare render
+            callbacks, one per input of a MultiChannelMixerUnit on the same kind of device, each
+            converting its source's 16-bit frames from memory (the issue's anchor, goal ≤ 1.10);
+            the same ÷ one render callback converting and summing every source itself
+            (stricter, shown beside it); and underruns (goal 0).
 
             Examples:
               sonora-bench sounds

@@ -14,9 +14,10 @@ import Glibc
 /// (a) a system sound's `play()` to its first frame out of the loopback, in frames, against
 ///     the device's buffer plus one period;
 /// (b) `AudioPlayer.play()` after `prepareToPlay()` to the first frame out, the same way;
-/// (c) N players mixed on one null device: process CPU per second of audio ÷ one render
-///     callback converting and summing N sources on one null device (goal ≤ 1.10), and
-///     their underruns (goal 0).
+/// (c) N players mixed on one null device: process CPU per second of audio ÷ N bare render
+///     callbacks on the inputs of one multichannel mixer on the same kind of device (the
+///     issue's anchor, goal ≤ 1.10); the same ÷ one render callback converting and summing N
+///     sources itself (stricter, shown beside it); and the players' underruns (goal 0).
 struct SoundsBenchmark {
     var seconds: Double
     var players: Int
@@ -75,19 +76,30 @@ struct SoundsBenchmark {
             notes.append("latency rows: the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
         if players > 0 {
-            progress("\(players) players on one null device, then one callback summing \(players) sources, \(seconds) s each …")
+            progress("\(players) players on one null device, then \(players) render callbacks on a mixer's inputs, then one callback summing \(players) sources, \(seconds) s each …")
             let song = folder.appendingPathComponent("song.wav").path
-            try Self.writeWAV(song, samples: QueueBenchmark.sourceSamples(seconds: 10), channels: 2)
+            let source = QueueBenchmark.sourceSamples(seconds: 10)
+            try Self.writeWAV(song, samples: source, channels: 2)
             let mixed = try measurePlayers(song)
+            let buses = try measureBusCallbacks(sources: players, samples: source)
             let anchor = QueueBenchmark(seconds: seconds, rounds: 1, queues: players)
-            let bare = try anchor.measure(.bareMix(players), count: 1, source: QueueBenchmark.sourceSamples(seconds: 10))
-            let playersCPU = mixed.cpuSeconds / mixed.audioSeconds, bareCPU = bare.cpuSeconds / bare.audioSeconds
-            rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: CPU ÷ \(players) bare copies", unit: "ratio", sonora: playersCPU / bareCPU,
-                                     anchor: "one callback converting and summing \(players) sources, same device kind, same run (goal ≤ 1.10)", anchorValue: 1.10, better: .lower))
+            let bare = try anchor.measure(.bareMix(players), count: 1, source: source)
+            let playersCPU = mixed.cpuSeconds / mixed.audioSeconds, busesCPU = buses.cpuSeconds / buses.audioSeconds
+            let bareCPU = bare.cpuSeconds / bare.audioSeconds
+            // The goal line, against the anchor the issue names: as many bare render callbacks,
+            // one per input of a multichannel mixer, as a Core Audio program without players.
+            rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: CPU ÷ \(players) bare render callbacks", unit: "ratio", sonora: playersCPU / busesCPU,
+                                     anchor: "\(players) render callbacks on a MultiChannelMixerUnit's inputs, each converting its source's 16-bit frames from memory, same device kind, same run (goal ≤ 1.10)",
+                                     anchorValue: 1.10, better: .lower))
+            // Stricter, kept so nothing is hidden: one callback doing the whole mix itself (no
+            // mixer unit, no per-bus pull), against the same 1.10 line.
+            rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: CPU ÷ one callback summing \(players) sources", unit: "ratio", sonora: playersCPU / bareCPU,
+                                     anchor: "one render callback converting and summing \(players) sources, same device kind, same run (stricter than the issue's anchor; same 1.10 line)",
+                                     anchorValue: 1.10, better: .lower))
             rows.append(BenchmarkRow(metric: "\(players) players mixed on one device: underruns", unit: "count", sonora: Double(mixed.underruns),
                                      anchor: "none at a \(period)-frame period (goal)", anchorValue: 0, better: .lower))
-            notes.append(String(format: "players: %.3f ms CPU per second of audio (%.1f %% of a core), bare: %.3f ms; device xruns %d / %d",
-                                playersCPU * 1000, playersCPU * 100, bareCPU * 1000, mixed.xruns, bare.xruns))
+            notes.append(String(format: "players: %.3f ms CPU per second of audio (%.1f %% of a core); %d bus callbacks on a mixer: %.3f ms; one callback summing %d: %.3f ms; device xruns %d / %d / %d",
+                                playersCPU * 1000, playersCPU * 100, players, busesCPU * 1000, players, bareCPU * 1000, mixed.xruns, buses.xruns, bare.xruns))
         }
         return (rows, notes)
     }
