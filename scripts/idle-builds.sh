@@ -7,12 +7,16 @@
 #                                  exits with their status
 #   scripts/idle-builds.sh deb     the .deb's path (after a successful wait)
 #   scripts/idle-builds.sh stop    stops them (a phase before failed)
-# Why: the realtime suites are paced by their devices and leave the two cores mostly idle for
-# six minutes; the builds take that time at low priority (the sanitizer's at SCHED_IDLE, a
-# policy that only ever gets a core no runnable thread of normal or realtime priority wants;
-# the package's at nice 19, see `start`), so the suites keep their cores (their I/O threads are
-# SCHED_FIFO, their other threads normal) and `make test` is shorter by what the builds took
-# after them.
+# Why: the debug build leaves a core idle in stretches (one module or the test bundle's link at
+# a time), and the realtime suites are paced by their devices and leave the two cores mostly
+# idle for six minutes; these builds take that time at SCHED_IDLE, a policy that only ever gets
+# a core no runnable thread of normal or realtime priority wants, so the debug build and the
+# suites keep their cores (the suites' I/O threads are SCHED_FIFO, their other threads normal)
+# and `make test` is shorter by what the builds took before it waits for them. They start
+# before the debug build: the .deb's release build is a serial chain (one whole module at a
+# time, ~1.1 cores), and started at the realtime suites it was the last to end, ~490 s after
+# them. (Not nice 19 for it instead: SwiftPM's compilers come out at nice 0 whatever the nice
+# of `swift build`, where SCHED_IDLE is inherited.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=.build-idle
@@ -23,34 +27,30 @@ start)
     mkdir -p "$state"
     rm -f "$state/deb" "$state/log" "$state/deb.log" "$state/tsan.log"
     # setsid: its own process group, so `stop` ends the compilers it started too. The two
-    # builds run at once, at different priorities: the package's release build compiles one
-    # whole module at a time (a serial chain, ~1.1 cores) and is the longer line, so it runs at
-    # nice 19 — still ~1.5 % of a core against any normal-priority thread, none against the
-    # suites' SCHED_FIFO I/O threads — and takes a free core before the sanitizer's build,
-    # which runs at SCHED_IDLE and fills whatever is left. (Both at SCHED_IDLE, sharing equally,
-    # the package's line ended last: 848 s after the start against 649 s for the sanitizer's.)
-    SWIFT="$SWIFT" nohup setsid bash -c '
+    # lines run at once: the package's release build compiles one whole module at a time and
+    # leaves a core idle for long stretches, which the sanitizer's build then takes.
+    SWIFT="$SWIFT" nohup setsid chrt --idle 0 bash -c '
         state='"$state"'
         (
             set -o pipefail
             start=$(date +%s)
-            deb=$(nice -n 19 scripts/build-deb.sh | tail -1) || exit 1
+            deb=$(scripts/build-deb.sh | tail -1) || exit 1
             echo "$deb" > "$state/deb"
             echo "idle-builds: built $deb in $(($(date +%s) - start)) s"
         ) > "$state/deb.log" 2>&1 &
         (
             start=$(date +%s)
-            chrt --idle 0 make --no-print-directory tsan-build SWIFT="$SWIFT" || exit 1
+            make --no-print-directory tsan-build SWIFT="$SWIFT" || exit 1
             echo "idle-builds: ThreadSanitizer build in $(($(date +%s) - start)) s"
             start=$(date +%s)
-            chrt --idle 0 make --no-print-directory check-package-graph || exit 1
+            make --no-print-directory check-package-graph || exit 1
             echo "idle-builds: checked the package as a versioned dependency in $(($(date +%s) - start)) s"
         ) > "$state/tsan.log" 2>&1 &
         wait
         cat "$state/deb.log" "$state/tsan.log"
     ' > "$state/log" 2>&1 < /dev/null &
     echo $! > "$state/pid"
-    echo "idle-builds: the .deb (nice 19) and the ThreadSanitizer build (SCHED_IDLE) run in the background (logs: $state/deb.log, $state/tsan.log)"
+    echo "idle-builds: the .deb and the ThreadSanitizer build run at idle priority (logs: $state/deb.log, $state/tsan.log)"
     ;;
 wait)
     limit=${2:-40m}
