@@ -42,7 +42,7 @@ struct SoundsBenchmark {
             var soundLatencies: [Int] = []
             var playerLatencies: [Int] = []
             for _ in 0..<5 {
-                if let frames = try latency { output in
+                if let frames = try latency({ output in
                     let player = SystemSoundPlayer(output: output)
                     // The first play opens the voice and starts the device; the second is measured.
                     let done = DispatchSemaphore(value: 0)
@@ -50,8 +50,8 @@ struct SoundsBenchmark {
                     _ = done.wait(timeout: .now() + 5)
                     usleep(100_000)
                     return { try player.play(sound) }
-                } { soundLatencies.append(frames) }
-                if let frames = try latency { output in
+                }) { soundLatencies.append(frames) }
+                if let frames = try latency({ output in
                     let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: click), output: output)
                     // Another player keeps the device running, as on an appliance.
                     let keeper = try AudioPlayer(contentsOf: URL(fileURLWithPath: click), output: output)
@@ -61,7 +61,7 @@ struct SoundsBenchmark {
                     try player.prepareToPlay()
                     usleep(100_000)
                     return { try player.play(); _ = keeper }
-                } { playerLatencies.append(frames) }
+                }) { playerLatencies.append(frames) }
             }
             for (label, values) in [("system sound play()", soundLatencies), ("AudioPlayer play() after prepareToPlay()", playerLatencies)] {
                 if let worst = values.max() {

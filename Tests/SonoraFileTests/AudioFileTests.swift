@@ -122,7 +122,7 @@ struct AudioFileTests {
         #expect(junk?.code == .unsupportedFileType || junk?.code == .invalidFileData)
         #expect(junk?.message.hasPrefix(garbage) == true)
         let empty = path("empty.wav")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
         #expect(code { _ = try AudioFile.open(empty) } != nil)
         let truncated = path("truncated.wav")
         try run(soxPath!, ["-n", "-r", "8000", "-c", "1", "-b", "16", path("whole.wav"), "synth", "0.1", "sine", "300"])
