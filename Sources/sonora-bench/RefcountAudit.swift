@@ -69,9 +69,16 @@ struct RefcountAudit {
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): retains and releases per render cycle", unit: "ops",
-                    sonora: Double(counted.count.retains + counted.count.releases) / Double(max(counted.cycles, 1)),
+                    sonora: Double(counted.render.retains + counted.render.releases) / Double(max(counted.cycles, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(name): \(counted.count.retains) retains, \(counted.count.releases) releases in \(counted.cycles) cycles")
+            notes.append("\(name): \(counted.render.retains) retains, \(counted.render.releases) releases in \(counted.cycles) cycles")
+            let between = "the null device's thread between two renders of those players (the engine's cycle and its wait)"
+            rows.append(
+                BenchmarkRow(
+                    metric: "\(between): retains and releases per cycle", unit: "ops",
+                    sonora: Double(counted.between.retains + counted.between.releases) / Double(max(counted.gaps, 1)),
+                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+            notes.append("\(between): \(counted.between.retains) retains, \(counted.between.releases) releases in \(counted.gaps) cycles")
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -149,12 +156,28 @@ struct RefcountAudit {
         var cycles = 0
         var retains = 0
         var releases = 0
+        /// Counting from one cycle's post-render to the next one's pre-render: the device
+        /// thread's own cycle around the render (the HAL engine's bookkeeping, its wait).
+        var countingBetween = false
+        var gaps = 0
+        var retainsBetween = 0
+        var releasesBetween = 0
+    }
+
+    /// What the device thread did inside the I/O unit's renders, and between them.
+    struct DeviceCount {
+        var render: Count
+        var cycles: Int
+        var between: Count
+        var gaps: Int
     }
 
     /// `players` AudioPlayers looping a 1 s WAV on a null device (256-frame periods), counted on
     /// the device's thread for `seconds` after 0.3 s of warm-up, between the I/O unit's
-    /// pre-render and post-render notifications (the queue mixer and the conversion to the device).
-    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> (count: Count, cycles: Int) {
+    /// pre-render and post-render notifications (the queue mixer and the conversion to the device),
+    /// and apart from that between one cycle's post-render and the next one's pre-render (the
+    /// device engine's cycle: its clock, load and xrun bookkeeping, the timer wait).
+    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> DeviceCount {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -175,9 +198,20 @@ struct RefcountAudit {
         try unit.addRenderNotify(RenderCallback(function: { context, request in
             let tally = context!.assumingMemoryBound(to: DeviceTally.self)
             let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
-            if flags.contains(.preRender), tally.pointee.armed {
-                sonora_refcount_counter_begin(1)
-                tally.pointee.counting = true
+            if flags.contains(.preRender) {
+                if tally.pointee.countingBetween {
+                    var retains = 0
+                    var releases = 0
+                    sonora_refcount_counter_end(&retains, &releases)
+                    tally.pointee.countingBetween = false
+                    tally.pointee.retainsBetween += retains
+                    tally.pointee.releasesBetween += releases
+                    tally.pointee.gaps += 1
+                }
+                if tally.pointee.armed {
+                    sonora_refcount_counter_begin(1)
+                    tally.pointee.counting = true
+                }
             } else if flags.contains(.postRender), tally.pointee.counting {
                 var retains = 0
                 var releases = 0
@@ -186,6 +220,10 @@ struct RefcountAudit {
                 tally.pointee.retains += retains
                 tally.pointee.releases += releases
                 tally.pointee.cycles += 1
+                if tally.pointee.armed {
+                    sonora_refcount_counter_begin(1)
+                    tally.pointee.countingBetween = true
+                }
             }
             return 0
         }, context: UnsafeMutableRawPointer(tally)))
@@ -203,7 +241,9 @@ struct RefcountAudit {
         tally.pointee.armed = false
         usleep(50_000)
         device.stop()
-        return (Count(retains: tally.pointee.retains, releases: tally.pointee.releases), tally.pointee.cycles)
+        return DeviceCount(
+            render: Count(retains: tally.pointee.retains, releases: tally.pointee.releases), cycles: tally.pointee.cycles,
+            between: Count(retains: tally.pointee.retainsBetween, releases: tally.pointee.releasesBetween), gaps: tally.pointee.gaps)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

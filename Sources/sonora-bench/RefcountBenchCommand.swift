@@ -13,7 +13,8 @@ struct RefcountBenchCommand: ParsableCommand {
             Mixer3DUnit with 16 placed sources; an LV2Unit pulling its input
             through a render callback; and, on a null device's thread, 16
             AudioPlayers through an AudioQueueOutput (counted between the I/O
-            unit's pre- and post-render notifications). The goal is 0 per
+            unit's pre- and post-render notifications), and that thread between
+            two renders (the device engine's cycle and its wait). The goal is 0 per
             cycle. Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
             debugger: who retained).
