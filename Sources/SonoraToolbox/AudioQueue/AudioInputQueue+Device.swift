@@ -50,18 +50,23 @@ extension AudioInputQueue {
 
 /// The I/O unit's input callback: this cycle's captured frames into the queue's ring.
 final class QueueCaptureTarget: RenderCallbackTarget, @unchecked Sendable {
-    unowned(unsafe) let capturer: AudioInputQueueCapturer
+    /// Unmanaged, not `unowned(unsafe)` (as IOUnit's cycle target): a call through that can
+    /// retain and release the capturer on every cycle. The queue owns the capturer and outlives
+    /// the unit's use of this target.
+    let capturer: Unmanaged<AudioInputQueueCapturer>
 
     init(capturer: AudioInputQueueCapturer) {
-        self.capturer = capturer
+        self.capturer = .passUnretained(capturer)
         super.init()
     }
 
     override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
         let stamp = request.pointee.timeStamp
-        capturer.capture(
-            request.pointee.buffers, sampleTime: stamp.flags.contains(.sampleTimeValid) ? Int(stamp.sampleTime) : nil,
-            hostTime: stamp.flags.contains(.hostTimeValid) ? HostTime(rawValue: stamp.hostTime) : nil)
+        capturer._withUnsafeGuaranteedRef {
+            $0.capture(
+                request.pointee.buffers, sampleTime: stamp.flags.contains(.sampleTimeValid) ? Int(stamp.sampleTime) : nil,
+                hostTime: stamp.flags.contains(.hostTimeValid) ? HostTime(rawValue: stamp.hostTime) : nil)
+        }
         return .noError
     }
 }

@@ -532,10 +532,12 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 
     /// Bridges the device's I/O procedure to the unit without reference counting.
     private final class CycleTarget: IOCycleTarget, @unchecked Sendable {
-        unowned(unsafe) let unit: IOUnit
-        init(_ unit: IOUnit) { self.unit = unit }
+        /// Unmanaged, not `unowned(unsafe)`: the call through that retained and released the
+        /// unit once a cycle on the I/O thread (`sonora-bench refcounts`, between two renders).
+        let unit: Unmanaged<IOUnit>
+        init(_ unit: IOUnit) { self.unit = .passUnretained(unit) }
         override func process(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
-            unit.runCycle(cycle)
+            unit._withUnsafeGuaranteedRef { $0.runCycle(cycle) }
         }
     }
 }
