@@ -57,6 +57,11 @@ struct NetworkBenchmark {
                 metric: "slave CPU per second of audio @256 (2+2 ch loop)", unit: "ms/s", sonora: sonora.min()!, anchor: "jack_net_slave",
                 anchorValue: jack.min()!, better: .lower))
             notes.append("slave CPU trials (ms/s): Sonora \(sonora.map { String(format: "%.2f", $0) }.joined(separator: ", ")); jack_net_slave \(jack.map { String(format: "%.2f", $0) }.joined(separator: ", "))")
+            // Each trial's two measurements are seconds apart, so their ratio cancels the
+            // machine's slow load changes that best ÷ best (one lucky trial each) does not.
+            let pairs = zip(sonora, jack).map { $0 / $1 }.sorted()
+            let median = pairs.count % 2 == 1 ? pairs[pairs.count / 2] : (pairs[pairs.count / 2 - 1] + pairs[pairs.count / 2]) / 2
+            notes.append("slave CPU per trial, Sonora ÷ jack_net_slave: \(zip(sonora, jack).map { String(format: "%.2f", $0 / $1) }.joined(separator: ", ")) (median \(String(format: "%.3f", median)))")
         }
         notes.append("master: jackd (dummy backend) + netmanager in its own namespace, started afresh for each slave\(BenchNetwork.pinned ? ", on CPU 0, each slave on CPU 1, as on two machines" : ""); CPU is the slave process's threads' run time (schedstat, ns) over the same wall-clock window, per second")
         return (rows, notes)
