@@ -57,6 +57,11 @@ struct NetworkBenchmark {
                 metric: "slave CPU per second of audio @256 (2+2 ch loop)", unit: "ms/s", sonora: sonora.min()!, anchor: "jack_net_slave",
                 anchorValue: jack.min()!, better: .lower))
             notes.append("slave CPU trials (ms/s): Sonora \(sonora.map { String(format: "%.2f", $0) }.joined(separator: ", ")); jack_net_slave \(jack.map { String(format: "%.2f", $0) }.joined(separator: ", "))")
+            // Each trial's two measurements are seconds apart, so their ratio cancels the
+            // machine's slow load changes that best ÷ best (one lucky trial each) does not.
+            let pairs = zip(sonora, jack).map { $0 / $1 }.sorted()
+            let median = pairs.count % 2 == 1 ? pairs[pairs.count / 2] : (pairs[pairs.count / 2 - 1] + pairs[pairs.count / 2]) / 2
+            notes.append("slave CPU per trial, Sonora ÷ jack_net_slave: \(zip(sonora, jack).map { String(format: "%.2f", $0 / $1) }.joined(separator: ", ")) (median \(String(format: "%.3f", median)))")
         }
         notes.append("master: jackd (dummy backend) + netmanager in its own namespace, started afresh for each slave\(BenchNetwork.pinned ? ", on CPU 0, each slave on CPU 1, as on two machines" : ""); CPU is the slave process's threads' run time (schedstat, ns) over the same wall-clock window, per second")
         return (rows, notes)
@@ -79,12 +84,16 @@ struct NetworkBenchmark {
             loop.impulseAt.store(loop.framesPlayed.load(ordering: .relaxed) + rate / 10, ordering: .relaxed)
         }
         let framesStart = loop.framesPlayed.load(ordering: .relaxed)
-        let cpu = ProcessCPU.measure(pid: getpid(), seconds: seconds)
+        // This thread (the process's main one) only measures: jack_net_slave is measured from
+        // outside its process, so this one's reading of /proc is not the slave's either.
+        let cpu = ProcessCPU.measure(pid: getpid(), seconds: seconds, excludingThread: Int(getpid()))
         let audio = Double(loop.framesPlayed.load(ordering: .relaxed) - framesStart) / Double(rate)
         device.stop()
         let heard = loop.heardAt.load(ordering: .relaxed)
         let roundTrip = heard >= 0 ? Double(heard - loop.impulseAt.load(ordering: .relaxed)) / Double(period) : .nan
-        let note = String(format: "%.2f s of audio in %.2f s; %d interruptions, %d damaged packets", audio, cpu.wallSeconds, device.statistics.interruptions, device.packetErrors)
+        let note = String(
+            format: "%.2f s of audio in %.2f s; %d interruptions, %d damaged packets; the measuring thread's %.3f ms/s not counted",
+            audio, cpu.wallSeconds, device.statistics.interruptions, device.packetErrors, cpu.excludedSeconds / cpu.wallSeconds * 1000)
         return (roundTrip, cpu.seconds / cpu.wallSeconds * 1000, note)
     }
 }
@@ -93,8 +102,10 @@ struct NetworkBenchmark {
 /// jack_net_slave: the sum of its threads' run time from /proc/PID/task/*/schedstat
 /// (nanoseconds, as the scheduler accounts it), over a wall-clock window. (/proc/PID/stat's
 /// utime + stime come in clock ticks: at ~20 ms/s over a few seconds, ±1 tick is several %.)
+/// `excludingThread` leaves out one thread (the measuring one, when it is in `pid`), whose
+/// run time comes back as `excludedSeconds`.
 enum ProcessCPU {
-    static func measure(pid: Int32, seconds: Double) -> (seconds: Double, wallSeconds: Double) {
+    static func measure(pid: Int32, seconds: Double, excludingThread excluded: Int? = nil) -> (seconds: Double, wallSeconds: Double, excludedSeconds: Double) {
         let cpuStart = runTime(of: pid)
         let wallStart = HostTime.now.nanoseconds
         usleep(UInt32(seconds * 1e6))
@@ -102,8 +113,12 @@ enum ProcessCPU {
         let wall = Double(HostTime.now.nanoseconds - wallStart) / 1e9
         // A thread alive at both ends counts its difference; one born in the window all of it.
         var total: UInt64 = 0
-        for (thread, end) in cpuEnd { total += end - min(cpuStart[thread] ?? 0, end) }
-        return (Double(total) / 1e9, wall)
+        var left: UInt64 = 0
+        for (thread, end) in cpuEnd {
+            let used = end - min(cpuStart[thread] ?? 0, end)
+            if thread == excluded { left += used } else { total += used }
+        }
+        return (Double(total) / 1e9, wall, Double(left) / 1e9)
     }
 
     /// Run time (ns) of each thread of `pid`.

@@ -79,9 +79,11 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
             throw error
         }
         let cycle = cycle
+        // Nudged by the restart callback, the watcher sleeps through a healthy link.
         watcher = NetJackWatcher(
-            label: label, monitor: cycle.monitor, logger: logger,
+            label: label, monitor: cycle.monitor, logger: logger, sleepsUntilNudged: true,
             lostCycles: { cycle.lostCycles.load(ordering: .relaxed) }, recoveries: { cycle.recoveries.load(ordering: .relaxed) })
+        cycle.watcher = watcher
         let context = Unmanaged.passUnretained(cycle).toOpaque()
         sonora_jack_set_net_slave_process_callback(net, netJackSlaveProcess, context)
         sonora_jack_set_net_slave_restart_callback(net, netJackSlaveRestart, context)
@@ -97,7 +99,10 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
     public var statistics: DeviceStatistics { cycle.monitor.snapshot }
     public func takeEvents() -> [DeviceEvent] { cycle.monitor.takeEvents() }
     public func resetLoad() { cycle.monitor.resetLoad() }
-    public var wakeUpLateness: LatenessDistribution { cycle.monitor.lateness.distribution() }
+    /// Empty: the slave's cycles start when the master's packets come, so their lateness
+    /// against the loop's prediction is the master's and the network's, not this host's
+    /// wake-up (the cycle does not record it; see `NetJackSlaveCycle.process`).
+    public var wakeUpLateness: LatenessDistribution { LatenessDistribution() }
     /// Master cycles missed while the network was interrupted (by the slave's clock).
     public var lostCycles: Int { cycle.lostCycles.load(ordering: .relaxed) }
     /// Packets libjacknet reported as damaged (sync or data) — each one a period partly lost.
@@ -141,8 +146,14 @@ final class NetJackSlaveCycle: @unchecked Sendable {
     let packetErrors = Atomic<Int>(0)
     /// When the last cycle ran (ns, CLOCK_MONOTONIC); 0 before the first.
     let lastCycle = Atomic<UInt64>(0)
+    /// Told when an interruption begins (set once, before the device starts; weak: the
+    /// watcher's counter reads hold this cycle, the device holds both).
+    weak var watcher: NetJackWatcher?
 
-    /// Channel pointer arrays for the cycles that render straight in libjacknet's buffers.
+    /// Channel pointer arrays for the cycles that render straight in libjacknet's buffers:
+    /// the inputs', then the outputs', in one allocation (one cache line to bring back
+    /// after each sleep in `recv` rather than two, up to 8 channels in all).
+    private let lentPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let lentInputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let lentOutputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let lentInput: AudioBufferList
@@ -152,16 +163,16 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
         // Until lent, each slot points at the engine's own buffer (never dangling).
-        lentInputPointers = .allocate(capacity: max(1, inputChannels))
-        lentOutputPointers = .allocate(capacity: max(1, outputChannels))
+        lentPointers = .allocate(capacity: max(1, inputChannels) + max(1, outputChannels))
+        lentInputPointers = lentPointers
+        lentOutputPointers = lentPointers + max(1, inputChannels)
         periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(sampleRate)
         do {
             engine = try IOEngine(
                 periodFrames: periodFrames, sampleRate: sampleRate, inputChannels: inputChannels, outputChannels: outputChannels,
                 outputOffsetFrames: 0, monitor: monitor)
         } catch {
-            lentInputPointers.deallocate()
-            lentOutputPointers.deallocate()
+            lentPointers.deallocate()
             throw error
         }
         for channel in 0..<inputChannels { lentInputPointers[channel] = engine.ownInputList.samples(channel) }
@@ -171,8 +182,7 @@ final class NetJackSlaveCycle: @unchecked Sendable {
     }
 
     deinit {
-        lentInputPointers.deallocate()
-        lentOutputPointers.deallocate()
+        lentPointers.deallocate()
     }
 
     /// One master cycle, on libjacknet's thread: network input → procedure → network output.
@@ -196,7 +206,12 @@ final class NetJackSlaveCycle: @unchecked Sendable {
             recoveries.wrappingAdd(1, ordering: .relaxed)
             monitor.post(.interruptionEnded(attempts: Int32(truncatingIfNeeded: restartAttempts.exchange(0, ordering: .relaxed))))
         } else {
-            engine.periodBoundary(at: wake.seconds)
+            // Only the delay-locked loop (time stamps, rate against the host clock), not
+            // `periodBoundary`'s lateness histogram and jitter counters: the master's
+            // packets start this cycle, so its lateness is the master's and the network's,
+            // and recording it cost cold cache lines every cycle (profile in BENCHMARKS.md).
+            engine.loop.update(at: wake.seconds)
+            monitor.rateScalarBits.store(engine.loop.rateScalar.bitPattern, ordering: .relaxed)
         }
         if frames == engine.periodFrames, lendChannels(audioInputs: audioInputs, inputs: inputs, audioOutputs: audioOutputs, outputs: outputs) {
             // libjacknet's own buffers are the cycle's: nothing copied in or out.
@@ -262,14 +277,15 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         }
     }
 
-    /// The master went silent; libjacknet is about to look for one again. Returns
-    /// non-zero (give up) once the device is stopping.
+    /// The master went silent; libjacknet is about to look for one again (its restart
+    /// path, not a cycle). Returns non-zero (give up) once the device is stopping.
     func networkLost() -> Int32 {
         if stopping.load(ordering: .relaxed) { return 1 }
         restartAttempts.wrappingAdd(1, ordering: .relaxed)
         if !interrupted.exchange(true, ordering: .acquiringAndReleasing) {
             monitor.add(monitor.interruptions)
             monitor.post(.interruptionBegan(.capture, errno: ETIMEDOUT))
+            watcher?.nudge()
         }
         return 0
     }

@@ -12,6 +12,11 @@ import Glibc
 /// are counted. It polls the counters once a second (a log line that late is soon enough;
 /// each wake-up costs ~35 µs here, so at 50 ms they were ~0.5 ms of CPU per second, 2 % of
 /// the slave's whole network work). Stopping wakes it at once through an eventfd.
+///
+/// A device that calls `nudge()` when an interruption begins (the slave: libjacknet's
+/// restart callback, off the realtime path) makes it `sleepsUntilNudged`: it then sleeps
+/// until nudged and polls once a second only while an interruption lasts (interruptions
+/// counted > recoveries), so a healthy link costs the process no wake-up at all.
 final class NetJackWatcher: @unchecked Sendable {
     private let label: String
     private let monitor: DeviceMonitor
@@ -24,13 +29,28 @@ final class NetJackWatcher: @unchecked Sendable {
     /// Written by `stop()` so the watcher does not sleep out its interval.
     private let wake = sonora_eventfd()
     static let intervalMilliseconds: Int32 = 1000
+    /// Times it has woken (poll returned: a nudge, a stop, or the interval), for tests.
+    let wakeUps = Atomic<Int>(0)
+    /// Sleeps until `nudge()` while no interruption lasts (instead of polling every interval;
+    /// without an eventfd it polls all the same).
+    let sleepsUntilNudged: Bool
 
-    init(label: String, monitor: DeviceMonitor, logger: Logger, lostCycles: @escaping @Sendable () -> Int, recoveries: @escaping @Sendable () -> Int) {
+    init(
+        label: String, monitor: DeviceMonitor, logger: Logger, sleepsUntilNudged: Bool = false,
+        lostCycles: @escaping @Sendable () -> Int, recoveries: @escaping @Sendable () -> Int
+    ) {
         self.label = label
         self.monitor = monitor
         self.logger = logger
+        self.sleepsUntilNudged = sleepsUntilNudged
         self.lostCycles = lostCycles
         self.recoveries = recoveries
+    }
+
+    /// An interruption began: look at the counters now. Not for the realtime path (a
+    /// syscall); the eventfd keeps a nudge that comes before the watcher sleeps.
+    func nudge() {
+        if wake >= 0 { sonora_eventfd_signal(wake) }
     }
 
     func start() throws(AudioError) {
@@ -59,7 +79,11 @@ final class NetJackWatcher: @unchecked Sendable {
         var descriptor = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
         while running.load(ordering: .relaxed) {
             if wake >= 0 {
-                if poll(&descriptor, 1, Self.intervalMilliseconds) > 0 { _ = sonora_eventfd_drain(wake) }
+                // An interruption lasts while more have begun than ended: poll for its end.
+                let lasting = monitor.interruptions.load(ordering: .relaxed) > recoveries()
+                let timeout = sleepsUntilNudged && !lasting ? -1 : Self.intervalMilliseconds
+                if poll(&descriptor, 1, timeout) > 0 { _ = sonora_eventfd_drain(wake) }
+                wakeUps.wrappingAdd(1, ordering: .relaxed)
             } else {
                 usleep(UInt32(Self.intervalMilliseconds) * 1000)
             }
