@@ -52,16 +52,15 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
 # are 3-4 times what a phase takes on 2 cores.
-# The .deb's release build, the versioned-dependency check (check-package-graph) and the
-# ThreadSanitizer build run in the background at SCHED_IDLE from the start (scripts/idle-builds.sh):
-# they take only what the debug build, the first phase and the realtime suites (paced by their
-# devices, the cores mostly idle) leave, never a core one of their threads wants.
-test: deps check-imports
-	@scripts/install-deps.sh $(TEST_PACKAGES) lintian patchelf
+# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb, the
+# versioned-dependency check (check-package-graph) and the ThreadSanitizer build run beside them
+# (scripts/idle-builds.sh): SCHED_IDLE in a session of their own, which the kernel's autogroup
+# scheduling weighs as one group against the suites' (see the script); the suites' I/O threads
+# are SCHED_FIFO and never wait for them.
+test: build check-imports
+	@scripts/install-deps.sh lintian patchelf
+	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
 	SWIFT=$(SWIFT) scripts/idle-builds.sh start
-	$(MAKE) --no-print-directory build || { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
-	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)' \
-		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
 	scripts/bounded.sh 25m $(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)' \
 		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
 	scripts/idle-builds.sh wait 40m

@@ -7,16 +7,16 @@
 #                                  exits with their status
 #   scripts/idle-builds.sh deb     the .deb's path (after a successful wait)
 #   scripts/idle-builds.sh stop    stops them (a phase before failed)
-# Why: the debug build leaves a core idle in stretches (one module or the test bundle's link at
-# a time), and the realtime suites are paced by their devices and leave the two cores mostly
-# idle for six minutes; these builds take that time at SCHED_IDLE, a policy that only ever gets
-# a core no runnable thread of normal or realtime priority wants, so the debug build and the
-# suites keep their cores (the suites' I/O threads are SCHED_FIFO, their other threads normal)
-# and `make test` is shorter by what the builds took before it waits for them. They start
-# before the debug build: the .deb's release build is a serial chain (one whole module at a
-# time, ~1.1 cores), and started at the realtime suites it was the last to end, ~490 s after
-# them. (Not nice 19 for it instead: SwiftPM's compilers come out at nice 0 whatever the nice
-# of `swift build`, where SCHED_IDLE is inherited.)
+# Why: the realtime suites are paced by their devices and leave the two cores mostly idle for
+# six minutes; the builds take that time. They run at SCHED_IDLE in a session of their own
+# (setsid, so `stop` can end them as a group). Where the kernel's autogroup scheduling is on
+# (/proc/sys/kernel/sched_autogroup_enabled, 1 on this VM), a session is a scheduling group
+# weighed like any other, so SCHED_IDLE only orders them among themselves: against the suites'
+# normal threads they get an equal share of a contended core, not what is left over. The
+# suites' I/O threads are SCHED_FIFO and never wait for them. (Tried 2026-11-28: starting them
+# before the debug build, to use its idle stretches too — with that equal share the debug
+# build took 1,199 s instead of 464 and neither build was done 22 minutes in; `make test`
+# would have been longer, so they start with the realtime suites again.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=.build-idle
