@@ -69,16 +69,16 @@ struct RefcountAudit {
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): retains and releases per render cycle", unit: "ops",
-                    sonora: Double(counted.render.retains + counted.render.releases) / Double(max(counted.cycles, 1)),
+                    sonora: Double(counted.render.count.retains + counted.render.count.releases) / Double(max(counted.render.spans, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(name): \(counted.render.retains) retains, \(counted.render.releases) releases in \(counted.cycles) cycles")
+            notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases in \(counted.render.spans) cycles")
             let between = "the null device's thread between two renders of those players (the engine's cycle and its wait)"
             rows.append(
                 BenchmarkRow(
                     metric: "\(between): retains and releases per cycle", unit: "ops",
-                    sonora: Double(counted.between.retains + counted.between.releases) / Double(max(counted.gaps, 1)),
+                    sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(between): \(counted.between.retains) retains, \(counted.between.releases) releases in \(counted.gaps) cycles")
+            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles")
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -148,28 +148,37 @@ struct RefcountAudit {
         }
     }
 
-    /// What the device thread's renders between the I/O unit's pre- and post-render
-    /// notifications count, written by that thread only and read after the device stops.
-    struct DeviceTally {
-        var armed = false
+    /// One stretch of the device thread counted again and again (written by that thread only,
+    /// read after the device stops): what it saw in all, over how many stretches.
+    struct DeviceSpan {
         var counting = false
-        var cycles = 0
-        var retains = 0
-        var releases = 0
-        /// Counting from one cycle's post-render to the next one's pre-render: the device
-        /// thread's own cycle around the render (the HAL engine's bookkeeping, its wait).
-        var countingBetween = false
-        var gaps = 0
-        var retainsBetween = 0
-        var releasesBetween = 0
+        var count = Count(retains: 0, releases: 0)
+        var spans = 0
+
+        mutating func begin() {
+            sonora_refcount_counter_begin(1)
+            counting = true
+        }
+
+        /// Ends the stretch begun on this thread, if one was.
+        mutating func end() {
+            guard counting else { return }
+            var retains = 0
+            var releases = 0
+            sonora_refcount_counter_end(&retains, &releases)
+            counting = false
+            count.retains += retains
+            count.releases += releases
+            spans += 1
+        }
     }
 
-    /// What the device thread did inside the I/O unit's renders, and between them.
-    struct DeviceCount {
-        var render: Count
-        var cycles: Int
-        var between: Count
-        var gaps: Int
+    /// The device thread inside the I/O unit's renders (pre- to post-render notification) and
+    /// between them (one cycle's post-render to the next one's pre-render: the engine's cycle).
+    struct DeviceTally {
+        var armed = false
+        var render = DeviceSpan()
+        var between = DeviceSpan()
     }
 
     /// `players` AudioPlayers looping a 1 s WAV on a null device (256-frame periods), counted on
@@ -177,7 +186,7 @@ struct RefcountAudit {
     /// pre-render and post-render notifications (the queue mixer and the conversion to the device),
     /// and apart from that between one cycle's post-render and the next one's pre-render (the
     /// device engine's cycle: its clock, load and xrun bookkeeping, the timer wait).
-    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> DeviceCount {
+    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> (render: DeviceSpan, between: DeviceSpan) {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -199,31 +208,11 @@ struct RefcountAudit {
             let tally = context!.assumingMemoryBound(to: DeviceTally.self)
             let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
             if flags.contains(.preRender) {
-                if tally.pointee.countingBetween {
-                    var retains = 0
-                    var releases = 0
-                    sonora_refcount_counter_end(&retains, &releases)
-                    tally.pointee.countingBetween = false
-                    tally.pointee.retainsBetween += retains
-                    tally.pointee.releasesBetween += releases
-                    tally.pointee.gaps += 1
-                }
-                if tally.pointee.armed {
-                    sonora_refcount_counter_begin(1)
-                    tally.pointee.counting = true
-                }
-            } else if flags.contains(.postRender), tally.pointee.counting {
-                var retains = 0
-                var releases = 0
-                sonora_refcount_counter_end(&retains, &releases)
-                tally.pointee.counting = false
-                tally.pointee.retains += retains
-                tally.pointee.releases += releases
-                tally.pointee.cycles += 1
-                if tally.pointee.armed {
-                    sonora_refcount_counter_begin(1)
-                    tally.pointee.countingBetween = true
-                }
+                tally.pointee.between.end()
+                if tally.pointee.armed { tally.pointee.render.begin() }
+            } else if flags.contains(.postRender), tally.pointee.render.counting {
+                tally.pointee.render.end()
+                if tally.pointee.armed { tally.pointee.between.begin() }
             }
             return 0
         }, context: UnsafeMutableRawPointer(tally)))
@@ -241,9 +230,7 @@ struct RefcountAudit {
         tally.pointee.armed = false
         usleep(50_000)
         device.stop()
-        return DeviceCount(
-            render: Count(retains: tally.pointee.retains, releases: tally.pointee.releases), cycles: tally.pointee.cycles,
-            between: Count(retains: tally.pointee.retainsBetween, releases: tally.pointee.releasesBetween), gaps: tally.pointee.gaps)
+        return (tally.pointee.render, tally.pointee.between)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.
