@@ -52,19 +52,23 @@ ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 # Each phase runs line-buffered and under a time limit (scripts/bounded.sh): a hang fails
 # its phase with a reason and the name of the test that hung, within CI's budget. The limits
 # are 3-4 times what a phase takes on 2 cores.
-# While the realtime suites run (paced by their devices, the cores mostly idle), the .deb, the
-# versioned-dependency check (check-package-graph) and the ThreadSanitizer build run beside them
-# (scripts/idle-builds.sh): SCHED_IDLE in a session of their own, which the kernel's autogroup
-# scheduling weighs as one group against the suites' (see the script); the suites' I/O threads
-# are SCHED_FIFO and never wait for them.
-test: build check-imports
-	@scripts/install-deps.sh lintian patchelf
-	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)'
+# The .deb, the ThreadSanitizer build and the versioned-dependency check (check-package-graph)
+# build in the background from the start, on the CPU the foreground leaves idle
+# (scripts/idle-builds.sh: a scheduling group of their own at nice 19, the package's serial build
+# first within it); the package's checks run as soon as it is built, while the sanitizer's build
+# may still be going. The packages are resolved first, so the three builds only read
+# Package.resolved. A phase that fails stops the background builds.
+STOP_BUILDS_ON_FAILURE = || { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
+test: deps check-imports
+	@scripts/install-deps.sh $(TEST_PACKAGES) lintian patchelf
+	$(SWIFT) package resolve
 	SWIFT=$(SWIFT) scripts/idle-builds.sh start
-	scripts/bounded.sh 25m $(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)' \
-		|| { status=$$?; scripts/idle-builds.sh stop; exit $$status; }
+	$(MAKE) --no-print-directory build $(STOP_BUILDS_ON_FAILURE)
+	scripts/bounded.sh 20m $(SWIFT) test --skip-build --disable-xctest --skip '$(ALONE_SUITES)' $(STOP_BUILDS_ON_FAILURE)
+	scripts/bounded.sh 25m $(SWIFT) test --skip-build --disable-xctest --no-parallel --filter '$(ALONE_SUITES)' $(STOP_BUILDS_ON_FAILURE)
+	scripts/idle-builds.sh wait deb 40m $(STOP_BUILDS_ON_FAILURE)
+	$(MAKE) --no-print-directory deb-test DEB="$$(scripts/idle-builds.sh deb)" $(STOP_BUILDS_ON_FAILURE)
 	scripts/idle-builds.sh wait 40m
-	$(MAKE) --no-print-directory deb-test DEB="$$(scripts/idle-builds.sh deb)"
 	$(MAKE) --no-print-directory tsan
 
 # Every module a target imports is declared in Package.swift (not reached through another target).
