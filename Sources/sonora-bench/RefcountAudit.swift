@@ -63,16 +63,24 @@ struct RefcountAudit {
             notes.append("LV2Unit \(lv2Plugin): skipped (\(error))")
         }
         var rows: [BenchmarkRow] = []
-        do {
-            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds)
-            let name = "AudioQueueOutput, 16 AudioPlayers looping on the null device (the I/O unit's render on the device thread)"
+        var rigs: [(rig: DeviceRig, name: String, between: String)] = [(
+            .null, "AudioQueueOutput, 16 AudioPlayers looping on the null device (the I/O unit's render on the device thread)",
+            "the null device's thread between two renders of those players (the engine's cycle and its wait)")]
+        if ALSAConfiguration.loopPluginPath != nil {
+            rigs.append((
+                .loopWithRecorder, "AudioQueueOutput, 16 AudioPlayers on a duplex sonoraloop ALSA device recording too (the I/O unit's render)",
+                "the ALSA device's thread between two renders of those players (the driver's cycle, the capture, the input callback into the recorder's queue)"))
+        } else {
+            notes.append("the ALSA rows: skipped, the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
+        }
+        for (rig, name, between) in rigs {
+            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig)
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): retains and releases per render cycle", unit: "ops",
                     sonora: Double(counted.render.count.retains + counted.render.count.releases) / Double(max(counted.render.spans, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
             notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases in \(counted.render.spans) cycles")
-            let between = "the null device's thread between two renders of those players (the engine's cycle and its wait)"
             rows.append(
                 BenchmarkRow(
                     metric: "\(between): retains and releases per cycle", unit: "ops",
@@ -181,26 +189,65 @@ struct RefcountAudit {
         var between = DeviceSpan()
     }
 
-    /// `players` AudioPlayers looping a 1 s WAV on a null device (256-frame periods), counted on
-    /// the device's thread for `seconds` after 0.3 s of warm-up, between the I/O unit's
+    /// Where the counted players play.
+    enum DeviceRig {
+        /// The null device: a timer loop stands in for a driver.
+        case null
+        /// A duplex sonoraloop ALSA device (S16_LE, mmap where the plugin grants it, SCHED_FIFO),
+        /// with an AudioRecorder capturing from the same I/O unit: the ALSA driver's own cycle
+        /// (its wait, pointer and conversion work), the I/O unit's input callback and the
+        /// recorder's input queue capture are then on the counted thread too.
+        case loopWithRecorder
+    }
+
+    /// `players` AudioPlayers looping a 1 s WAV on `rig` (256-frame periods), counted on the
+    /// device's thread for `seconds` after 0.3 s of warm-up, between the I/O unit's
     /// pre-render and post-render notifications (the queue mixer and the conversion to the device),
     /// and apart from that between one cycle's post-render and the next one's pre-render (the
-    /// device engine's cycle: its clock, load and xrun bookkeeping, the timer wait).
-    static func countPlayersOnDevice(players: Int, seconds: Double) throws -> (render: DeviceSpan, between: DeviceSpan) {
+    /// device engine's cycle: its clock, load and xrun bookkeeping, the wait; on the duplex rig
+    /// also the capture and the input callback, which come before the output's render).
+    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null) throws -> (render: DeviceSpan, between: DeviceSpan) {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let song = folder + "/loop.wav"
         try SoundsBenchmark.writeWAV(song, samples: QueueBenchmark.sourceSamples(seconds: 1), channels: 2)
-        let device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
-            sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
-        let output = try AudioQueueOutput(device: device, maximumQueues: players)
+        let device: any AudioDevice
+        let output: AudioQueueOutput
+        var recorder: AudioRecorder?
+        switch rig {
+        case .null:
+            device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
+                sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
+            output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .loopWithRecorder:
+            let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let alsa = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(
+                sampleRate: 48000, periodFrames: 256, periods: 2, inputChannels: 2, outputChannels: 2,
+                sampleFormat: .s16LE, requiresExactPeriod: true, realtimePriority: 70))
+            device = alsa
+            let io = IOUnit()
+            try io.setDevice(alsa)
+            try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
+            try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 2), scope: .output, element: IOUnit.inputElement)
+            let capture = try AudioRecorder(
+                url: URL(fileURLWithPath: folder + "/captured.wav"),
+                settings: AudioRecorderSettings(sampleRate: 48000, numberOfChannels: 2, bitDepth: 16), inputUnit: io)
+            try capture.prepareToRecord()
+            recorder = capture
+            // The recorder's input queue turns the unit's playback element off (it assumes a
+            // capture-only unit); the players need it on, which only an uninitialized unit allows.
+            io.uninitialize()
+            try io.setIOEnabled(true, scope: .output, element: IOUnit.outputElement)
+            output = try AudioQueueOutput(unit: io, sampleRate: 48000, channels: 2, maximumQueues: players)
+        }
         guard let unit = output.unit else { throw CounterUnavailable() }
         let tally = UnsafeMutablePointer<DeviceTally>.allocate(capacity: 1)
         tally.initialize(to: DeviceTally())
         var all: [AudioPlayer] = []
         defer {
             all.forEach { $0.stop() }
+            recorder?.stop()
             device.stop()
             tally.deallocate()
         }
@@ -223,13 +270,21 @@ struct RefcountAudit {
             all.append(player)
         }
         for player in all { try player.play() }
+        try recorder?.record()
         usleep(300_000)
         // A plain store the device thread reads at its next notification (a late look costs a cycle).
         withExtendedLifetime(all) { tally.pointee.armed = true }
         usleep(useconds_t(seconds * 1_000_000))
         tally.pointee.armed = false
         usleep(50_000)
+        if let recorder, !recorder.isRecording {
+            throw AudioError(.unspecified, "the recorder on \(rig) stopped while counted: its capture was not exercised")
+        }
         device.stop()
+        // Nothing counted would read as "no retains": a rig that did not run fails instead.
+        guard tally.pointee.render.spans > 0, tally.pointee.between.spans > 0 else {
+            throw AudioError(.unspecified, "the players on \(rig): no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
+        }
         return (tally.pointee.render, tally.pointee.between)
     }
 

@@ -14,7 +14,11 @@ struct RefcountBenchCommand: ParsableCommand {
             through a render callback; and, on a null device's thread, 16
             AudioPlayers through an AudioQueueOutput (counted between the I/O
             unit's pre- and post-render notifications), and that thread between
-            two renders (the device engine's cycle and its wait). The goal is 0 per
+            two renders (the device engine's cycle and its wait); then the same on a
+            duplex sonoraloop ALSA device with an AudioRecorder capturing from it
+            (the ALSA driver's cycle, the capture and the recorder's input queue
+            between renders; skipped with a note when the loopback plugin is not
+            built beside sonora-bench). The goal is 0 per
             cycle. Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
             debugger: who retained).
