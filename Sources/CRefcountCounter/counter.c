@@ -43,25 +43,28 @@ static void resolve(void) {
 // SONORA_REFCOUNT_TRAP=1 raises SIGTRAP at the first counted operation, so a debugger shows
 // who retained (as SONORA_ALLOCATION_TRAP does for the tests' heap calls).
 static int trap_checked, trap_enabled;
+// The object of the operation that trapped: in the debugger, `x/gx sonora_refcount_trapped_object`
+// gives its metadata and `info symbol` on that its type.
+void *volatile sonora_refcount_trapped_object;
 static void maybe_trap(void) {
     if (!trap_checked) { trap_checked = 1; const char *v = getenv("SONORA_REFCOUNT_TRAP"); trap_enabled = v && *v == '1'; }
     if (trap_enabled && trapping) { counting = 0; raise(SIGTRAP); }
 }
 
-#define COUNT(what, n) do { \
+#define COUNT(what, n, object) do { \
     if (__builtin_expect(!__atomic_load_n(&real_bridge_release_n, __ATOMIC_ACQUIRE), 0)) resolve(); \
     if (!seen) seen = 1; \
-    if (__builtin_expect(armed, 0) && counting) { what += (n); maybe_trap(); } \
+    if (__builtin_expect(armed, 0) && counting) { what += (n); sonora_refcount_trapped_object = (object); maybe_trap(); } \
 } while (0)
 
-void *swift_retain(void *object) { COUNT(retains, 1); return real_retain(object); }
-void *swift_retain_n(void *object, uint32_t n) { COUNT(retains, n); return real_retain_n(object, n); }
-void swift_release(void *object) { COUNT(releases, 1); real_release(object); }
-void swift_release_n(void *object, uint32_t n) { COUNT(releases, n); real_release_n(object, n); }
-void *swift_bridgeObjectRetain(void *object) { COUNT(retains, 1); return real_bridge_retain(object); }
-void *swift_bridgeObjectRetain_n(void *object, uint32_t n) { COUNT(retains, n); return real_bridge_retain_n(object, n); }
-void swift_bridgeObjectRelease(void *object) { COUNT(releases, 1); real_bridge_release(object); }
-void swift_bridgeObjectRelease_n(void *object, uint32_t n) { COUNT(releases, n); real_bridge_release_n(object, n); }
+void *swift_retain(void *object) { COUNT(retains, 1, object); return real_retain(object); }
+void *swift_retain_n(void *object, uint32_t n) { COUNT(retains, n, object); return real_retain_n(object, n); }
+void swift_release(void *object) { COUNT(releases, 1, object); real_release(object); }
+void swift_release_n(void *object, uint32_t n) { COUNT(releases, n, object); real_release_n(object, n); }
+void *swift_bridgeObjectRetain(void *object) { COUNT(retains, 1, object); return real_bridge_retain(object); }
+void *swift_bridgeObjectRetain_n(void *object, uint32_t n) { COUNT(retains, n, object); return real_bridge_retain_n(object, n); }
+void swift_bridgeObjectRelease(void *object) { COUNT(releases, 1, object); real_bridge_release(object); }
+void swift_bridgeObjectRelease_n(void *object, uint32_t n) { COUNT(releases, n, object); real_bridge_release_n(object, n); }
 
 int sonora_refcount_counter_available(void) {
     if (!real_bridge_release_n) resolve();

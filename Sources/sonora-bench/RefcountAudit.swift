@@ -86,7 +86,7 @@ struct RefcountAudit {
                     metric: "\(between): retains and releases per cycle", unit: "ops",
                     sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles")
+            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles, \(counted.xruns) xruns (a recovery's own operations count here)")
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -206,7 +206,7 @@ struct RefcountAudit {
     /// and apart from that between one cycle's post-render and the next one's pre-render (the
     /// device engine's cycle: its clock, load and xrun bookkeeping, the wait; on the duplex rig
     /// also the capture and the input callback, which come before the output's render).
-    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null) throws -> (render: DeviceSpan, between: DeviceSpan) {
+    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null) throws -> (render: DeviceSpan, between: DeviceSpan, xruns: Int) {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -273,9 +273,12 @@ struct RefcountAudit {
         try recorder?.record()
         usleep(300_000)
         // A plain store the device thread reads at its next notification (a late look costs a cycle).
+        let xrunsBefore = device.statistics.xruns
         withExtendedLifetime(all) { tally.pointee.armed = true }
         usleep(useconds_t(seconds * 1_000_000))
         tally.pointee.armed = false
+        // An xrun's recovery (re-preparing the streams) is counted with the cycles it interrupts.
+        let xruns = device.statistics.xruns - xrunsBefore
         usleep(50_000)
         if let recorder, !recorder.isRecording {
             throw AudioError(.unspecified, "the recorder on \(rig) stopped while counted: its capture was not exercised")
@@ -285,7 +288,7 @@ struct RefcountAudit {
         guard tally.pointee.render.spans > 0, tally.pointee.between.spans > 0 else {
             throw AudioError(.unspecified, "the players on \(rig): no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
         }
-        return (tally.pointee.render, tally.pointee.between)
+        return (tally.pointee.render, tally.pointee.between, xruns)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

@@ -37,8 +37,13 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     private let alsaConfiguration: String
     private let tree: OpaquePointer
-    private var capture: ALSAPCM?
-    private var playback: ALSAPCM?
+    private var capture: ALSAPCM? { didSet { pcms.capture = capture.map { Unmanaged.passUnretained($0) } } }
+    private var playback: ALSAPCM? { didSet { pcms.playback = playback.map { Unmanaged.passUnretained($0) } } }
+    /// The I/O thread's view of `capture` and `playback`, unretained: loading those optional
+    /// class properties into locals retained and released each of them every cycle (three
+    /// pairs per duplex cycle, `sonora-bench refcounts`). They own the PCMs and are replaced
+    /// only while the I/O thread is stopped or idles in `awaitRecovery`.
+    private var pcms: (capture: Unmanaged<ALSAPCM>?, playback: Unmanaged<ALSAPCM>?) = (nil, nil)
     private let runner = DeviceRunner()
     private var monitor: DeviceMonitor { runner.monitor }
     private let engine: IOEngine
@@ -69,6 +74,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var timerMisses = 0
     /// I/O thread only: the last timer wait saw the period arrive between two close readings.
     private var timerBracketed = false
+    /// I/O thread only: the frames the driving stream had when the last wait ended.
+    private var lastAvail = 0
     private let timerTrusted = Atomic<Bool>(true)
     private let timerFallbacks = Atomic<Int>(0)
     private let timerWakeUps = Atomic<Int>(0)
@@ -96,6 +103,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let (captured, played) = try Self.openPair(capture: capture, playback: playback, configuration: configuration, tree: tree, faults: faults)
             self.capture = captured
             self.playback = played
+            // (Property observers do not run in an initializer.)
+            pcms = (captured.map { Unmanaged.passUnretained($0) }, played.map { Unmanaged.passUnretained($0) })
         } catch {
             snd_config_delete(tree)
             throw error
@@ -254,7 +263,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     // MARK: The I/O thread
 
-    private enum Failure { case none, xrun(DeviceEvent.Stream), suspended(DeviceEvent.Stream), failed(DeviceEvent.Stream, Int32) }
+    /// How a cycle ended: `.none` is a good cycle; `.stopping`, a wait the device's stop ended.
+    private enum Failure { case none, stopping, xrun(DeviceEvent.Stream), suspended(DeviceEvent.Stream), failed(DeviceEvent.Stream, Int32) }
 
     private func ioLoop() {
         var needsStart = true
@@ -279,12 +289,66 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// One period: wait, read, render, write.
+    /// One period: wait, read, render, write. Each PCM is used through `pcms` as a guaranteed
+    /// reference, one stretch at a time (`_withUnsafeGuaranteedRef`): a strong local, an
+    /// Optional made of a guaranteed reference or a second reference captured into the closure
+    /// each cost a retain and a release per cycle (`sonora-bench refcounts` counted them).
     @inline(__always)
     private func cycle(lastCycleEnd: inout UInt64) -> Failure {
-        let driving = capture ?? playback!
+        // Capture drives a duplex pair.
+        guard let driving = pcms.capture ?? pcms.playback else { return .failed(.playback, ENODEV) }
         let period = engine.periodFrames
         // Wait until the driving stream has a period: on the timer, else in poll.
+        switch driving._withUnsafeGuaranteedRef({ waitForPeriod($0) }) {
+        case .none: break
+        case .stopping: return .none
+        case let failure: return failure
+        }
+        let wake = HostTime.now
+        if timerHeadroom != nil { predictor.observe(avail: lastAvail, at: wake.seconds, bracketed: timerBracketed) }
+        engine.periodBoundary(at: wake.seconds)
+        if let capture = pcms.capture {
+            let read = capture._withUnsafeGuaranteedRef { capture -> Failure in
+                let read = capture.read(into: engine.inputList, offset: 0, frames: period)
+                return read < 0 ? failure(Int32(read), capture) : .none
+            }
+            guard case .none = read else { return read }
+        }
+        if let playback = pcms.playback {
+            let played = playback._withUnsafeGuaranteedRef { playback -> Failure in
+                // Float non-interleaved mmap: render straight into the device's buffer.
+                let direct = playback.beginDirectPeriod(frames: period)
+                if direct.status < 0 { return failure(direct.status, playback) }
+                if let area = direct.list {
+                    let engineOutput = engine.cycle.pointee.output
+                    engine.cycle.pointee.output = area
+                    _ = engine.render()
+                    engine.cycle.pointee.output = engineOutput
+                    let committed = playback.commitDirectPeriod(frames: period)
+                    return committed < 0 ? failure(committed, playback) : .none
+                }
+                _ = engine.render()
+                let written = playback.write(from: engine.outputList, offset: 0, frames: period)
+                return written < 0 ? failure(Int32(written), playback) : .none
+            }
+            guard case .none = played else { return played }
+        } else {
+            _ = engine.render()
+        }
+        engine.recordLoad(since: wake.nanoseconds)
+        if samplesReportedDelay {
+            let delay = (pcms.capture?._withUnsafeGuaranteedRef { $0.delay() } ?? 0) + (pcms.playback?._withUnsafeGuaranteedRef { $0.delay() } ?? 0)
+            monitor.reportedDelay.store(delay, ordering: .relaxed)
+        }
+        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
+        return .none
+    }
+
+    /// Waits until `driving` has a period (on the timer, else in poll): `.none` with the
+    /// frames available in `lastAvail`, or why not.
+    @inline(__always)
+    private func waitForPeriod(_ driving: ALSAPCM) -> Failure {
+        let period = engine.periodFrames
         var avail = timerWait(driving)
         if avail < 0 { return failure(Int32(avail), driving) }
         var timeouts = 0
@@ -297,7 +361,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             if count < 0 { return failure(count, driving) }
             let timeout = Int32(max(10.0, engine.periodSeconds * 4000))
             let ready = poll(driving.pollDescriptors, nfds_t(count), timeout)
-            guard runner.isRunning else { return .none }
+            guard runner.isRunning else { return .stopping }
             if ready < 0 { if errno == EINTR { continue }; return .failed(driving.direction.event, errno) }
             if ready == 0 {
                 timeouts += 1
@@ -312,38 +376,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                 if state == SND_PCM_STATE_DISCONNECTED { return .failed(driving.direction.event, ENODEV) }
             }
         }
-        let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
-        engine.periodBoundary(at: wake.seconds)
-        if let capture {
-            let read = capture.read(into: engine.inputList, offset: 0, frames: period)
-            if read < 0 { return failure(Int32(read), capture) }
-        }
-        if let playback {
-            // Float non-interleaved mmap: render straight into the device's buffer.
-            let direct = playback.beginDirectPeriod(frames: period)
-            if direct.status < 0 { return failure(direct.status, playback) }
-            if let area = direct.list {
-                let engineOutput = engine.cycle.pointee.output
-                engine.cycle.pointee.output = area
-                _ = engine.render()
-                engine.cycle.pointee.output = engineOutput
-                let committed = playback.commitDirectPeriod(frames: period)
-                if committed < 0 { return failure(committed, playback) }
-            } else {
-                _ = engine.render()
-                let written = playback.write(from: engine.outputList, offset: 0, frames: period)
-                if written < 0 { return failure(Int32(written), playback) }
-            }
-        } else {
-            _ = engine.render()
-        }
-        engine.recordLoad(since: wake.nanoseconds)
-        if samplesReportedDelay {
-            let delay = (capture?.delay() ?? 0) + (playback?.delay() ?? 0)
-            monitor.reportedDelay.store(delay, ordering: .relaxed)
-        }
-        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
+        lastAvail = avail
         return .none
     }
 
@@ -351,7 +384,64 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// period is read out of the queue at the rate that keeps it at its target fill.
     @inline(__always)
     private func driftCycle(lastCycleEnd: inout UInt64) -> Failure {
-        guard let capture, let playback, let compensator else { return .none }
+        // One PCM per stretch, as in `cycle` (not counted by sonora-bench refcounts: its rigs
+        // have one clock).
+        guard let compensator, let capture = pcms.capture, let playback = pcms.playback else { return .none }
+        let period = engine.periodFrames
+        switch playback._withUnsafeGuaranteedRef({ waitForDriftPeriod($0) }) {
+        case .none: break
+        case .stopping: return .none
+        case let failure: return failure
+        }
+        let wake = HostTime.now
+        if timerHeadroom != nil { predictor.observe(avail: lastAvail, at: wake.seconds, bracketed: timerBracketed) }
+        engine.periodBoundary(at: wake.seconds)
+        // Queue what capture has; a capture overrun restarts capture alone.
+        let queued = capture._withUnsafeGuaranteedRef { capture -> Failure in
+            var available = capture.availUpdate()
+            if available == -Int(EPIPE) {
+                monitor.add(monitor.captureXruns)
+                monitor.post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
+                _ = capture.drop()
+                _ = capture.prepare()
+                _ = capture.start()
+                compensator.reset(keepingRatio: true)
+                available = 0
+            } else if available < 0 {
+                return failure(Int32(available), capture)
+            }
+            while available > 0 {
+                let chunk = min(available, period)
+                guard let region = compensator.writableRegion(frames: chunk) else { break }
+                for channel in 0..<capture.channels { fifoChannels[channel] = region.base + channel * region.stride }
+                let list = AudioBufferList(channels: fifoChannels, channelCount: capture.channels, frameCount: chunk)
+                let read = capture.read(into: list, offset: 0, frames: chunk)
+                if read < 0 { return failure(Int32(read), capture) }
+                compensator.commitWrite(frames: read)
+                if read < chunk { break }
+                available -= read
+            }
+            return .none
+        }
+        guard case .none = queued else { return queued }
+        let input = engine.inputList
+        compensator.read(into: { input.samples($0) }, frames: period)
+        monitor.driftBits.store(compensator.averageDriftPPM.bitPattern, ordering: .relaxed)
+        _ = engine.render()
+        let written = playback._withUnsafeGuaranteedRef { playback -> Failure in
+            let written = playback.write(from: engine.outputList, offset: 0, frames: period)
+            return written < 0 ? failure(Int32(written), playback) : .none
+        }
+        guard case .none = written else { return written }
+        engine.recordLoad(since: wake.nanoseconds)
+        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
+        return .none
+    }
+
+    /// The drift cycle's wait for a playback period (on the timer, else in poll): `.none` with
+    /// the frames available in `lastAvail`, or why not.
+    @inline(__always)
+    private func waitForDriftPeriod(_ playback: ALSAPCM) -> Failure {
         let period = engine.periodFrames
         var avail = timerWait(playback)
         if avail < 0 { return failure(Int32(avail), playback) }
@@ -364,7 +454,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let count = playback.refreshPollDescriptors()
             if count < 0 { return failure(count, playback) }
             let ready = poll(playback.pollDescriptors, nfds_t(count), Int32(max(10.0, engine.periodSeconds * 4000)))
-            guard runner.isRunning else { return .none }
+            guard runner.isRunning else { return .stopping }
             if ready < 0 { if errno == EINTR { continue }; return .failed(.playback, errno) }
             if ready == 0 {
                 timeouts += 1
@@ -373,41 +463,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
             _ = playback.revents(count: count)
         }
-        let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
-        engine.periodBoundary(at: wake.seconds)
-        // Queue what capture has; a capture overrun restarts capture alone.
-        var available = capture.availUpdate()
-        if available == -Int(EPIPE) {
-            monitor.add(monitor.captureXruns)
-            monitor.post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
-            _ = capture.drop()
-            _ = capture.prepare()
-            _ = capture.start()
-            compensator.reset(keepingRatio: true)
-            available = 0
-        } else if available < 0 {
-            return failure(Int32(available), capture)
-        }
-        while available > 0 {
-            let chunk = min(available, period)
-            guard let region = compensator.writableRegion(frames: chunk) else { break }
-            for channel in 0..<capture.channels { fifoChannels[channel] = region.base + channel * region.stride }
-            let list = AudioBufferList(channels: fifoChannels, channelCount: capture.channels, frameCount: chunk)
-            let read = capture.read(into: list, offset: 0, frames: chunk)
-            if read < 0 { return failure(Int32(read), capture) }
-            compensator.commitWrite(frames: read)
-            if read < chunk { break }
-            available -= read
-        }
-        let input = engine.inputList
-        compensator.read(into: { input.samples($0) }, frames: period)
-        monitor.driftBits.store(compensator.averageDriftPPM.bitPattern, ordering: .relaxed)
-        _ = engine.render()
-        let written = playback.write(from: engine.outputList, offset: 0, frames: period)
-        if written < 0 { return failure(Int32(written), playback) }
-        engine.recordLoad(since: wake.nanoseconds)
-        noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
+        lastAvail = avail
         return .none
     }
 
@@ -511,7 +567,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     private func handle(_ failure: Failure, lastCycleEnd: inout UInt64) {
         switch failure {
-        case .none:
+        case .none, .stopping:
             return
         case .xrun(let stream):
             if stream == .capture { monitor.add(monitor.captureXruns) } else { monitor.add(monitor.playbackXruns) }
