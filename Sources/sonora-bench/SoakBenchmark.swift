@@ -162,8 +162,8 @@ struct SoakBenchmark {
                 nextUnplug += 60
                 for (index, appliance) in appliances.enumerated() {
                     guard let file = appliance.unplugFile else { continue }
-                    FileManager.default.createFile(atPath: file, contents: nil)
-                    reports[index].deviceLosses += 1
+                    // Counted only when the unplug file exists: a loss that was not caused is not one.
+                    if FileManager.default.createFile(atPath: file, contents: nil) { reports[index].deviceLosses += 1 }
                 }
                 replugAt = now + 2
             }

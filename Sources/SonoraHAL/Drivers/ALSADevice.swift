@@ -535,31 +535,37 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// Prepare, prefill the playback buffer with silence, start both.
+    /// Prepare, prefill the playback buffer with silence, start both (on the I/O thread, after
+    /// an xrun too: the PCMs through `pcms`, as in `cycle`, so a recovery retains nothing).
     private func startStreams() -> (code: Int32, stream: DeviceEvent.Stream) {
-        if let capture {
-            _ = capture.drop()
-            let status = capture.prepare()
+        if let capture = pcms.capture {
+            let status = capture._withUnsafeGuaranteedRef { capture -> Int32 in
+                _ = capture.drop()
+                return capture.prepare()
+            }
             if status < 0 { return (status, .capture) }
         }
-        if let playback {
-            _ = playback.drop()
-            var status = playback.prepare()
+        if let playback = pcms.playback {
+            let status = playback._withUnsafeGuaranteedRef { playback -> Int32 in
+                _ = playback.drop()
+                let status = playback.prepare()
+                if status < 0 { return status }
+                let filled = playback.writeSilence(frames: playback.bufferFrames, scratch: engine.outputList)
+                return filled < 0 ? Int32(filled) : 0
+            }
             if status < 0 { return (status, .playback) }
-            let filled = playback.writeSilence(frames: playback.bufferFrames, scratch: engine.outputList)
-            if filled < 0 { return (Int32(filled), .playback) }
-            if !linked || capture == nil {
-                if let capture {
-                    status = capture.start()
+            if !linked || pcms.capture == nil {
+                if let capture = pcms.capture {
+                    let status = capture._withUnsafeGuaranteedRef { $0.start() }
                     if status < 0 { return (status, .capture) }
                 }
-                status = playback.start()
+                let status = playback._withUnsafeGuaranteedRef { $0.start() }
                 if status < 0 { return (status, .playback) }
                 return (0, .playback)
             }
         }
-        if let capture {
-            let status = capture.start()  // starts the linked playback too
+        if let capture = pcms.capture {
+            let status = capture._withUnsafeGuaranteedRef { $0.start() }  // starts the linked playback too
             if status < 0 { return (status, .capture) }
         }
         return (0, .capture)
@@ -587,8 +593,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             }
         case .suspended(let stream):
             // (No array of the two: the I/O thread allocates nothing.)
-            if let capture { resume(capture) }
-            if let playback { resume(playback) }
+            if let capture = pcms.capture { capture._withUnsafeGuaranteedRef { resume($0) } }
+            if let playback = pcms.playback { playback._withUnsafeGuaranteedRef { resume($0) } }
             monitor.post(.resumed(stream))
             lastCycleEnd = HostTime.now.nanoseconds
         case .failed(let stream, let code):
@@ -601,12 +607,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     }
 
     /// When the xrun on `stream` happened: ALSA's trigger time stamp where the driver
-    /// sets it at the xrun (kernel drivers), else the end of the last good cycle. (Its
-    /// own function: the PCM reference it takes is released before anything else runs.)
-    @inline(never)
+    /// sets it at the xrun (kernel drivers), else the end of the last good cycle.
     private func xrunBegan(_ stream: DeviceEvent.Stream, lastCycleEnd: UInt64) -> UInt64 {
-        let pcm = stream == .capture ? capture : playback
-        if let stamp = pcm?.xrunTime(), stamp > lastCycleEnd && stamp < HostTime.now.nanoseconds { return stamp }
+        let pcm = stream == .capture ? pcms.capture : pcms.playback
+        if let stamp = pcm?._withUnsafeGuaranteedRef({ $0.xrunTime() }), stamp > lastCycleEnd && stamp < HostTime.now.nanoseconds { return stamp }
         return lastCycleEnd
     }
 
