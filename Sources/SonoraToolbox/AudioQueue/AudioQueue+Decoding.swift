@@ -33,6 +33,7 @@ extension AudioQueue {
     private func servePass() -> Bool {
         if handleReset() { return true }
         syncRateStage()
+        syncRingStorage()
         if let stoppedAt = renderer.takeEndReached() {
             handleEnd(at: stoppedAt)
             return true
@@ -264,8 +265,16 @@ extension AudioQueue {
         let region = ring.writeRegion(maxFrames: min(remaining, max(room, renderer.consumedFrames < discardThrough ? remaining : 0)))
         let count = region.frameCount
         guard count > 0 else { return false }
+        let int16 = renderer.holdsInt16.load(ordering: .relaxed)
+        // A rate stage's frames wait for the float storage (`syncRingStorage`, once the ring drained).
+        if int16 && rateStage != nil { return false }
         pendingDecoded.withUnsafeBufferPointer { source in
             let base = source.baseAddress! + pendingOffset
+            if int16 {
+                storeInt16(base, into: region.first)
+                storeInt16(base + region.first.frameCount * channels, into: region.second)
+                return
+            }
             // Deinterleaves into the ring's two parts (no array of them: one allocation per write).
             func deinterleave(_ part: AudioBufferList, from frame: Int) {
                 for channel in 0..<channels {

@@ -65,8 +65,14 @@ extension AudioQueue {
         let sampleBytes = SampleConversion.byteCount(of: sample)
         let bigEndian = format.isBigEndian
         let first = pendingPCMFrame
+        // A ring of 16-bit frames takes the bytes as they are (AudioQueue+Int16Ring).
+        let int16 = renderer.holdsInt16.load(ordering: .relaxed)
         func convert(_ part: AudioBufferList, from frame: Int) {
             let start = bytes + frame * frameBytes
+            if int16 {
+                copyInt16(start, into: part)
+                return
+            }
             #if _endian(little)
             if sample == .int16, !bigEndian, frameBytes == 2 * channels, channels <= 2 {
                 Self.decodeInt16(start, channels: channels, into: part)

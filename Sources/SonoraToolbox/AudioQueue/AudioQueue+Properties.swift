@@ -144,7 +144,7 @@ extension AudioQueue {
             }
         }
         barrier()
-        let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames)
+        let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames, int16Storage: renderer.int16Frames != nil)
         replacement.worker = Unmanaged.passUnretained(worker)
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         replacement.feeder = renderer.feeder

@@ -4,6 +4,7 @@ import SonoraCore
 import SonoraDSP
 import SonoraFile
 import SonoraUnits
+import Synchronization
 
 /// Core Audio's C-convention output callback: (user data, queue, buffer), the queue and the
 /// buffer as unretained pointers (`AudioQueue.from`, `AudioQueueBuffer.from`).
@@ -81,6 +82,9 @@ public final class AudioQueue: @unchecked Sendable {
     var cookieChanged = false
     var converterErrorValue: AudioError?
     var decodeBufferFrames = 8192
+    /// Whether a ring with 16-bit storage holds 16-bit frames when it can (AudioQueue+Int16Ring);
+    /// tests turn it off to compare with the float ring. Set before the queue decodes.
+    let prefersInt16Ring = Atomic<Bool>(true)
     var channelLayoutValue: AudioChannelLayout?
     /// Play rate (kAudioQueueParam_PlayRate) and whether it applies (kAudioQueueProperty_EnableTimePitch).
     var playRateValue: Float = 1
@@ -163,7 +167,7 @@ public final class AudioQueue: @unchecked Sendable {
         callbackContext = context
         self.callback = callback
         latestLevels = Array(repeating: AudioQueueLevel(average: 0, peak: 0), count: channels)
-        renderer = try AudioQueueRenderer(channelCount: channels, ringFrames: decodeBufferFrames)
+        renderer = try AudioQueueRenderer(channelCount: channels, ringFrames: decodeBufferFrames, int16Storage: Self.int16RingFormat(format))
         worker = try Worker(
             name: "sonora-aqueue",
             perform: { [unowned(unsafe) self] job in self.fire(Property(rawValue: job.tag)) },

@@ -23,6 +23,12 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
     private let touched = Atomic<Int>(0)
     /// The prefetch's renderer of each slot in the slice (I/O thread only).
     private let renderers: UnsafeMutablePointer<UnsafeRawPointer?>
+    /// Where a source whose ring holds 16-bit frames converts them before its gains and the
+    /// sum (`AudioQueueRenderer.add`): one for all sources, used by one at a time on the I/O
+    /// thread, so it stays in the cache (stereo: 16-bit rings are for one or two channels).
+    private let int16Scratch: OwnedAudioBufferList
+    /// Its view, taken once (no call on the owner, no reference count, in a slice).
+    private let int16ScratchList: AudioBufferList
 
     // Control side (under `lock`).
     private let lock = NSLock()
@@ -36,6 +42,8 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         renderers = .allocate(capacity: capacity)
         renderers.initialize(repeating: nil, count: capacity)
         owners = Array(repeating: nil, count: capacity)
+        int16Scratch = try! OwnedAudioBufferList(channelCount: 2, frameCapacity: 1024)
+        int16ScratchList = int16Scratch.list
         super.init()
     }
 
@@ -131,12 +139,13 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         mix.clear()
         let renderClock = clock.slice(request.pointee.timeStamp, frames: mix.frameCount)
         let count = used.load(ordering: .sequentiallyConsistent)
+        let scratch = int16ScratchList
         prefetch(count, frames: mix.frameCount)
         for index in 0..<count {
             let bits = slots[index].load(ordering: .sequentiallyConsistent)
             guard bits != 0 else { continue }
             Unmanaged<QueueRenderTarget>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
-                $0.mix(into: mix, clock: renderClock)
+                $0.mix(into: mix, clock: renderClock, scratch: scratch)
             }
         }
         slices.wrappingAdd(1, ordering: .sequentiallyConsistent)

@@ -73,12 +73,13 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
 
     /// As a mixer source: renders `mix.frameCount` frames into the scratch (in pieces if the
     /// slice is longer than it) and adds them to `mix`: channel to channel, a mono queue to
-    /// every channel, a queue's channels beyond the mix's dropped. Realtime-safe.
+    /// every channel, a queue's channels beyond the mix's dropped. `int16Scratch`: the
+    /// mixer's, for a ring of 16-bit frames (`AudioQueueRenderer.add`). Realtime-safe.
     @inline(__always)
-    func mix(into mix: AudioBufferList, clock: RenderClock) {
+    func mix(into mix: AudioBufferList, clock: RenderClock, scratch int16Scratch: AudioBufferList) {
         // Straight from the ring unless the queue meters its own slice.
         var added = false
-        withRenderer { added = $0.add(into: mix, clock: clock) }
+        withRenderer { added = $0.add(into: mix, clock: clock, scratch: int16Scratch) }
         if added { return }
         let capacity = scratch.frameCount
         guard capacity > 0 else { return }

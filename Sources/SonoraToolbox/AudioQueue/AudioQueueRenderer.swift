@@ -41,6 +41,19 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// rate stage's lookahead) every slice wakes it, as before.
     let wakeLevel: Int
 
+    /// The ring's frames as 16-bit integers, interleaved (`channelCount` a frame, at the ring's
+    /// frame indices, under the ring's cursors), for a queue of 16-bit integer PCM
+    /// (`AudioQueue.int16RingFormat`); nil for any other. Used while `holdsInt16` is set: then
+    /// the ring's float channels are not, the producer writes the program's 16-bit frames as
+    /// they are (half the bytes of floats) and the render side converts them to float as it reads
+    /// (`Float(sample) * (1 / 32768)`, exactly what decoding them to float in the ring gives).
+    let int16Frames: UnsafeMutablePointer<Int16>?
+    /// Which storage holds the frames now (the producer's choice, AudioQueue+Int16Ring). It
+    /// changes only while the ring holds no unread frame, before the producer writes more; the
+    /// render side reads it after the cursors (acquiring) that show it frames, so it always
+    /// reads frames in the form they were written.
+    let holdsInt16 = Atomic<Bool>(false)
+
     // Published to the control side.
     private let playedFrames = Atomic<Int>(0)
     private let timelineFrames = Atomic<Int>(0)
@@ -80,14 +93,23 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// device has played what it holds, then `stopped` (the end reached).
     enum RunState { case stopped, running, paused, draining }
 
-    init(channelCount: Int, ringFrames: Int) throws(AudioError) {
+    init(channelCount: Int, ringFrames: Int, int16Storage: Bool = false) throws(AudioError) {
         self.channelCount = channelCount
         ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
         wakeLevel = ring.capacity / 2
+        if int16Storage {
+            let frames = UnsafeMutablePointer<Int16>.allocate(capacity: ring.capacity * channelCount)
+            frames.initialize(repeating: 0, count: ring.capacity * channelCount)
+            int16Frames = frames
+        } else {
+            int16Frames = nil
+        }
         commands = try MessageQueue(capacity: 256)
         events = try MessageQueue(capacity: 1024)
         meters = try MessageQueue(capacity: 1024)
     }
+
+    deinit { int16Frames?.deallocate() }
 
     /// Stream frames read from the ring so far (the worker's view of what has played).
     var consumedFrames: Int { playedFrames.load(ordering: .acquiring) }
@@ -130,11 +152,13 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// beyond the mix's are dropped. False (nothing rendered, nothing added) while metering,
     /// which measures the queue's own slice: the caller then renders into a scratch instead.
     /// Realtime-safe.
-    func add(into mix: AudioBufferList, clock: RenderClock) -> Bool {
-        render(mix, clock: clock, adding: true)
+    /// `scratch` (at least the queue's channels): where frames held as 16-bit integers are
+    /// converted to float before the gains, a piece at a time; the mixer's, one for all sources.
+    func add(into mix: AudioBufferList, clock: RenderClock, scratch: AudioBufferList) -> Bool {
+        render(mix, clock: clock, adding: true, scratch: scratch)
     }
 
-    private func render(_ output: AudioBufferList, clock: RenderClock?, adding: Bool) -> Bool {
+    private func render(_ output: AudioBufferList, clock: RenderClock?, adding: Bool, scratch: AudioBufferList? = nil) -> Bool {
         let frames = output.frameCount
         if let clock {
             if state == .running && (clock.discontinuous || clock.sampleTime != deviceTime) {
@@ -196,7 +220,21 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 done = frames
                 break
             }
-            if adding {
+            if let int16Frames, holdsInt16.load(ordering: .relaxed) {
+                // Read after the cursors' acquiring load that showed these frames (see `holdsInt16`).
+                if adding, let scratch {
+                    addInt16(int16Frames, region.first, to: output, at: done, scratch: scratch)
+                    if region.second.frameCount > 0 {
+                        addInt16(int16Frames, region.second, to: output, at: done + region.first.frameCount, scratch: scratch)
+                    }
+                } else {
+                    convertInt16(int16Frames, region.first, into: output, at: done)
+                    if region.second.frameCount > 0 {
+                        convertInt16(int16Frames, region.second, into: output, at: done + region.first.frameCount)
+                    }
+                    applyGains(output, from: done, count: chunk)
+                }
+            } else if adding {
                 applyGains(region.first, from: 0, count: region.first.frameCount)
                 add(region.first, to: output, at: done)
                 if region.second.frameCount > 0 {
@@ -265,7 +303,25 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     func touchFrames(_ frames: Int) -> UInt32 {
         guard state == .running else { return 0 }
         let region = ring.readRegion(maxFrames: frames)
+        if let int16Frames, holdsInt16.load(ordering: .relaxed) {
+            return touchInt16(int16Frames, region.first) ^ touchInt16(int16Frames, region.second)
+        }
         return Self.touch(region.first) ^ Self.touch(region.second)
+    }
+
+    /// One load per 64-byte line of `part`'s frames in the 16-bit storage (and its last one).
+    @inline(__always)
+    private func touchInt16(_ storage: UnsafeMutablePointer<Int16>, _ part: AudioBufferList) -> UInt32 {
+        let count = part.frameCount &* channelCount
+        guard count > 0 else { return 0 }
+        let samples = UnsafeRawPointer(storage + part.frameOffset &* channelCount)
+        var sink: UInt32 = 0
+        var offset = 0
+        while offset < count {
+            sink ^= UInt32(samples.load(fromByteOffset: offset &* 2, as: UInt16.self))
+            offset &+= 32
+        }
+        return sink ^ UInt32(samples.load(fromByteOffset: (count &- 1) &* 2, as: UInt16.self))
     }
 
     /// One load per 64-byte line of each channel of `part` (and its last sample).
@@ -374,6 +430,40 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         case .volume: volume.ramp(to: event.value, frames: event.rampFrames)
         case .left: leftGain.ramp(to: event.value, frames: event.rampFrames)
         case .right: rightGain.ramp(to: event.value, frames: event.rampFrames)
+        }
+    }
+
+    /// `part`'s frames (a ring region: its frame offset and count) from the 16-bit storage into
+    /// `output`'s float channels from frame `offset`, as the float ring holds them.
+    private func convertInt16(_ storage: UnsafeMutablePointer<Int16>, _ part: AudioBufferList, into output: AudioBufferList, at offset: Int) {
+        let count = part.frameCount
+        guard count > 0 else { return }
+        let source = UnsafeRawPointer(storage + part.frameOffset &* channelCount)
+        if channelCount == 2 && output.channelCount >= 2 {
+            AudioQueue.decodeInt16(source, channels: 2, into: output.frames(from: offset, count: count))
+        } else if channelCount == 1 {
+            AudioQueue.decodeInt16(source, channels: 1, into: output.frames(from: offset, count: count).channels(prefix: 1))
+        } else {
+            // A stereo queue on a mono output: its first channel (as `copy`).
+            SampleConversion.decode(source, sample: .int16, bigEndian: false, stride: 2 * channelCount, into: output.samples(0) + offset, count: count)
+        }
+    }
+
+    /// As the float ring's adding path (gains on the frames, then added to the mix), through
+    /// `scratch`: `part`'s 16-bit frames converted a piece at a time, the gains applied there
+    /// (the ramps step per frame, so pieces give the same values), then added at `offset`.
+    private func addInt16(_ storage: UnsafeMutablePointer<Int16>, _ part: AudioBufferList, to mix: AudioBufferList, at offset: Int, scratch: AudioBufferList) {
+        let capacity = scratch.frameCount
+        guard capacity > 0 else { return }
+        let list = scratch.channels(prefix: channelCount)
+        var done = 0
+        while done < part.frameCount {
+            let count = min(capacity, part.frameCount - done)
+            let piece = list.frames(from: 0, count: count)
+            convertInt16(storage, part.frames(from: done, count: count), into: piece, at: 0)
+            applyGains(piece, from: 0, count: count)
+            add(piece, to: mix, at: offset + done)
+            done += count
         }
     }
 

@@ -34,6 +34,9 @@ public final class AudioPlayer: @unchecked Sendable {
     private var timeline: AudioQueueTimeline?
     private var buffers: [AudioQueueBuffer] = []
     private let feed = Feed()
+    /// Whether a 16-bit file's frames stay 16-bit in the queue's ring (AudioQueue+Int16Ring);
+    /// tests turn it off, before `prepareToPlay`, to compare with the float ring.
+    var prefersInt16Ring = true
 
     /// Shared with the queue's thread (its IsRunning listener), under `state`.
     private let state = NSLock()
@@ -267,6 +270,7 @@ public final class AudioPlayer: @unchecked Sendable {
             try AudioQueue(format: format) { [feed] queue, buffer in feed.fill(queue, buffer) }
         }
         session.unregister(queue)
+        queue.prefersInt16Ring.store(prefersInt16Ring, ordering: .relaxed)
         do {
             if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
             // A file is there to read ahead: a ring four times the queue's default wakes the
