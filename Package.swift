@@ -76,7 +76,7 @@ let package = Package(
         // alsa-lib's variadic error handler, routed to a plain callback (Swift cannot define one).
         .target(name: "CSonoraALSA", linkerSettings: [.linkedLibrary("asound")]),
         // The few Linux calls Swift cannot reach directly (CPU_SET macros, MXCSR/FPCR, memfd).
-        .target(name: "CSonoraSystem"),
+        .target(name: "CSonoraSystem", linkerSettings: [.linkedLibrary("dl")]),
 
         // Core: formats, errors, time, buffers, lock-free rings and queues, realtime threads.
         .target(

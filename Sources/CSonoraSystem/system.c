@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CSonoraSystem.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -210,4 +211,12 @@ int sonora_peer_credentials(int socket, int *pid, unsigned int *uid, unsigned in
 
 int sonora_errno(void) {
     return errno;
+}
+
+sonora_clock_function sonora_vdso_clock_function(void) {
+    // glibc lists the vDSO among the loaded objects under this name; RTLD_NOLOAD never loads a file.
+    void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *function = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+    if (vdso) dlclose(vdso);
+    return function ? (sonora_clock_function)function : clock_gettime;
 }

@@ -5,6 +5,7 @@
 // and the CMSG macros of SCM_RIGHTS / SO_PEERCRED.
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 /// Pins `thread` to one CPU. Returns 0 or an errno value.
 int sonora_thread_set_affinity(pthread_t thread, int cpu);
@@ -40,6 +41,16 @@ int sonora_flush_denormals(void);
 
 /// Returns 1 if the calling thread currently flushes denormals to zero.
 int sonora_denormals_flushed(void);
+
+/// clock_gettime's signature, for a clock function called through a pointer.
+typedef int (*sonora_clock_function)(clockid_t clock, struct timespec *time);
+
+/// The vDSO's own `__vdso_clock_gettime` (found once through the dynamic linker), or libc's
+/// `clock_gettime` where there is no vDSO. Same clocks and values as `clock_gettime`; a cycle
+/// that keeps the pointer in its own (warm) state skips the libc wrapper's loads of
+/// `_rtld_global_ro` through libc's GOT — two cold pages after each sleep (profile in
+/// BENCHMARKS.md, `sonora-bench network`).
+sonora_clock_function sonora_vdso_clock_function(void);  // never NULL
 
 /// A CPU hint for spin-wait loops (x86 `pause`, arm64 `yield`), repeated `count` times.
 static inline void sonora_cpu_relax(int count) {

@@ -1,4 +1,5 @@
 import CJackLoader
+import CSonoraSystem
 import Logging
 import SonoraCore
 import Synchronization
@@ -146,6 +147,10 @@ final class NetJackSlaveCycle: @unchecked Sendable {
     let packetErrors = Atomic<Int>(0)
     /// When the last cycle ran (ns, CLOCK_MONOTONIC); 0 before the first.
     let lastCycle = Atomic<UInt64>(0)
+    /// The vDSO's clock_gettime, called straight from this object's (warm) state: through
+    /// libc, each cycle's first clock read loaded `_rtld_global_ro` via libc's GOT, two cold
+    /// pages after every sleep in `recv` (2.1 % of the thread's samples; BENCHMARKS.md).
+    private let clock: @convention(c) (clockid_t, UnsafeMutablePointer<timespec>?) -> Int32 = sonora_vdso_clock_function()!
     /// Told when an interruption begins (set once, before the device starts; weak: the
     /// watcher's counter reads hold this cycle, the device holds both).
     weak var watcher: NetJackWatcher?
@@ -191,7 +196,7 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         frames: Int, audioInputs: Int, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
         audioOutputs: Int, outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
     ) -> Int32 {
-        let wake = HostTime.now
+        let wake = now()
         let last = lastCycle.load(ordering: .relaxed)
         if last == 0 {
             engine.restartClock(at: wake.seconds)
@@ -210,7 +215,9 @@ final class NetJackSlaveCycle: @unchecked Sendable {
             // `periodBoundary`'s lateness histogram and jitter counters: the master's
             // packets start this cycle, so its lateness is the master's and the network's,
             // and recording it cost cold cache lines every cycle (profile in BENCHMARKS.md).
-            engine.loop.update(at: wake.seconds)
+            // (As `wake.seconds`, through Int64: the same value for any host time below 2⁶³ ns,
+            // converted in one instruction instead of UInt64's two with a constant from .rodata.)
+            engine.loop.update(at: Double(Int64(bitPattern: wake.nanoseconds)) / 1e9)
             monitor.rateScalarBits.store(engine.loop.rateScalar.bitPattern, ordering: .relaxed)
         }
         if frames == engine.periodFrames, lendChannels(audioInputs: audioInputs, inputs: inputs, audioOutputs: audioOutputs, outputs: outputs) {
@@ -226,8 +233,18 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         } else {
             copyingCycle(frames: frames, audioInputs: audioInputs, inputs: inputs, audioOutputs: audioOutputs, outputs: outputs)
         }
-        lastCycle.store(engine.recordLoad(since: wake.nanoseconds), ordering: .relaxed)
+        let end = now().nanoseconds
+        engine.recordLoad(from: wake.nanoseconds, to: end)
+        lastCycle.store(end, ordering: .relaxed)
         return 0
+    }
+
+    /// CLOCK_MONOTONIC through the vDSO pointer (the same clock and values as `HostTime.now`).
+    @inline(__always)
+    private func now() -> HostTime {
+        var spec = timespec()
+        _ = clock(CLOCK_MONOTONIC, &spec)
+        return HostTime(nanoseconds: UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec))
     }
 
     /// Points the lent lists' channels at libjacknet's buffers; false if any the engine
