@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(name: "SonoraDSPTests", dependencies: ["SonoraCore", "SonoraDSP", "SonoraTestSupport"]),
         .testTarget(
             name: "SonoraHALTests",
-            dependencies: ["SonoraCore", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraHAL", "SonoraTestSupport", "SonoraHALTestSupport", "CAllocationCounter", "CSonoraSystem", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "SonoraPipelineTests",
