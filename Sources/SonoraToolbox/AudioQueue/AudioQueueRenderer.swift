@@ -375,6 +375,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 let drop = min(max(written - position, 0), ring.readableFrames)
                 try? ring.commitRead(drop)
                 position = max(position + drop, through)
+                // An end mark sent before the reset (stop after queued, once the whole stream
+                // was decoded into the ring) ends the stream that was dropped, not the one the
+                // worker writes from `through`: kept, it lies at or before the new position and
+                // the next slice would end the new stream at once, playing nothing. The worker
+                // sends the new stream's end itself (its `endSent` is cleared with the reset).
+                endOfStream = .max
                 playedFrames.store(position, ordering: .releasing)
                 while let event = nextEvent(), event.frame < through { heldEvent = nil }
             case .endOfStream(let frame):
