@@ -17,7 +17,8 @@ struct AudioPlayerInt16RingTests {
         let tap = try PlayedTap(channels: 2, capacity: 65536)
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: path), output: try AudioQueueOutput(device: tap))
         player.prefersInt16Ring = int16
-        // 5 × 9,600 frames: past the player's 32,768-frame ring's wrap, with four loop seams.
+        // 5 × 9,600 frames, four loop seams; after the seek the ring (65,536 frames, filled to three
+        // quarters at the start) is written across its wrap.
         player.numberOfLoops = 4
         player.volume = 0.7
         player.pan = -0.4

@@ -34,4 +34,34 @@ struct AudioQueueResetWhilePausedTests {
         #expect(Array(left.prefix(1024)) == stride(from: 0, to: 2048, by: 2).map { old[$0] })
         #expect(Array(left[1024..<2048]) == stride(from: 0, to: 2048, by: 2).map { new[$0] }, "\(Array(left[1024..<1030]))")
     }
+
+    /// The old stream is shorter than the ring and stops after its buffers, so its end mark has
+    /// reached the render side before the reset (a player's whole file in its ring, then a seek):
+    /// that end belongs to the dropped stream, and the new buffer must still play after the resume.
+    @Test("an end sent before the reset (stop after queued, the whole stream in the ring) does not end the new buffers")
+    func resetAfterEndWasSent() throws {
+        let tap = try PlayedTap(channels: 2, capacity: 48000)
+        let output = try AudioQueueOutput(device: tap)
+        let queue = try AudioQueue(format: .linearPCM(sampleRate: 48000, channels: 2, sample: .float32)) { _, _ in }
+        defer { try? queue.dispose(immediate: true) }
+        try queue.setOutput(output)
+        let old = (0..<2048 * 2).map { Float($0 % 100 + 1) / 1024 }
+        let new = (0..<1024 * 2).map { -Float($0 % 50 + 1) / 1024 }
+        try enqueue(old, on: queue)
+        try queue.stop(immediate: false)
+        // Decodes the whole buffer into the ring, then sends the end mark (stream frame 2048).
+        try queue.prime()
+        try queue.start()
+        try tap.run(cycles: 4)
+        try queue.pause()
+        try queue.reset()
+        try enqueue(new, on: queue)
+        try queue.prime()
+        try queue.start()
+        try tap.run(cycles: 4)
+        let left = tap.played[0]
+        #expect(Array(left.prefix(1024)) == stride(from: 0, to: 2048, by: 2).map { old[$0] })
+        #expect(Array(left[1024..<2048]) == stride(from: 0, to: 2048, by: 2).map { new[$0] }, "\(Array(left[1024..<1030]))")
+        #expect(queue.isRunning)
+    }
 }

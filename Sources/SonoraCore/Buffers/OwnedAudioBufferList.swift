@@ -1,5 +1,6 @@
 /// Owns non-interleaved Float32 channel buffers, each 64-byte aligned (one cache
-/// line, and the widest SIMD load) and zeroed, and hands out `AudioBufferList` views.
+/// line, and the widest SIMD load) and zeroed (unless asked not to), and hands out
+/// `AudioBufferList` views.
 ///
 /// Allocate these at `initialize()` time; the render path uses only `list`.
 public final class OwnedAudioBufferList: @unchecked Sendable {
@@ -12,7 +13,10 @@ public final class OwnedAudioBufferList: @unchecked Sendable {
     @usableFromInline let storage: UnsafeMutablePointer<Float>
     @usableFromInline let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-    public init(channelCount: Int, frameCapacity: Int) throws(AudioError) {
+    /// `zeroed: false` leaves the samples unwritten, so the pages of a large list that may never
+    /// be used (a ring's float storage while it holds 16-bit frames) take no memory until written;
+    /// the owner writes every sample before reading it.
+    public init(channelCount: Int, frameCapacity: Int, zeroed: Bool = true) throws(AudioError) {
         guard channelCount > 0, frameCapacity > 0 else {
             throw AudioError(
                 .parameterError,
@@ -30,7 +34,7 @@ public final class OwnedAudioBufferList: @unchecked Sendable {
         let stride = perChannel * channelCount
         let raw = UnsafeMutableRawPointer.allocate(
             byteCount: stride * MemoryLayout<Float>.stride, alignment: Self.alignment)
-        storage = raw.initializeMemory(as: Float.self, repeating: 0, count: stride)
+        storage = zeroed ? raw.initializeMemory(as: Float.self, repeating: 0, count: stride) : raw.bindMemory(to: Float.self, capacity: stride)
         channelPointers = .allocate(capacity: channelCount)
         for channel in 0..<channelCount {
             (channelPointers + channel).initialize(to: storage + channel * channelStride)

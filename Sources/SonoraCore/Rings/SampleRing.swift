@@ -21,14 +21,17 @@ public final class SampleRing: @unchecked Sendable {
     @usableFromInline let channels: UnsafePointer<UnsafeMutablePointer<Float>>
 
     /// A ring of at least `capacity` frames (rounded up to a power of two, at most 2²⁸).
-    public init(channelCount: Int, capacity: Int) throws(AudioError) {
+    /// `zeroed: false`: the channel storage is left unwritten (see `OwnedAudioBufferList`), for
+    /// an owner that may keep its frames elsewhere under these cursors; frames are read only
+    /// after they were written, as always.
+    public init(channelCount: Int, capacity: Int, zeroed: Bool = true) throws(AudioError) {
         guard channelCount > 0 else {
             throw AudioError(.parameterError, "a sample ring needs at least one channel, not \(channelCount)")
         }
         self.capacity = try ringCapacity(capacity, limit: 1 << 28, what: "sample ring")
         self.channelCount = channelCount
         mask = self.capacity - 1
-        buffers = try OwnedAudioBufferList(channelCount: channelCount, frameCapacity: self.capacity)
+        buffers = try OwnedAudioBufferList(channelCount: channelCount, frameCapacity: self.capacity, zeroed: zeroed)
         channels = UnsafePointer(buffers.channelPointers)
         cursors = RingCursors()
     }

@@ -95,12 +95,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
 
     init(channelCount: Int, ringFrames: Int, int16Storage: Bool = false) throws(AudioError) {
         self.channelCount = channelCount
-        ring = try SampleRing(channelCount: channelCount, capacity: ringFrames)
+        // With 16-bit storage the float channels are used only if a rate stage comes: left
+        // unwritten, their pages take no memory until then (nor do the 16-bit ones before use).
+        ring = try SampleRing(channelCount: channelCount, capacity: ringFrames, zeroed: !int16Storage)
         wakeLevel = ring.capacity / 2
         if int16Storage {
-            let frames = UnsafeMutablePointer<Int16>.allocate(capacity: ring.capacity * channelCount)
-            frames.initialize(repeating: 0, count: ring.capacity * channelCount)
-            int16Frames = frames
+            int16Frames = UnsafeMutablePointer<Int16>.allocate(capacity: ring.capacity * channelCount)
         } else {
             int16Frames = nil
         }
@@ -375,6 +375,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 let drop = min(max(written - position, 0), ring.readableFrames)
                 try? ring.commitRead(drop)
                 position = max(position + drop, through)
+                // An end mark sent before the reset (stop after queued, once the whole stream
+                // was decoded into the ring) ends the stream that was dropped, not the one the
+                // worker writes from `through`: kept, it lies at or before the new position and
+                // the next slice would end the new stream at once, playing nothing. The worker
+                // sends the new stream's end itself (its `endSent` is cleared with the reset).
+                endOfStream = .max
                 playedFrames.store(position, ordering: .releasing)
                 while let event = nextEvent(), event.frame < through { heldEvent = nil }
             case .endOfStream(let frame):

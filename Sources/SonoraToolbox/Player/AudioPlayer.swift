@@ -118,8 +118,13 @@ public final class AudioPlayer: @unchecked Sendable {
         if let privateCopy { unlink(privateCopy) }
     }
 
-    /// The player's decode ring (kAudioQueueProperty_DecodeBufferSizeFrames).
-    static let decodeBufferFrames = 32768
+    /// The player's decode ring (kAudioQueueProperty_DecodeBufferSizeFrames): 32,768 frames, or
+    /// 65,536 for a file whose frames stay 16-bit in the ring (AudioQueue+Int16Ring) — the same
+    /// bytes, and the feeder wakes half as often (64 players, 2026-11-28: players ÷ 64 bus
+    /// callbacks 0.91–0.99 against 0.90–1.11 at 32,768; 8,192 and 4,096 were worse, 1.19–1.78).
+    static func decodeBufferFrames(for format: StreamFormat) -> Int {
+        AudioQueue.int16RingFormat(format) ? 65536 : 32768
+    }
 
     /// The bytes written to a new file only this player knows (removed when it goes).
     private static func privateCopy(of data: Data) throws(AudioError) -> String {
@@ -275,8 +280,8 @@ public final class AudioPlayer: @unchecked Sendable {
             if let cookie = file.magicCookie, !format.isLinearPCM, format.formatID != .appleIMA4 { try queue.setMagicCookie(cookie) }
             // A file is there to read ahead: a ring four times the queue's default wakes the
             // queue's thread (on a shared output: the output's feeder) a quarter as often; 0.7 s
-            // at 48 kHz. (With the feeder, 8,192 and 16,384 frames measured the same, 2026-11-28.)
-            try queue.setDecodeBufferSizeFrames(Self.decodeBufferFrames)
+            // at 48 kHz (a 16-bit ring: eight times, 1.4 s, in the same bytes; `decodeBufferFrames`).
+            try queue.setDecodeBufferSizeFrames(Self.decodeBufferFrames(for: format))
             if let givenOutput { try queue.setOutput(givenOutput) } else { try queue.setCurrentDevice(deviceName) }
             try applySettings(to: queue)
             let current = state.withLock { generation }
