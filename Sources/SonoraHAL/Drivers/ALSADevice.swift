@@ -74,8 +74,6 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var timerMisses = 0
     /// I/O thread only: the last timer wait saw the period arrive between two close readings.
     private var timerBracketed = false
-    /// I/O thread only: the frames the driving stream had when the last wait ended.
-    private var lastAvail = 0
     private let timerTrusted = Atomic<Bool>(true)
     private let timerFallbacks = Atomic<Int>(0)
     private let timerWakeUps = Atomic<Int>(0)
@@ -298,15 +296,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         // Capture drives a duplex pair.
         guard let driving = pcms.capture ?? pcms.playback else { return .failed(.playback, ENODEV) }
         let period = engine.periodFrames
-        // Wait until the driving stream has a period: on the timer, else in poll.
-        switch driving._withUnsafeGuaranteedRef({ waitForPeriod($0) }) {
+        var wake = HostTime.now
+        switch driving._withUnsafeGuaranteedRef({ beginPeriod($0, wake: &wake) }) {
         case .none: break
         case .stopping: return .none
         case let failure: return failure
         }
-        let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: lastAvail, at: wake.seconds, bracketed: timerBracketed) }
-        engine.periodBoundary(at: wake.seconds)
         if let capture = pcms.capture {
             let read = capture._withUnsafeGuaranteedRef { capture -> Failure in
                 let read = capture.read(into: engine.inputList, offset: 0, frames: period)
@@ -344,10 +339,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         return .none
     }
 
-    /// Waits until `driving` has a period (on the timer, else in poll): `.none` with the
-    /// frames available in `lastAvail`, or why not.
+    /// Waits until `driving` has a period (on the timer, else in poll), then starts it on the
+    /// engine's clock: `.none` with the wake-up time in `wake`, or why not.
     @inline(__always)
-    private func waitForPeriod(_ driving: ALSAPCM) -> Failure {
+    private func beginPeriod(_ driving: ALSAPCM, wake: inout HostTime) -> Failure {
         let period = engine.periodFrames
         var avail = timerWait(driving)
         if avail < 0 { return failure(Int32(avail), driving) }
@@ -376,7 +371,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                 if state == SND_PCM_STATE_DISCONNECTED { return .failed(driving.direction.event, ENODEV) }
             }
         }
-        lastAvail = avail
+        wake = HostTime.now
+        if timerHeadroom != nil { predictor.observe(avail: avail, at: wake.seconds, bracketed: timerBracketed) }
+        engine.periodBoundary(at: wake.seconds)
         return .none
     }
 
@@ -388,14 +385,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         // have one clock).
         guard let compensator, let capture = pcms.capture, let playback = pcms.playback else { return .none }
         let period = engine.periodFrames
-        switch playback._withUnsafeGuaranteedRef({ waitForDriftPeriod($0) }) {
+        var wake = HostTime.now
+        switch playback._withUnsafeGuaranteedRef({ beginPeriod($0, wake: &wake) }) {
         case .none: break
         case .stopping: return .none
         case let failure: return failure
         }
-        let wake = HostTime.now
-        if timerHeadroom != nil { predictor.observe(avail: lastAvail, at: wake.seconds, bracketed: timerBracketed) }
-        engine.periodBoundary(at: wake.seconds)
         // Queue what capture has; a capture overrun restarts capture alone.
         let queued = capture._withUnsafeGuaranteedRef { capture -> Failure in
             var available = capture.availUpdate()
@@ -435,35 +430,6 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         guard case .none = written else { return written }
         engine.recordLoad(since: wake.nanoseconds)
         noteCycleEnd(wake: wake.nanoseconds, &lastCycleEnd)
-        return .none
-    }
-
-    /// The drift cycle's wait for a playback period (on the timer, else in poll): `.none` with
-    /// the frames available in `lastAvail`, or why not.
-    @inline(__always)
-    private func waitForDriftPeriod(_ playback: ALSAPCM) -> Failure {
-        let period = engine.periodFrames
-        var avail = timerWait(playback)
-        if avail < 0 { return failure(Int32(avail), playback) }
-        var timeouts = 0
-        while avail == 0 {
-            avail = playback.availUpdate()
-            if avail < 0 { return failure(Int32(avail), playback) }
-            if avail >= period { break }
-            avail = 0
-            let count = playback.refreshPollDescriptors()
-            if count < 0 { return failure(count, playback) }
-            let ready = poll(playback.pollDescriptors, nfds_t(count), Int32(max(10.0, engine.periodSeconds * 4000)))
-            guard runner.isRunning else { return .stopping }
-            if ready < 0 { if errno == EINTR { continue }; return .failed(.playback, errno) }
-            if ready == 0 {
-                timeouts += 1
-                if timeouts >= 3 { return .failed(.playback, EIO) }
-                continue
-            }
-            _ = playback.revents(count: count)
-        }
-        lastAvail = avail
         return .none
     }
 
