@@ -40,7 +40,7 @@ final class IMA4AIFCTests {
     /// libsndfile's decode of `path` as 16-bit integers, per channel.
     func libsndfileDecode(_ path: String) -> (frames: Int, samples: [[Int16]]) {
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else { return (-1, []) }
+        guard let handle = try? SndfileOpening.open(path, mode: Int32(SFM_READ), info: &info).get() else { return (-1, []) }
         defer { sf_close(handle) }
         var interleaved = [Int16](repeating: 0, count: Int(info.frames) * Int(info.channels))
         let read = Int(sf_readf_short(handle, &interleaved, info.frames))
@@ -93,7 +93,7 @@ final class IMA4AIFCTests {
         let target = path("libsndfile-\(channels).aifc")
         let source = try tone(channels: channels)
         var info = SF_INFO(frames: 0, samplerate: 44100, channels: Int32(channels), format: Int32(SF_FORMAT_AIFF | SF_FORMAT_IMA_ADPCM), sections: 0, seekable: 0)
-        let handle = try #require(sf_open(target, Int32(SFM_WRITE), &info))
+        let handle = try SndfileOpening.open(target, mode: Int32(SFM_WRITE), info: &info).get()
         var interleaved = [Float](repeating: 0, count: 1000 * channels)
         for frame in 0..<1000 { for channel in 0..<channels { interleaved[frame * channels + channel] = source.list[channel][frame] } }
         #expect(sf_writef_float(handle, &interleaved, 1000) == 1000)

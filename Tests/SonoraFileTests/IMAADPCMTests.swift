@@ -62,7 +62,7 @@ struct IMAADPCMTests {
 
         // libsndfile's decode of the same file.
         var info = SF_INFO()
-        let file = sf_open(encoded, Int32(SFM_READ), &info)
+        let file = try? SndfileOpening.open(encoded, mode: Int32(SFM_READ), info: &info).get()
         #expect(file != nil)
         var theirs = [Int16](repeating: 0, count: Int(info.frames) * Int(info.channels))
         let read = theirs.withUnsafeMutableBufferPointer { sf_readf_short(file, $0.baseAddress, info.frames) }
@@ -77,7 +77,7 @@ struct IMAADPCMTests {
 
         // And close to what went in.
         var originalInfo = SF_INFO()
-        let original = sf_open(source, Int32(SFM_READ), &originalInfo)
+        let original = try? SndfileOpening.open(source, mode: Int32(SFM_READ), info: &originalInfo).get()
         var pcm = [Int16](repeating: 0, count: Int(originalInfo.frames) * 2)
         _ = pcm.withUnsafeMutableBufferPointer { sf_readf_short(original, $0.baseAddress, originalInfo.frames) }
         sf_close(original)

@@ -149,8 +149,9 @@ public final class AudioFile {
             return try openPacketFile(path, mode: mode, cafPackets: packets, typeHint: typeHint, sndfileReason: "not tried (24-bit ALAC)")
         }
         var info = SF_INFO()
-        guard let handle = sf_open(path, mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), &info) else {
-            let reason = String(cString: sf_strerror(nil))
+        let opened = SndfileOpening.open(path, mode: mode == .read ? Int32(SFM_READ) : Int32(SFM_RDWR), info: &info)
+        guard case .success(let handle) = opened else {
+            let reason = opened.failureReason
             if let cafProblem { throw cafProblem }
             let unrecognised = reason.contains("not recognised") || reason.contains("unknown format")
             // A file libsndfile knows but finds broken keeps libsndfile's verdict; one it does not
@@ -244,8 +245,9 @@ public final class AudioFile {
             throw AudioError(.unsupportedDataFormat, "\(path): a \(type) file cannot hold \(format)")
         }
         var info = SF_INFO(frames: 0, samplerate: Int32(format.sampleRate), channels: Int32(format.channelsPerFrame), format: word, sections: 0, seekable: 0)
-        guard let handle = sf_open(temporary, Int32(SFM_WRITE), &info) else {
-            let reason = String(cString: sf_strerror(nil))
+        let opened = SndfileOpening.open(temporary, mode: Int32(SFM_WRITE), info: &info)
+        guard case .success(let handle) = opened else {
+            let reason = opened.failureReason
             // libsndfile may have created the file before refusing the format (Opus at 44.1 kHz).
             unlink(temporary)
             let code: AudioError.Code = reason.contains("only supports") ? .unsupportedDataFormat : .unspecified
