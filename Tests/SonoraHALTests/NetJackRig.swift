@@ -144,18 +144,30 @@ final class TemporaryLog: @unchecked Sendable {
     let path: String
     let handle: FileHandle
 
+    /// Why the log file could not be made (a full or read-only temporary folder), if so: the
+    /// child's output then goes nowhere and `text` says why, so a test waiting on it fails
+    /// naming the cause instead of crashing.
+    private let creationFailure: String?
+
     init() {
         path = NSTemporaryDirectory() + "sonora-netjack-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).log"
-        FileManager.default.createFile(atPath: path, contents: nil)
-        handle = FileHandle(forWritingAtPath: path)!
+        let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+            creationFailure = nil
+        } else {
+            handle = FileHandle.nullDevice
+            creationFailure = "cannot create the log \(path): \(String(cString: strerror(errno)))"
+        }
     }
 
     deinit {
+        guard creationFailure == nil else { return }
         try? handle.close()
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    var text: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    var text: String { creationFailure ?? (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 }
 
 struct RigError: Error, CustomStringConvertible {
