@@ -45,7 +45,7 @@ build: deps
 
 # Suites that run devices in real time go second and alone: the stress tests of the
 # first run keep both cores busy, which a 2.7 ms period cannot ride out on a small VM.
-REALTIME_SUITES := SonoraHALTests|VoiceProcessingLoopTests|LatencyCLITests|VoiceIOGraphTests|VoiceIOALSALoopTests|IOUnitConversionALSATests|AudioQueueLoopbackALSATests|QueueBenchCLITests|AudioQueueALSALoopTests|AudioQueueMixRateALSATests|AudioPlayerALSATests|AudioRecorderALSATests|AudioSessionALSATests|SoundsBenchCLITests|ServerBenchCLITests|SessionServerCLITests|ServiceNotifyCLITests|SoakBenchCLITests|NetJackNetworkTests|TimerWakeUpDeviceTests|JACKDeviceTests|JACKCLITests|IOUnitJACKFormatChangeTests|NetJackLatencyCLITests|NetworkBenchCLITests
+REALTIME_SUITES := SonoraHALTests|VoiceProcessingLoopTests|LatencyCLITests|VoiceIOGraphTests|VoiceIOALSALoopTests|IOUnitConversionALSATests|AudioQueueLoopbackALSATests|QueueBenchCLITests|AudioQueueALSALoopTests|AudioQueueMixRateALSATests|AudioPlayerALSATests|AudioRecorderALSATests|PlayAndRecordALSATests|AudioSessionALSATests|SoundsBenchCLITests|ServerBenchCLITests|SessionServerCLITests|ServiceNotifyCLITests|SoakBenchCLITests|NetJackNetworkTests|TimerWakeUpDeviceTests|JACKDeviceTests|JACKCLITests|IOUnitJACKFormatChangeTests|NetJackLatencyCLITests|NetworkBenchCLITests
 # With them, alone, the suites that judge the whole process's memory (other suites' allocations would move it).
 ALONE_SUITES := $(REALTIME_SUITES)|CodecLeakTests|MemoryLockFootprintTests
 

@@ -14,8 +14,7 @@ extension AudioInputQueue {
             guard !running else { throw error(.queueInvalidRunState, call, "stop the queue before changing its input") }
         }
         if let old = try withLock({ () throws(AudioError) in inputUnit }) {
-            old.stop()
-            old.uninitialize()
+            IOUnitUsers.shared.release(.capture, of: old, by: self) { old throws(AudioError) in try old.setInputCallback(nil) }
         }
         guard let unit else {
             try withLock { () throws(AudioError) in
@@ -27,11 +26,11 @@ extension AudioInputQueue {
         }
         let target = QueueCaptureTarget(capturer: capturer)
         do throws(AudioError) {
-            try unit.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
-            try unit.setIOEnabled(false, scope: .output, element: IOUnit.outputElement)
-            try unit.setStreamFormat(.canonical(sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame)), scope: .output, element: IOUnit.inputElement)
-            try unit.setInputCallback(target)
-            if !unit.isInitialized { try unit.initialize() }
+            // Capture on; playback stays on only while a player uses the same unit (IOUnitUsers).
+            try IOUnitUsers.shared.claim(.capture, of: unit, by: self) { [format] unit throws(AudioError) in
+                try unit.setStreamFormat(.canonical(sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame)), scope: .output, element: IOUnit.inputElement)
+                try unit.setInputCallback(target)
+            }
         } catch {
             throw self.error(.queueInvalidDevice, call, "\(unit.name) on '\(unit.deviceName)': \(error.message)")
         }

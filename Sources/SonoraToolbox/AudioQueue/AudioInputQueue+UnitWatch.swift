@@ -38,8 +38,8 @@ extension AudioInputQueue {
     }
 
     private func checkInputDevice(_ unit: IOUnit) {
-        guard let device = unit.device else { return }
-        let vanished = device.takeEvents().first { if case .interruptionBegan = $0 { true } else { false } }
+        guard unit.device != nil else { return }
+        let vanished = IOUnitUsers.shared.takeEvents(of: unit, for: self).first { if case .interruptionBegan = $0 { true } else { false } }
         guard let vanished else { return }
         stopWatchingInputUnit()
         _ = try? withLock { stopReasonValue = error(.queueInvalidDevice, "record", "the device '\(unit.deviceName)' went away: \(vanished)") }

@@ -240,9 +240,10 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         push(command)
         if !wasRunning { notify(.isRunning) }
-        if let unit = try withLock({ () throws(AudioError) in inputUnit }), !unit.isRunning {
+        // Registered as a user even when a player on the same unit started it already.
+        if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
             do throws(AudioError) {
-                try unit.start()
+                try IOUnitUsers.shared.start(unit, by: self)
             } catch {
                 _ = try? withLock { running = false }
                 push(.stop)
@@ -261,7 +262,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             paused = true
         }
         push(.stop)
-        (try? withLock { inputUnit })??.stop()
+        if let unit = (try? withLock { inputUnit }) ?? nil { IOUnitUsers.shared.stop(unit, by: self) }
     }
 
     /// Stops (AudioQueueStop). Immediately: capture stops and frames not yet in a buffer are
@@ -285,7 +286,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         push(.stop)
         stopWatchingInputUnit()
-        (try? withLock { inputUnit })??.stop()
+        if let unit = (try? withLock { inputUnit }) ?? nil { IOUnitUsers.shared.stop(unit, by: self) }
         if insideCallback {
             // The device is stopped; the queue's thread drains the ring after this callback.
             try withLock { () throws(AudioError) in
@@ -356,8 +357,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         push(.stop)
         if let unit = try withLock({ () throws(AudioError) in inputUnit }) {
-            unit.stop()
-            unit.uninitialize()
+            IOUnitUsers.shared.release(.capture, of: unit, by: self) { unit throws(AudioError) in try unit.setInputCallback(nil) }
         }
         barrier()
         try withLock { () throws(AudioError) in

@@ -80,7 +80,7 @@ extension AudioQueue {
                 let clock = (try? withLock { outputTarget })??.clock
                 if !unit.isRunning { clock?.reset() }
                 clock?.setOutputLatency(of: unit.device)
-                try unit.start()
+                try IOUnitUsers.shared.start(unit, by: self)
                 watchOwnUnit()
             }
         } catch {
@@ -189,7 +189,7 @@ extension AudioQueue {
             push(.stop)
             // The device stops too: silence now, and no period renders the queue meanwhile.
             stopWatchingOwnUnit()
-            (try? withLock { outputUnit })??.stop()
+            if let unit = (try? withLock { outputUnit }) ?? nil { IOUnitUsers.shared.stop(unit, by: self) }
         }
         applyOfflineCommands()
         if stopping && wasRunning { notify(.isRunning) }

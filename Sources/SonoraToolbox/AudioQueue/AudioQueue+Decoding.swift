@@ -145,7 +145,7 @@ extension AudioQueue {
         // A live queue's own device stops once the last frame has left it (the render side
         // drained the device's buffer before reporting the end; from here: not the I/O thread).
         stopWatchingOwnUnit()
-        (try? withLock { outputUnit })??.stop()
+        if let unit = (try? withLock { outputUnit }) ?? nil { IOUnitUsers.shared.stop(unit, by: self) }
         fire(.isRunning)
         if disposing {
             // The deferred dispose ends here; this thread cannot join itself, so another does.

@@ -29,8 +29,7 @@ extension AudioQueue {
         try requireStoppedAndLive(call)
         stopWatchingOwnUnit()
         if let old = try withLock({ () throws(AudioError) in outputUnit }) {
-            old.stop()
-            old.uninitialize()
+            IOUnitUsers.shared.release(.playback, of: old, by: self) { old throws(AudioError) in try old.setRenderCallback(nil, input: IOUnit.outputElement) }
         }
         guard let unit else {
             try withLock { () throws(AudioError) in
@@ -42,9 +41,10 @@ extension AudioQueue {
         leaveOutput()
         let target = QueueRenderTarget(renderer: renderer, sampleRate: format.sampleRate)
         do throws(AudioError) {
-            try unit.setStreamFormat(.canonical(sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame)), scope: .input, element: IOUnit.outputElement)
-            try unit.setRenderCallback(target, input: IOUnit.outputElement)
-            if !unit.isInitialized { try unit.initialize() }
+            try IOUnitUsers.shared.claim(.playback, of: unit, by: self) { [format] unit throws(AudioError) in
+                try unit.setStreamFormat(.canonical(sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame)), scope: .input, element: IOUnit.outputElement)
+                try unit.setRenderCallback(target, input: IOUnit.outputElement)
+            }
         } catch {
             throw self.error(.queueInvalidDevice, call, "\(unit.name) on '\(unit.deviceName)': \(error.message)")
         }
@@ -126,8 +126,7 @@ extension AudioQueue {
         leaveOutput()
         stopWatchingOwnUnit()
         if let unit = try withLock({ () throws(AudioError) in outputUnit }) {
-            unit.stop()
-            unit.uninitialize()
+            IOUnitUsers.shared.release(.playback, of: unit, by: self) { unit throws(AudioError) in try unit.setRenderCallback(nil, input: IOUnit.outputElement) }
             try withLock { () throws(AudioError) in
                 outputUnit = nil
                 outputTarget = nil

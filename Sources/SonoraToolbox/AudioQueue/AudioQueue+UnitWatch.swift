@@ -42,12 +42,12 @@ extension AudioQueue {
     }
 
     private func checkOwnDevice(_ unit: IOUnit, target: QueueRenderTarget) {
-        guard let device = unit.device else { return }
+        guard unit.device != nil else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
         /// What the session hears of (interruptions, re-opens, resumes), in order.
         var forSession: [DeviceEvent] = []
-        for event in device.takeEvents() {
+        for event in IOUnitUsers.shared.takeEvents(of: unit, for: self) {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true

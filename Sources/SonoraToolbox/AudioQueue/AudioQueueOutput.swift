@@ -42,7 +42,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
     public let channelCount: Int
     let mixer: AudioQueueMixer
     /// Frames each source renders at a time (the unit's largest slice).
-    let sliceFrames: Int
+    private(set) var sliceFrames = 64
 
     /// The one thread refilling the queues here (QueueFeeder), started with the first.
     let feeder = QueueFeeder()
@@ -81,11 +81,13 @@ public final class AudioQueueOutput: @unchecked Sendable {
             graph = nil
             deviceName = unit.deviceName
             do throws(AudioError) {
-                if !unit.isInitialized {
-                    try unit.setStreamFormat(.canonical(sampleRate: sampleRate, channels: channels), scope: .input, element: IOUnit.outputElement)
+                // Playback on (a recorder on the same unit may have turned it off: IOUnitUsers).
+                try IOUnitUsers.shared.claim(.playback, of: unit, by: self) { unit throws(AudioError) in
+                    if !unit.isInitialized {
+                        try unit.setStreamFormat(.canonical(sampleRate: sampleRate, channels: channels), scope: .input, element: IOUnit.outputElement)
+                    }
+                    try unit.setRenderCallback(mixer, input: IOUnit.outputElement)
                 }
-                try unit.setRenderCallback(mixer, input: IOUnit.outputElement)
-                if !unit.isInitialized { try unit.initialize() }
             } catch {
                 throw AudioError(.queueInvalidDevice, "AudioQueueOutput: \(unit.name) on '\(unit.deviceName)': \(error.message)")
             }
@@ -111,7 +113,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
 
     deinit {
         watcher?.cancel()
-        unit?.stop()
+        if let unit { IOUnitUsers.shared.stop(unit, by: self) }
         feeder.stop()
     }
 
@@ -176,8 +178,9 @@ public final class AudioQueueOutput: @unchecked Sendable {
     private func close() {
         watcher?.cancel()
         watcher = nil
-        unit?.stop()
-        unit?.uninitialize()
+        if let unit {
+            IOUnitUsers.shared.release(.playback, of: unit, by: self) { unit throws(AudioError) in try unit.setRenderCallback(nil, input: IOUnit.outputElement) }
+        }
         feeder.stop()
     }
 
@@ -205,7 +208,7 @@ public final class AudioQueueOutput: @unchecked Sendable {
         if queues.isEmpty {
             watcher?.cancel()
             watcher = nil
-            unit?.stop()
+            if let unit { IOUnitUsers.shared.stop(unit, by: self) }
         }
     }
 
@@ -215,10 +218,8 @@ public final class AudioQueueOutput: @unchecked Sendable {
         guard let unit else { return }
         lock.lock()
         defer { lock.unlock() }
-        if !unit.isRunning {
-            mixer.clock.reset()
-            try unit.start()
-        }
+        if !unit.isRunning { mixer.clock.reset() }
+        try IOUnitUsers.shared.start(unit, by: self)
         if watcher == nil {
             let timer = DispatchSource.makeTimerSource(queue: watchQueue)
             // Every 50 ms (was 10): each look wakes two dispatch threads, and with 64 players on
@@ -235,12 +236,12 @@ public final class AudioQueueOutput: @unchecked Sendable {
     /// device vanished) stops every attached queue; dropped time marks their timelines.
     func checkDevice() {
         feeder.checkStalled()
-        guard let device = unit?.device else { return }
+        guard let unit, unit.device != nil else { return }
         var vanished: DeviceEvent?
         var droppedTime = false
         /// What the queues' sessions hear of (interruptions, re-opens, resumes), in order.
         var forSession: [DeviceEvent] = []
-        for event in device.takeEvents() {
+        for event in IOUnitUsers.shared.takeEvents(of: unit, for: self) {
             switch event {
             case .interruptionBegan: vanished = vanished ?? event
             case .xrun, .resumed, .interruptionEnded: droppedTime = true
