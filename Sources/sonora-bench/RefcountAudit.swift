@@ -228,17 +228,12 @@ struct RefcountAudit {
             device = alsa
             let io = IOUnit()
             try io.setDevice(alsa)
-            try io.setIOEnabled(true, scope: .input, element: IOUnit.inputElement)
-            try io.setStreamFormat(.canonical(sampleRate: 48000, channels: 2), scope: .output, element: IOUnit.inputElement)
             let capture = try AudioRecorder(
                 url: URL(fileURLWithPath: folder + "/captured.wav"),
                 settings: AudioRecorderSettings(sampleRate: 48000, numberOfChannels: 2, bitDepth: 16), inputUnit: io)
             try capture.prepareToRecord()
             recorder = capture
-            // The recorder's input queue turns the unit's playback element off (it assumes a
-            // capture-only unit); the players need it on, which only an uninitialized unit allows.
-            io.uninitialize()
-            try io.setIOEnabled(true, scope: .output, element: IOUnit.outputElement)
+            // The players' output joins the recorder's unit: playback goes on beside capture (IOUnitUsers).
             output = try AudioQueueOutput(unit: io, sampleRate: 48000, channels: 2, maximumQueues: players)
         }
         guard let unit = output.unit else { throw CounterUnavailable() }
