@@ -84,7 +84,7 @@ public final class NetJackSlaveDevice: AudioDevice, @unchecked Sendable {
         watcher = NetJackWatcher(
             label: label, monitor: cycle.monitor, logger: logger, sleepsUntilNudged: true,
             lostCycles: { cycle.lostCycles.load(ordering: .relaxed) }, recoveries: { cycle.recoveries.load(ordering: .relaxed) })
-        cycle.watcher = watcher
+        cycle.watcherWake = watcher.nudgeDescriptor
         let context = Unmanaged.passUnretained(cycle).toOpaque()
         sonora_jack_set_net_slave_process_callback(net, netJackSlaveProcess, context)
         sonora_jack_set_net_slave_restart_callback(net, netJackSlaveRestart, context)
@@ -151,9 +151,11 @@ final class NetJackSlaveCycle: @unchecked Sendable {
     /// libc, each cycle's first clock read loaded `_rtld_global_ro` via libc's GOT, two cold
     /// pages after every sleep in `recv` (2.1 % of the thread's samples; BENCHMARKS.md).
     private let clock: @convention(c) (clockid_t, UnsafeMutablePointer<timespec>?) -> Int32 = sonora_vdso_clock_function()!
-    /// Told when an interruption begins (set once, before the device starts; weak: the
-    /// watcher's counter reads hold this cycle, the device holds both).
-    weak var watcher: NetJackWatcher?
+    /// The watcher's eventfd, signalled when an interruption begins (set once, before the
+    /// device starts; the device holds the watcher, which owns the descriptor, and stops
+    /// libjacknet before letting it go). A descriptor, not a reference: loading a weak
+    /// reference on libjacknet's thread retained the watcher.
+    var watcherWake: Int32 = -1
 
     /// Channel pointer arrays for the cycles that render straight in libjacknet's buffers:
     /// the inputs', then the outputs', in one allocation (one cache line to bring back
@@ -302,7 +304,7 @@ final class NetJackSlaveCycle: @unchecked Sendable {
         if !interrupted.exchange(true, ordering: .acquiringAndReleasing) {
             monitor.add(monitor.interruptions)
             monitor.post(.interruptionBegan(.capture, errno: ETIMEDOUT))
-            watcher?.nudge()
+            if watcherWake >= 0 { sonora_eventfd_signal(watcherWake) }
         }
         return 0
     }

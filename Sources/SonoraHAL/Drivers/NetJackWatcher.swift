@@ -53,6 +53,10 @@ final class NetJackWatcher: @unchecked Sendable {
         if wake >= 0 { sonora_eventfd_signal(wake) }
     }
 
+    /// The eventfd `nudge()` signals (-1: none), for a caller that must not touch this object
+    /// (libjacknet's restart callback: a weak or strong load there would retain it).
+    var nudgeDescriptor: Int32 { wake }
+
     func start() throws(AudioError) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         thread = try RealtimeThread(RealtimeThreadOptions(name: "sonora-netjack-w", priority: nil, flushDenormals: false)) { [self] in watch() }
