@@ -17,11 +17,7 @@ import Testing
 @Suite("Play and record on one duplex I/O unit (sonoraloop)", .serialized, .enabled(if: ALSAConfiguration.loopPluginPath != nil))
 struct PlayAndRecordALSATests {
     typealias Loop = AudioQueueLoopbackALSATests
-
-    final class Finished: AudioPlayerDelegate, @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully: Bool) { done.signal() }
-    }
+    typealias Finished = AudioPlayerALSATests.Finished
 
     /// A duplex device on a new loop and an I/O unit on it, nothing enabled or set yet.
     static func duplexUnit(_ label: String) throws -> (ALSADevice, IOUnit) {
