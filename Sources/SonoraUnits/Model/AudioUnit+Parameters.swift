@@ -107,6 +107,9 @@ extension AudioUnit {
         if info.flags.contains(.meterReadOnly) {
             guard let core else { return info.defaultValue }
             let value = Float(bitPattern: core.pointee.published[slot].load(ordering: .relaxed))
+            if publishesMeanSquare(id) {
+                return info.unit == .decibels ? max(info.minValue, Decibels.fromPower(value)) : value.squareRoot()
+            }
             return info.unit == .decibels ? max(info.minValue, Decibels.fromLinear(value)) : value
         }
         return slotValues[slot]

@@ -177,6 +177,11 @@ open class AudioUnit: @unchecked Sendable {
     /// Clears DSP state; called on the realtime thread at a cycle start after `reset()`.
     open func resetRenderState() {}
 
+    /// Whether the render publishes meter `id` as a mean square (linear power) rather than
+    /// an amplitude: the reading then takes the square root (or 10·log10 for decibels), so
+    /// the render thread spends no square root per meter per cycle.
+    open func publishesMeanSquare(_ id: AudioUnitParameterID) -> Bool { false }
+
     /// Renders one slice. Realtime: no allocation, locks, logging or Foundation.
     /// The default passes input 0 through (or renders silence if there is none).
     open func process(_ context: RenderContext) -> AudioError.Code {

@@ -82,6 +82,12 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         return definitions
     }
 
+    /// The average-power meters (pre and post, per channel) are published as mean squares.
+    public override func publishesMeanSquare(_ id: AudioUnitParameterID) -> Bool {
+        (Parameter.preAveragePower..<Parameter.prePeakHoldLevel).contains(id)
+            || (Parameter.postAveragePower..<Parameter.postPeakHoldLevel).contains(id)
+    }
+
     /// One meter parameter per channel of the widest input and of the output.
     private func updateMeterParameters() {
         let inputChannels = inputs.map { Int($0.format.channelsPerFrame) }.max() ?? 0
