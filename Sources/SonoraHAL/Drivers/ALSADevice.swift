@@ -44,8 +44,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// pairs per duplex cycle, `sonora-bench refcounts`). They own the PCMs and are replaced
     /// only while the I/O thread is stopped or idles in `awaitRecovery`.
     private var pcms: (capture: Unmanaged<ALSAPCM>?, playback: Unmanaged<ALSAPCM>?) = (nil, nil)
-    private let runner = DeviceRunner()
+    private let runner: DeviceRunner
     private var monitor: DeviceMonitor { runner.monitor }
+    /// The I/O thread's view of `monitor` for posting events, unretained (the runner owns the
+    /// monitor for the device's life): `monitor.post(…)` retained and released the monitor
+    /// around the queue's push, a pair per xrun (`sonora-bench refcounts --xrun-every`).
+    private let eventMonitor: Unmanaged<DeviceMonitor>
     private let engine: IOEngine
     /// The hand-over of a vanished device between the I/O thread and the control thread.
     private let recovery = Atomic<Int>(Recovery.none)
@@ -96,6 +100,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         playbackName = playback
         self.configuration = configuration
         self.alsaConfiguration = alsaConfiguration
+        runner = DeviceRunner()
+        eventMonitor = Unmanaged.passUnretained(runner.monitor)
         tree = try ALSAConfiguration.tree(extra: alsaConfiguration)
         do {
             let (captured, played) = try Self.openPair(capture: capture, playback: playback, configuration: configuration, tree: tree, faults: faults)
@@ -396,7 +402,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             var available = capture.availUpdate()
             if available == -Int(EPIPE) {
                 monitor.add(monitor.captureXruns)
-                monitor.post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
+                post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
                 _ = capture.drop()
                 _ = capture.prepare()
                 _ = capture.start()
@@ -550,7 +556,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let skipped = Int(Double(now &- began) / 1e9 * engine.sampleRate)
             engine.skip(frames: (skipped / engine.periodFrames) * engine.periodFrames)
             monitor.xrunNanoseconds.wrappingAdd(now &- began, ordering: .relaxed)
-            monitor.post(.xrun(stream, nanoseconds: now &- began, sampleTime: engine.sampleTime))
+            post(.xrun(stream, nanoseconds: now &- began, sampleTime: engine.sampleTime))
             lastCycleEnd = now
             if status.code < 0 {
                 handle(.failed(status.stream, -status.code), lastCycleEnd: &lastCycleEnd)
@@ -561,15 +567,21 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             // (No array of the two: the I/O thread allocates nothing.)
             if let capture = pcms.capture { capture._withUnsafeGuaranteedRef { resume($0) } }
             if let playback = pcms.playback { playback._withUnsafeGuaranteedRef { resume($0) } }
-            monitor.post(.resumed(stream))
+            post(.resumed(stream))
             lastCycleEnd = HostTime.now.nanoseconds
         case .failed(let stream, let code):
             monitor.add(monitor.interruptions)
-            monitor.post(.interruptionBegan(stream, errno: code))
+            post(.interruptionBegan(stream, errno: code))
             guard awaitRecovery() else { return }
-            monitor.post(.interruptionEnded(attempts: recoveryAttempts.load(ordering: .relaxed)))
+            post(.interruptionEnded(attempts: recoveryAttempts.load(ordering: .relaxed)))
             lastCycleEnd = HostTime.now.nanoseconds
         }
+    }
+
+    /// Posts `event` for the control side (I/O thread), through the unretained monitor.
+    @inline(__always)
+    private func post(_ event: DeviceEvent) {
+        eventMonitor._withUnsafeGuaranteedRef { $0.post(event) }
     }
 
     /// When the xrun on `stream` happened: ALSA's trigger time stamp where the driver
