@@ -73,6 +73,9 @@ struct RefcountAudit {
             rigs.append((
                 .loopWithRecorder, "AudioQueueOutput, 16 AudioPlayers on a duplex sonoraloop ALSA device recording too (the I/O unit's render)",
                 "the ALSA device's thread between two renders of those players (the driver's cycle, the capture, the input callback into the recorder's queue)"))
+            rigs.append((
+                .loopDriftCorrected, "AudioQueueOutput, 16 AudioPlayers on the same duplex ALSA device with drift correction on (the I/O unit's render)",
+                "the drift-corrected ALSA device's thread between two renders of those players (the driver's two-clock cycle: capture queued and resampled, the input callback into the recorder's queue)"))
         } else {
             notes.append("the ALSA rows: skipped, the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
@@ -234,11 +237,16 @@ struct RefcountAudit {
         /// (its wait, pointer and conversion work), the I/O unit's input callback and the
         /// recorder's input queue capture are then on the counted thread too.
         case loopWithRecorder
+        /// The same with drift correction forced on (one clock here): the driver's two-clock
+        /// cycle (`driftCycle`: capture queued in the drift compensator and read out resampled),
+        /// which a device of two sound cards runs.
+        case loopDriftCorrected
 
         var deviceName: String {
             switch self {
             case .null: "the null device"
             case .loopWithRecorder: "the ALSA device"
+            case .loopDriftCorrected: "the drift-corrected ALSA device"
             }
         }
     }
@@ -271,11 +279,15 @@ struct RefcountAudit {
             device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
-        case .loopWithRecorder:
+        case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let alsa = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, periods: 2, inputChannels: 2, outputChannels: 2,
-                sampleFormat: .s16LE, requiresExactPeriod: true, realtimePriority: 70))
+                sampleFormat: .s16LE, requiresExactPeriod: true, realtimePriority: 70,
+                driftCorrection: rig == .loopDriftCorrected ? .on : .automatic))
+            guard alsa.correctsDrift == (rig == .loopDriftCorrected) else {
+                throw AudioError(.unspecified, "the ALSA device on \(rig): drift correction \(alsa.correctsDrift ? "on" : "off"), not what the rig needs")
+            }
             device = alsa
             let io = IOUnit()
             try io.setDevice(alsa)

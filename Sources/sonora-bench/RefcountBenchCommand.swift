@@ -17,8 +17,9 @@ struct RefcountBenchCommand: ParsableCommand {
             two renders (the device engine's cycle and its wait); then the same on a
             duplex sonoraloop ALSA device with an AudioRecorder capturing from it
             (the ALSA driver's cycle, the capture and the recorder's input queue
-            between renders; skipped with a note when the loopback plugin is not
-            built beside sonora-bench). The goal is 0 per
+            between renders), and once more with drift correction forced on (the
+            driver's two-clock cycle); the ALSA rows are skipped with a note when
+            the loopback plugin is not built beside sonora-bench. The goal is 0 per
             cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device
