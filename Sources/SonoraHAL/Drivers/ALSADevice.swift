@@ -68,6 +68,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// Present when capture and playback run on independent clocks: capture is resampled
     /// to playback's clock, steering the FIFO fill level.
     private let compensator: DriftCompensator?
+    /// The I/O thread's view of `compensator`, unretained (as `pcms`): binding the optional
+    /// property (`guard let compensator`) retained and released it every two-clock cycle
+    /// (`sonora-bench refcounts`, the drift-corrected rig).
+    private let drift: Unmanaged<DriftCompensator>?
     private let fifoChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private static let logger = Logger(label: "sonora.alsa")
     /// Timer-driven wake-ups: the headroom in seconds (nil: poll).
@@ -136,10 +140,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             // The reported drift averages the loop's integral over ~1.5 s.
             compensator = DriftCompensator(channelCount: self.capture!.channels, periodFrames: period, targetFill: 2.5 * Double(period),
                                            driftAveragingPeriods: Int(1.5 * Double(configuration.sampleRate) / Double(period)))
+            drift = Unmanaged.passUnretained(compensator!)
             format.notes.append("capture and playback run on independent clocks; capture is resampled to playback's clock")
             linked = false
         } else {
             compensator = nil
+            drift = nil
             linked = Self.link(self.capture, self.playback)
         }
         predictor = PeriodPredictor(periodFrames: period, sampleRate: Double(configuration.sampleRate))
@@ -281,12 +287,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                     continue
                 }
                 engine.restartClock(at: HostTime.now.seconds)
-                compensator?.reset(keepingRatio: true)
+                drift?._withUnsafeGuaranteedRef { $0.reset(keepingRatio: true) }
                 predictor.reset()
                 timerMisses = 0
                 needsStart = false
             }
-            let failure = compensator == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
+            let failure = drift == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
             if case .none = failure { continue }
             handle(failure, lastCycleEnd: &lastCycleEnd)
             needsStart = true
@@ -387,9 +393,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// period is read out of the queue at the rate that keeps it at its target fill.
     @inline(__always)
     private func driftCycle(lastCycleEnd: inout UInt64) -> Failure {
-        // One PCM per stretch, as in `cycle` (not counted by sonora-bench refcounts: its rigs
-        // have one clock).
-        guard let compensator, let capture = pcms.capture, let playback = pcms.playback else { return .none }
+        // One reference per stretch, as in `cycle`: the compensator's stretch reaches the
+        // capture PCM through short stretches of its own, never a second captured reference.
+        guard let drift, let capture = pcms.capture, let playback = pcms.playback else { return .none }
         let period = engine.periodFrames
         var wake = HostTime.now
         switch playback._withUnsafeGuaranteedRef({ beginPeriod($0, wake: &wake) }) {
@@ -398,26 +404,29 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         case let failure: return failure
         }
         // Queue what capture has; a capture overrun restarts capture alone.
-        let queued = capture._withUnsafeGuaranteedRef { capture -> Failure in
-            var available = capture.availUpdate()
+        let queued = drift._withUnsafeGuaranteedRef { compensator -> Failure in
+            var available = capture._withUnsafeGuaranteedRef { $0.availUpdate() }
             if available == -Int(EPIPE) {
                 monitor.add(monitor.captureXruns)
                 post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
-                _ = capture.drop()
-                _ = capture.prepare()
-                _ = capture.start()
+                capture._withUnsafeGuaranteedRef { capture in
+                    _ = capture.drop()
+                    _ = capture.prepare()
+                    _ = capture.start()
+                }
                 compensator.reset(keepingRatio: true)
                 available = 0
             } else if available < 0 {
-                return failure(Int32(available), capture)
+                return capture._withUnsafeGuaranteedRef { failure(Int32(available), $0) }
             }
+            let channels = capture._withUnsafeGuaranteedRef { $0.channels }
             while available > 0 {
                 let chunk = min(available, period)
                 guard let region = compensator.writableRegion(frames: chunk) else { break }
-                for channel in 0..<capture.channels { fifoChannels[channel] = region.base + channel * region.stride }
-                let list = AudioBufferList(channels: fifoChannels, channelCount: capture.channels, frameCount: chunk)
-                let read = capture.read(into: list, offset: 0, frames: chunk)
-                if read < 0 { return failure(Int32(read), capture) }
+                for channel in 0..<channels { fifoChannels[channel] = region.base + channel * region.stride }
+                let list = AudioBufferList(channels: fifoChannels, channelCount: channels, frameCount: chunk)
+                let read = capture._withUnsafeGuaranteedRef { $0.read(into: list, offset: 0, frames: chunk) }
+                if read < 0 { return capture._withUnsafeGuaranteedRef { failure(Int32(read), $0) } }
                 compensator.commitWrite(frames: read)
                 if read < chunk { break }
                 available -= read
@@ -426,8 +435,11 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
         guard case .none = queued else { return queued }
         let input = engine.inputList
-        compensator.read(into: { input.samples($0) }, frames: period)
-        monitor.driftBits.store(compensator.averageDriftPPM.bitPattern, ordering: .relaxed)
+        let driftPPM = drift._withUnsafeGuaranteedRef { compensator in
+            compensator.read(into: { input.samples($0) }, frames: period)
+            return compensator.averageDriftPPM
+        }
+        monitor.driftBits.store(driftPPM.bitPattern, ordering: .relaxed)
         _ = engine.render()
         let written = playback._withUnsafeGuaranteedRef { playback -> Failure in
             let written = playback.write(from: engine.outputList, offset: 0, frames: period)
