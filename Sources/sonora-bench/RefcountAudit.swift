@@ -16,6 +16,9 @@ struct RefcountAudit {
     var lv2Plugin: String
     /// Seconds the players' device runs while counted.
     var deviceSeconds: Double = 1
+    /// When > 0, the device rigs stall their thread after every `xrunEvery`-th counted render
+    /// for longer than the device's buffer, so each stall is an xrun and its recovery.
+    var xrunEvery = 0
 
     struct CounterUnavailable: Error, CustomStringConvertible {
         var description: String { "the reference-count counter is not active in this binary (its swift_retain is not the one the program calls)" }
@@ -70,11 +73,14 @@ struct RefcountAudit {
             rigs.append((
                 .loopWithRecorder, "AudioQueueOutput, 16 AudioPlayers on a duplex sonoraloop ALSA device recording too (the I/O unit's render)",
                 "the ALSA device's thread between two renders of those players (the driver's cycle, the capture, the input callback into the recorder's queue)"))
+            rigs.append((
+                .loopDriftCorrected, "AudioQueueOutput, 16 AudioPlayers on the same duplex ALSA device with drift correction on (the I/O unit's render)",
+                "the drift-corrected ALSA device's thread between two renders of those players (the driver's two-clock cycle: capture queued and resampled, the input callback into the recorder's queue)"))
         } else {
             notes.append("the ALSA rows: skipped, the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
         for (rig, name, between) in rigs {
-            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig)
+            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
             rows.append(
                 BenchmarkRow(
                     metric: "\(name): retains and releases per render cycle", unit: "ops",
@@ -86,7 +92,18 @@ struct RefcountAudit {
                     metric: "\(between): retains and releases per cycle", unit: "ops",
                     sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles, \(counted.xruns) xruns (a recovery's own operations count here)")
+            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles without an xrun")
+            let recovery = "\(rig.deviceName)'s thread through an xrun's recovery (from the post-render before it to the next pre-render: the failed transfer, the recovery, the event posted, the next wait)"
+            if xrunEvery > 0 {
+                rows.append(
+                    BenchmarkRow(
+                        metric: "\(recovery): retains and releases per xrun", unit: "ops",
+                        sonora: Double(counted.recovery.count.retains + counted.recovery.count.releases) / Double(max(counted.recoveryXruns, 1)),
+                        anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+            }
+            notes.append(
+                "\(recovery): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases over \(counted.recoveryXruns) xruns in \(counted.recovery.spans) cycles"
+                    + (xrunEvery > 0 ? " (\(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced, one after every \(xrunEvery) renders)" : " (xruns not forced: --xrun-every N)"))
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -168,25 +185,47 @@ struct RefcountAudit {
             counting = true
         }
 
-        /// Ends the stretch begun on this thread, if one was.
+        /// Ends the stretch begun on this thread, if one was, and adds it to this span's count.
         mutating func end() {
-            guard counting else { return }
+            if let counted = stop() { add(counted) }
+        }
+
+        /// Ends the stretch begun on this thread, if one was: what it saw, not yet added.
+        mutating func stop() -> Count? {
+            guard counting else { return nil }
             var retains = 0
             var releases = 0
             sonora_refcount_counter_end(&retains, &releases)
             counting = false
-            count.retains += retains
-            count.releases += releases
+            return Count(retains: retains, releases: releases)
+        }
+
+        mutating func add(_ counted: Count) {
+            count.retains += counted.retains
+            count.releases += counted.releases
             spans += 1
         }
     }
 
     /// The device thread inside the I/O unit's renders (pre- to post-render notification) and
     /// between them (one cycle's post-render to the next one's pre-render: the engine's cycle).
+    /// A stretch between two renders in which the device counted an xrun goes to `recovery`
+    /// (with the xruns it saw), not to `between`.
     struct DeviceTally {
         var armed = false
         var render = DeviceSpan()
         var between = DeviceSpan()
+        var recovery = DeviceSpan()
+        var recoveryXruns = 0
+        /// The device's xrun count (read on the device thread outside the counted stretches).
+        var xruns: () -> Int = { 0 }
+        var xrunsAtBetweenStart = 0
+        /// Counted renders so far; after every `stallEvery`-th (0: never) the thread sleeps
+        /// `stall` (longer than the device's buffer: an xrun), outside the counted stretches.
+        var renders = 0
+        var stallEvery = 0
+        var stall = timespec(tv_sec: 0, tv_nsec: 0)
+        var stalls = 0
     }
 
     /// Where the counted players play.
@@ -198,6 +237,18 @@ struct RefcountAudit {
         /// (its wait, pointer and conversion work), the I/O unit's input callback and the
         /// recorder's input queue capture are then on the counted thread too.
         case loopWithRecorder
+        /// The same with drift correction forced on (one clock here): the driver's two-clock
+        /// cycle (`driftCycle`: capture queued in the drift compensator and read out resampled),
+        /// which a device of two sound cards runs.
+        case loopDriftCorrected
+
+        var deviceName: String {
+            switch self {
+            case .null: "the null device"
+            case .loopWithRecorder: "the ALSA device"
+            case .loopDriftCorrected: "the drift-corrected ALSA device"
+            }
+        }
     }
 
     /// `players` AudioPlayers looping a 1 s WAV on `rig` (256-frame periods), counted on the
@@ -205,8 +256,16 @@ struct RefcountAudit {
     /// pre-render and post-render notifications (the queue mixer and the conversion to the device),
     /// and apart from that between one cycle's post-render and the next one's pre-render (the
     /// device engine's cycle: its clock, load and xrun bookkeeping, the wait; on the duplex rig
-    /// also the capture and the input callback, which come before the output's render).
-    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null) throws -> (render: DeviceSpan, between: DeviceSpan, xruns: Int) {
+    /// also the capture and the input callback, which come before the output's render). A
+    /// stretch between two renders in which the device counted an xrun is an xrun's recovery,
+    /// counted apart. With `xrunEvery` > 0 the thread sleeps for the device's buffer and a
+    /// period after every `xrunEvery`-th counted render (in the post-render notification,
+    /// outside the counted stretches): a real xrun, found by the driver at its next transfer,
+    /// and its recovery, once per stall. A sleep, not a spin: the SCHED_FIFO thread leaves
+    /// the CPU to the rest of the machine while it is late.
+    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null, xrunEvery: Int = 0) throws -> (
+        render: DeviceSpan, between: DeviceSpan, recovery: DeviceSpan, recoveryXruns: Int, stalls: Int, stallMicroseconds: Int
+    ) {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -220,11 +279,15 @@ struct RefcountAudit {
             device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
-        case .loopWithRecorder:
+        case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let alsa = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, periods: 2, inputChannels: 2, outputChannels: 2,
-                sampleFormat: .s16LE, requiresExactPeriod: true, realtimePriority: 70))
+                sampleFormat: .s16LE, requiresExactPeriod: true, realtimePriority: 70,
+                driftCorrection: rig == .loopDriftCorrected ? .on : .automatic))
+            guard alsa.correctsDrift == (rig == .loopDriftCorrected) else {
+                throw AudioError(.unspecified, "the ALSA device on \(rig): drift correction \(alsa.correctsDrift ? "on" : "off"), not what the rig needs")
+            }
             device = alsa
             let io = IOUnit()
             try io.setDevice(alsa)
@@ -244,17 +307,42 @@ struct RefcountAudit {
             all.forEach { $0.stop() }
             recorder?.stop()
             device.stop()
+            tally.deinitialize(count: 1)
             tally.deallocate()
         }
+        tally.pointee.xruns = { device.statistics.xruns }  // (released with the tally)
+        let format = device.format
+        let stallNanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
+        tally.pointee.stallEvery = xrunEvery
+        tally.pointee.stall = timespec(tv_sec: stallNanoseconds / 1_000_000_000, tv_nsec: stallNanoseconds % 1_000_000_000)
         try unit.addRenderNotify(RenderCallback(function: { context, request in
             let tally = context!.assumingMemoryBound(to: DeviceTally.self)
             let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
             if flags.contains(.preRender) {
-                tally.pointee.between.end()
+                if let counted = tally.pointee.between.stop() {
+                    let xruns = tally.pointee.xruns() - tally.pointee.xrunsAtBetweenStart
+                    if xruns > 0 {
+                        tally.pointee.recovery.add(counted)
+                        tally.pointee.recoveryXruns += xruns
+                    } else {
+                        tally.pointee.between.add(counted)
+                    }
+                }
                 if tally.pointee.armed { tally.pointee.render.begin() }
             } else if flags.contains(.postRender), tally.pointee.render.counting {
                 tally.pointee.render.end()
-                if tally.pointee.armed { tally.pointee.between.begin() }
+                if tally.pointee.armed {
+                    tally.pointee.renders += 1
+                    if tally.pointee.stallEvery > 0, tally.pointee.renders % tally.pointee.stallEvery == 0 {
+                        // Late on purpose: past the buffer, so the next transfer finds an xrun.
+                        var request = tally.pointee.stall
+                        var remaining = timespec()
+                        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+                        tally.pointee.stalls += 1
+                    }
+                    tally.pointee.xrunsAtBetweenStart = tally.pointee.xruns()
+                    tally.pointee.between.begin()
+                }
             }
             return 0
         }, context: UnsafeMutableRawPointer(tally)))
@@ -268,12 +356,9 @@ struct RefcountAudit {
         try recorder?.record()
         usleep(300_000)
         // A plain store the device thread reads at its next notification (a late look costs a cycle).
-        let xrunsBefore = device.statistics.xruns
         withExtendedLifetime(all) { tally.pointee.armed = true }
         usleep(useconds_t(seconds * 1_000_000))
         tally.pointee.armed = false
-        // An xrun's recovery (re-preparing the streams) is counted with the cycles it interrupts.
-        let xruns = device.statistics.xruns - xrunsBefore
         usleep(50_000)
         if let recorder, !recorder.isRecording {
             throw AudioError(.unspecified, "the recorder on \(rig) stopped while counted: its capture was not exercised")
@@ -283,7 +368,12 @@ struct RefcountAudit {
         guard tally.pointee.render.spans > 0, tally.pointee.between.spans > 0 else {
             throw AudioError(.unspecified, "the players on \(rig): no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
         }
-        return (tally.pointee.render, tally.pointee.between, xruns)
+        // Forced xruns that did not happen would read as "no retains per xrun".
+        if xrunEvery > 0, tally.pointee.recoveryXruns == 0 {
+            throw AudioError(.unspecified, "the players on \(rig): \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
+        }
+        let t = tally.pointee
+        return (t.render, t.between, t.recovery, t.recoveryXruns, t.stalls, stallNanoseconds / 1000)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

@@ -17,9 +17,15 @@ struct RefcountBenchCommand: ParsableCommand {
             two renders (the device engine's cycle and its wait); then the same on a
             duplex sonoraloop ALSA device with an AudioRecorder capturing from it
             (the ALSA driver's cycle, the capture and the recorder's input queue
-            between renders; skipped with a note when the loopback plugin is not
-            built beside sonora-bench). The goal is 0 per
-            cycle. Judge a release build: a debug build retains around most calls.
+            between renders), and once more with drift correction forced on (the
+            driver's two-clock cycle); the ALSA rows are skipped with a note when
+            the loopback plugin is not built beside sonora-bench. The goal is 0 per
+            cycle. With --xrun-every N, each device thread sleeps longer
+            than its buffer after every Nth counted render (a real xrun,
+            found at the next transfer, and its recovery): a row per device
+            then counts the operations per xrun, from that render to the
+            next one (goal 0). Stretches with an xrun are counted apart from
+            the cycles between renders, forced or not. Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
             debugger: who retained).
 
@@ -27,6 +33,7 @@ struct RefcountBenchCommand: ParsableCommand {
               swift build -c release --product sonora-bench
               .build/release/sonora-bench refcounts
               .build/release/sonora-bench refcounts --json --cycles 10000
+              .build/release/sonora-bench refcounts --xrun-every 25 --device-seconds 3
             """
     )
 
@@ -39,16 +46,20 @@ struct RefcountBenchCommand: ParsableCommand {
     @Option(help: "Seconds the players' device runs while counted.")
     var deviceSeconds = 1.0
 
+    @Option(help: "Force an xrun after every Nth counted render of the device rigs (0: none).")
+    var xrunEvery = 0
+
     @Option(help: "The LV2 plugin the LV2 case renders.")
     var plugin = "http://lv2plug.in/plugins/eg-amp"
 
     func validate() throws {
         guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
         guard deviceSeconds.isFinite, (0.1...600).contains(deviceSeconds) else { throw ValidationError("--device-seconds must be in 0.1…600") }
+        guard xrunEvery == 0 || (2...100_000).contains(xrunEvery) else { throw ValidationError("--xrun-every must be 0 (off) or in 2…100000") }
     }
 
     func run() throws {
-        let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds).run()
+        let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
 }

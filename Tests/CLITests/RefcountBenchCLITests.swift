@@ -24,8 +24,8 @@ struct RefcountBenchCLITests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
         // The ALSA rows need the loopback plugin, which `make build` puts beside sonora-bench.
-        #expect(rows.count == 10, "\(rows.map(\.metric))")
-        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit", "AudioPlayers looping on the null device", "null device's thread between two renders", "AudioPlayers on a duplex sonoraloop ALSA device recording too", "ALSA device's thread between two renders"] {
+        #expect(rows.count == 12, "\(rows.map(\.metric))")
+        for name in ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit", "AudioPlayers looping on the null device", "null device's thread between two renders", "AudioPlayers on a duplex sonoraloop ALSA device recording too", "ALSA device's thread between two renders", "drift-corrected ALSA device's thread between two renders"] {
             #expect(rows.contains { $0.metric.contains(name) }, "\(name)")
         }
         for row in rows {
@@ -34,6 +34,20 @@ struct RefcountBenchCLITests {
         }
         // Unoptimized, the full steps retain the units they call: a counter bound to nothing would say 0.
         #expect(rows.contains { $0.metric.contains("full steps") && $0.sonora > 0 })
+    }
+
+    @Test("--xrun-every: each device's stall makes xruns, and a row counts the operations per xrun")
+    func forcedXruns() throws {
+        let outcome = try bench("refcounts", "--json", "--cycles", "20", "--device-seconds", "0.5", "--xrun-every", "8")
+        // Non-zero when a rig's stalls made no xrun: a row that counted nothing would read as 0.
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
+        #expect(rows.count == 15, "\(rows.map(\.metric))")
+        for name in ["the null device's thread through an xrun's recovery", "the ALSA device's thread through an xrun's recovery", "the drift-corrected ALSA device's thread through an xrun's recovery"] {
+            let row = rows.first { $0.metric.contains(name) }
+            #expect(row?.metric.hasSuffix("per xrun") == true && row?.anchor_value == 0, "\(name)")
+            #expect(row.map { $0.sonora.isFinite && $0.sonora >= 0 } == true, "\(name)")
+        }
     }
 
     @Test("bad options: non-zero with the reason")
@@ -45,6 +59,10 @@ struct RefcountBenchCLITests {
         for seconds in ["0", "nan", "1e9"] {
             let outcome = try bench("refcounts", "--device-seconds", seconds)
             #expect(outcome.status != 0 && outcome.stderr.contains("device-seconds"), "--device-seconds \(seconds): \(outcome.stderr)")
+        }
+        for every in ["1", "-3", "abc"] {
+            let outcome = try bench("refcounts", "--xrun-every", every)
+            #expect(outcome.status != 0 && outcome.stderr.contains("xrun-every"), "--xrun-every \(every): \(outcome.stderr)")
         }
     }
 }

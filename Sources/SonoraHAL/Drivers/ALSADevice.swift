@@ -44,8 +44,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// pairs per duplex cycle, `sonora-bench refcounts`). They own the PCMs and are replaced
     /// only while the I/O thread is stopped or idles in `awaitRecovery`.
     private var pcms: (capture: Unmanaged<ALSAPCM>?, playback: Unmanaged<ALSAPCM>?) = (nil, nil)
-    private let runner = DeviceRunner()
+    private let runner: DeviceRunner
     private var monitor: DeviceMonitor { runner.monitor }
+    /// The I/O thread's view of `monitor` for posting events, unretained (the runner owns the
+    /// monitor for the device's life): `monitor.post(…)` retained and released the monitor
+    /// around the queue's push, a pair per xrun (`sonora-bench refcounts --xrun-every`).
+    private let eventMonitor: Unmanaged<DeviceMonitor>
     private let engine: IOEngine
     /// The hand-over of a vanished device between the I/O thread and the control thread.
     private let recovery = Atomic<Int>(Recovery.none)
@@ -64,6 +68,10 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// Present when capture and playback run on independent clocks: capture is resampled
     /// to playback's clock, steering the FIFO fill level.
     private let compensator: DriftCompensator?
+    /// The I/O thread's view of `compensator`, unretained (as `pcms`): binding the optional
+    /// property (`guard let compensator`) retained and released it every two-clock cycle
+    /// (`sonora-bench refcounts`, the drift-corrected rig).
+    private let drift: Unmanaged<DriftCompensator>?
     private let fifoChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private static let logger = Logger(label: "sonora.alsa")
     /// Timer-driven wake-ups: the headroom in seconds (nil: poll).
@@ -96,6 +104,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         playbackName = playback
         self.configuration = configuration
         self.alsaConfiguration = alsaConfiguration
+        runner = DeviceRunner()
+        eventMonitor = Unmanaged.passUnretained(runner.monitor)
         tree = try ALSAConfiguration.tree(extra: alsaConfiguration)
         do {
             let (captured, played) = try Self.openPair(capture: capture, playback: playback, configuration: configuration, tree: tree, faults: faults)
@@ -130,10 +140,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             // The reported drift averages the loop's integral over ~1.5 s.
             compensator = DriftCompensator(channelCount: self.capture!.channels, periodFrames: period, targetFill: 2.5 * Double(period),
                                            driftAveragingPeriods: Int(1.5 * Double(configuration.sampleRate) / Double(period)))
+            drift = Unmanaged.passUnretained(compensator!)
             format.notes.append("capture and playback run on independent clocks; capture is resampled to playback's clock")
             linked = false
         } else {
             compensator = nil
+            drift = nil
             linked = Self.link(self.capture, self.playback)
         }
         predictor = PeriodPredictor(periodFrames: period, sampleRate: Double(configuration.sampleRate))
@@ -275,12 +287,12 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
                     continue
                 }
                 engine.restartClock(at: HostTime.now.seconds)
-                compensator?.reset(keepingRatio: true)
+                drift?._withUnsafeGuaranteedRef { $0.reset(keepingRatio: true) }
                 predictor.reset()
                 timerMisses = 0
                 needsStart = false
             }
-            let failure = compensator == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
+            let failure = drift == nil ? cycle(lastCycleEnd: &lastCycleEnd) : driftCycle(lastCycleEnd: &lastCycleEnd)
             if case .none = failure { continue }
             handle(failure, lastCycleEnd: &lastCycleEnd)
             needsStart = true
@@ -381,9 +393,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     /// period is read out of the queue at the rate that keeps it at its target fill.
     @inline(__always)
     private func driftCycle(lastCycleEnd: inout UInt64) -> Failure {
-        // One PCM per stretch, as in `cycle` (not counted by sonora-bench refcounts: its rigs
-        // have one clock).
-        guard let compensator, let capture = pcms.capture, let playback = pcms.playback else { return .none }
+        // One reference per stretch, as in `cycle`: the compensator's stretch reaches the
+        // capture PCM through short stretches of its own, never a second captured reference.
+        guard let drift, let capture = pcms.capture, let playback = pcms.playback else { return .none }
         let period = engine.periodFrames
         var wake = HostTime.now
         switch playback._withUnsafeGuaranteedRef({ beginPeriod($0, wake: &wake) }) {
@@ -392,26 +404,29 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         case let failure: return failure
         }
         // Queue what capture has; a capture overrun restarts capture alone.
-        let queued = capture._withUnsafeGuaranteedRef { capture -> Failure in
-            var available = capture.availUpdate()
+        let queued = drift._withUnsafeGuaranteedRef { compensator -> Failure in
+            var available = capture._withUnsafeGuaranteedRef { $0.availUpdate() }
             if available == -Int(EPIPE) {
                 monitor.add(monitor.captureXruns)
-                monitor.post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
-                _ = capture.drop()
-                _ = capture.prepare()
-                _ = capture.start()
+                post(.xrun(.capture, nanoseconds: 0, sampleTime: engine.sampleTime))
+                capture._withUnsafeGuaranteedRef { capture in
+                    _ = capture.drop()
+                    _ = capture.prepare()
+                    _ = capture.start()
+                }
                 compensator.reset(keepingRatio: true)
                 available = 0
             } else if available < 0 {
-                return failure(Int32(available), capture)
+                return capture._withUnsafeGuaranteedRef { failure(Int32(available), $0) }
             }
+            let channels = capture._withUnsafeGuaranteedRef { $0.channels }
             while available > 0 {
                 let chunk = min(available, period)
                 guard let region = compensator.writableRegion(frames: chunk) else { break }
-                for channel in 0..<capture.channels { fifoChannels[channel] = region.base + channel * region.stride }
-                let list = AudioBufferList(channels: fifoChannels, channelCount: capture.channels, frameCount: chunk)
-                let read = capture.read(into: list, offset: 0, frames: chunk)
-                if read < 0 { return failure(Int32(read), capture) }
+                for channel in 0..<channels { fifoChannels[channel] = region.base + channel * region.stride }
+                let list = AudioBufferList(channels: fifoChannels, channelCount: channels, frameCount: chunk)
+                let read = capture._withUnsafeGuaranteedRef { $0.read(into: list, offset: 0, frames: chunk) }
+                if read < 0 { return capture._withUnsafeGuaranteedRef { failure(Int32(read), $0) } }
                 compensator.commitWrite(frames: read)
                 if read < chunk { break }
                 available -= read
@@ -420,8 +435,11 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         }
         guard case .none = queued else { return queued }
         let input = engine.inputList
-        compensator.read(into: { input.samples($0) }, frames: period)
-        monitor.driftBits.store(compensator.averageDriftPPM.bitPattern, ordering: .relaxed)
+        let driftPPM = drift._withUnsafeGuaranteedRef { compensator in
+            compensator.read(into: { input.samples($0) }, frames: period)
+            return compensator.averageDriftPPM
+        }
+        monitor.driftBits.store(driftPPM.bitPattern, ordering: .relaxed)
         _ = engine.render()
         let written = playback._withUnsafeGuaranteedRef { playback -> Failure in
             let written = playback.write(from: engine.outputList, offset: 0, frames: period)
@@ -550,7 +568,7 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             let skipped = Int(Double(now &- began) / 1e9 * engine.sampleRate)
             engine.skip(frames: (skipped / engine.periodFrames) * engine.periodFrames)
             monitor.xrunNanoseconds.wrappingAdd(now &- began, ordering: .relaxed)
-            monitor.post(.xrun(stream, nanoseconds: now &- began, sampleTime: engine.sampleTime))
+            post(.xrun(stream, nanoseconds: now &- began, sampleTime: engine.sampleTime))
             lastCycleEnd = now
             if status.code < 0 {
                 handle(.failed(status.stream, -status.code), lastCycleEnd: &lastCycleEnd)
@@ -561,15 +579,21 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             // (No array of the two: the I/O thread allocates nothing.)
             if let capture = pcms.capture { capture._withUnsafeGuaranteedRef { resume($0) } }
             if let playback = pcms.playback { playback._withUnsafeGuaranteedRef { resume($0) } }
-            monitor.post(.resumed(stream))
+            post(.resumed(stream))
             lastCycleEnd = HostTime.now.nanoseconds
         case .failed(let stream, let code):
             monitor.add(monitor.interruptions)
-            monitor.post(.interruptionBegan(stream, errno: code))
+            post(.interruptionBegan(stream, errno: code))
             guard awaitRecovery() else { return }
-            monitor.post(.interruptionEnded(attempts: recoveryAttempts.load(ordering: .relaxed)))
+            post(.interruptionEnded(attempts: recoveryAttempts.load(ordering: .relaxed)))
             lastCycleEnd = HostTime.now.nanoseconds
         }
+    }
+
+    /// Posts `event` for the control side (I/O thread), through the unretained monitor.
+    @inline(__always)
+    private func post(_ event: DeviceEvent) {
+        eventMonitor._withUnsafeGuaranteedRef { $0.post(event) }
     }
 
     /// When the xrun on `stream` happened: ALSA's trigger time stamp where the driver
