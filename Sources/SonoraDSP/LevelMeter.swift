@@ -67,7 +67,12 @@ public struct LevelMeter: Sendable {
             index &+= 8
         }
         var sum = Double(squares.sum())
-        var blockPeak = maxima.max()
+        // By halves rather than `maxima.max()`, which was not inlined: a call per measure,
+        // 3.8 % of a metering 64-input mixer's time.
+        // (`pointwiseMax` was not inlined either; masked replaces, as in the loop above, are.)
+        let quarters = maxima.lowHalf.replacing(with: maxima.highHalf, where: maxima.highHalf .> maxima.lowHalf)
+        let halves = quarters.lowHalf.replacing(with: quarters.highHalf, where: quarters.highHalf .> quarters.lowHalf)
+        var blockPeak = Swift.max(halves[0], halves[1])
         while index < count {
             let x = samples[index]
             sum += Double(x * x)

@@ -16,6 +16,19 @@ struct LevelMeterTests {
         #expect(meter.averagePowerDB == -120 && meter.peakPowerDB == -120)
     }
 
+    /// The vector part keeps eight running maxima and reduces them by halves: the peak is
+    /// found whichever lane (position mod 8) and sign it has, in the vector part or the tail.
+    @Test(arguments: Array(0..<19))
+    func peakInAnyLaneIsFound(position: Int) {
+        for sign: Float in [1, -1] {
+            var samples = (0..<19).map { Float($0 % 5) * 0.01 - 0.02 }
+            samples[position] = 0.75 * sign
+            var meter = LevelMeter(sampleRate: 48_000, averagingTime: 0, peakDecayTime: 0)
+            Self.measure(&meter, samples)
+            #expect(meter.peak == 0.75, "peak at \(position), sign \(sign): \(meter.peak)")
+        }
+    }
+
     @Test func zeroTimesReportTheLastBlockExactly() {
         var meter = LevelMeter(sampleRate: 48_000, averagingTime: 0, peakDecayTime: 0)
         // Mean square 0.25 → −6.0206 dB; peak 0.5 → −6.0206 dB. 37 samples: SIMD part and tail.
