@@ -40,6 +40,11 @@ public final class MeterUnit: AudioUnit, @unchecked Sendable {
 
     public override var canProcessInPlace: Bool { true }
 
+    /// The average meters are published as mean squares (no square root on the render thread).
+    public override func publishesMeanSquare(_ id: AudioUnitParameterID) -> Bool {
+        (Parameter.averagePower..<Parameter.peakPower).contains(id)
+    }
+
     public override func allocateRenderResources() throws(AudioError) {
         averageSlot = try parameterSlot(ParameterAddress(Parameter.averagePower))
         peakSlot = try parameterSlot(ParameterAddress(Parameter.peakPower))
@@ -63,7 +68,7 @@ public final class MeterUnit: AudioUnit, @unchecked Sendable {
         context.output.copy(from: context.input(0))
         for channel in 0..<min(context.output.channelCount, meteredChannels) {
             meters[channel].measure(context.output.samples(channel), count: context.frameCount)
-            context.publish(Float(meters[channel].meanSquare.squareRoot()), slot: averageSlot + channel)
+            context.publish(Float(meters[channel].meanSquare), slot: averageSlot + channel)
             context.publish(Float(meters[channel].peak), slot: peakSlot + channel)
         }
         return .noError
