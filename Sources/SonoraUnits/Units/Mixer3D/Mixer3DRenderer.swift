@@ -390,10 +390,11 @@ struct Mixer3DRenderer {
         for channel in 0..<min(channels, metered) {
             let meter = meters + element * metered + channel
             meter.pointee.measure(source[channel], count: frames)
-            let rms = Float(meter.pointee.meanSquare.squareRoot()), peak = Float(meter.pointee.peak)
-            context.publish(rms, slot: meterSlots[channel] + element)
+            // Average power as a mean square (the reading takes the root: Mixer3DUnit.publishesMeanSquare).
+            let meanSquare = Float(meter.pointee.meanSquare), peak = Float(meter.pointee.peak)
+            context.publish(meanSquare, slot: meterSlots[channel] + element)
             context.publish(peak, slot: meterSlots[metered + channel] + element)
-            context.publish(rms * gain, slot: meterSlots[2 * metered + channel] + element)
+            context.publish(meanSquare * (gain * gain), slot: meterSlots[2 * metered + channel] + element)
             context.publish(peak * gain, slot: meterSlots[3 * metered + channel] + element)
         }
     }
@@ -404,7 +405,7 @@ struct Mixer3DRenderer {
         for channel in 0..<outputChannels {
             let meter = meters + first + channel
             meter.pointee.measure(output.samples(channel), count: frames)
-            context.publish(Float(meter.pointee.meanSquare.squareRoot()), slot: slots[channel])
+            context.publish(Float(meter.pointee.meanSquare), slot: slots[channel])
             context.publish(Float(meter.pointee.peak), slot: slots[outputChannels + channel])
         }
     }

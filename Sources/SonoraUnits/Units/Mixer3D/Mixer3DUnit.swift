@@ -138,6 +138,12 @@ public final class Mixer3DUnit: AudioUnit, @unchecked Sendable {
     public override var supportsBypass: Bool { false }
     public override var pullsInputsItself: Bool { true }
 
+    /// The average-power meters are published as mean squares (no square root on the render thread).
+    public override func publishesMeanSquare(_ id: AudioUnitParameterID) -> Bool {
+        (Parameter.preAveragePower..<Parameter.prePeakHoldLevel).contains(id)
+            || (Parameter.postAveragePower..<Parameter.postPeakHoldLevel).contains(id)
+    }
+
     /// Inputs mono or stereo; the output stereo, 4.0 (L R Ls Rs) or 5.1 (L R C LFE Ls Rs).
     public override func supports(_ format: StreamFormat, scope: AudioUnitScope, element: AudioUnitElement) -> Bool {
         guard format.isCanonical && format.validationProblems.isEmpty else { return false }
