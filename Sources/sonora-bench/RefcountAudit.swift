@@ -66,44 +66,22 @@ struct RefcountAudit {
             notes.append("LV2Unit \(lv2Plugin): skipped (\(error))")
         }
         var rows: [BenchmarkRow] = []
-        var rigs: [(rig: DeviceRig, name: String, between: String)] = [(
-            .null, "AudioQueueOutput, 16 AudioPlayers looping on the null device (the I/O unit's render on the device thread)",
-            "the null device's thread between two renders of those players (the engine's cycle and its wait)")]
+        var rigs: [DeviceRig] = [.null]
         if ALSAConfiguration.loopPluginPath != nil {
-            rigs.append((
-                .loopWithRecorder, "AudioQueueOutput, 16 AudioPlayers on a duplex sonoraloop ALSA device recording too (the I/O unit's render)",
-                "the ALSA device's thread between two renders of those players (the driver's cycle, the capture, the input callback into the recorder's queue)"))
-            rigs.append((
-                .loopDriftCorrected, "AudioQueueOutput, 16 AudioPlayers on the same duplex ALSA device with drift correction on (the I/O unit's render)",
-                "the drift-corrected ALSA device's thread between two renders of those players (the driver's two-clock cycle: capture queued and resampled, the input callback into the recorder's queue)"))
+            rigs += [.loopWithRecorder, .loopDriftCorrected]
         } else {
             notes.append("the ALSA rows: skipped, the sonoraloop plugin is not built beside sonora-bench (swift build -c release --product asound_module_pcm_sonoraloop)")
         }
-        for (rig, name, between) in rigs {
+        for rig in rigs {
             let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
-            rows.append(
-                BenchmarkRow(
-                    metric: "\(name): retains and releases per render cycle", unit: "ops",
-                    sonora: Double(counted.render.count.retains + counted.render.count.releases) / Double(max(counted.render.spans, 1)),
-                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases in \(counted.render.spans) cycles")
-            rows.append(
-                BenchmarkRow(
-                    metric: "\(between): retains and releases per cycle", unit: "ops",
-                    sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
-                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles without an xrun")
-            let recovery = "\(rig.deviceName)'s thread through an xrun's recovery (from the post-render before it to the next pre-render: the failed transfer, the recovery, the event posted, the next wait)"
-            if xrunEvery > 0 {
-                rows.append(
-                    BenchmarkRow(
-                        metric: "\(recovery): retains and releases per xrun", unit: "ops",
-                        sonora: Double(counted.recovery.count.retains + counted.recovery.count.releases) / Double(max(counted.recoveryXruns, 1)),
-                        anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            }
-            notes.append(
-                "\(recovery): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases over \(counted.recoveryXruns) xruns in \(counted.recovery.spans) cycles"
-                    + (xrunEvery > 0 ? " (\(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced, one after every \(xrunEvery) renders)" : " (xruns not forced: --xrun-every N)"))
+            append(counted, rig: rig, to: &rows, notes: &notes)
+        }
+        switch jackRig() {
+        case .success(let report):
+            rows += report.rows
+            notes += report.notes
+        case .failure(let reason):
+            notes.append("the JACK rows: skipped, \(reason.message)")
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -116,6 +94,79 @@ struct RefcountAudit {
         }
         notes.insert("counted on the rendering thread over \(cycles) cycles after 200 to warm up; a debug build retains around most calls, so judge a release build", at: 0)
         return (rows, notes)
+    }
+
+    /// The rows and notes of one device rig's counts.
+    func append(_ counted: DeviceCounts, rig: DeviceRig, to rows: inout [BenchmarkRow], notes: inout [String]) {
+        let (name, between) = rig.rowNames
+        rows.append(
+            BenchmarkRow(
+                metric: "\(name): retains and releases per render cycle", unit: "ops",
+                sonora: Double(counted.render.count.retains + counted.render.count.releases) / Double(max(counted.render.spans, 1)),
+                anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+        notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases in \(counted.render.spans) cycles")
+        rows.append(
+            BenchmarkRow(
+                metric: "\(between): retains and releases per cycle", unit: "ops",
+                sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
+                anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+        notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles without an xrun")
+        let recovery = "\(rig.deviceName)'s thread through an xrun's recovery (from the post-render before it to the next pre-render: the failed transfer, the recovery, the event posted, the next wait)"
+        if xrunEvery > 0, counted.recoveryXruns > 0 {
+            rows.append(
+                BenchmarkRow(
+                    metric: "\(recovery): retains and releases per xrun", unit: "ops",
+                    sonora: Double(counted.recovery.count.retains + counted.recovery.count.releases) / Double(counted.recoveryXruns),
+                    anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+        }
+        notes.append(
+            "\(recovery): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases over \(counted.recoveryXruns) xruns in \(counted.recovery.spans) cycles"
+                + (xrunEvery > 0 ? " (\(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced, one after every \(xrunEvery) renders)" : " (xruns not forced: --xrun-every N)"))
+    }
+
+    /// What the JACK rig counted, as rows and notes (the child's report).
+    struct JackRigReport: Codable {
+        var rows: [BenchmarkRow]
+        var notes: [String]
+    }
+
+    /// The JACK rig, counted in this process (inside scripts/with-jack-dummy.sh: `--jack-rig`).
+    func runJackRig() throws -> JackRigReport {
+        guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else { throw CounterUnavailable() }
+        var rows: [BenchmarkRow] = []
+        var notes: [String] = []
+        let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: .jack, xrunEvery: xrunEvery)
+        append(counted, rig: .jack, to: &rows, notes: &notes)
+        if xrunEvery > 0, counted.recoveryXruns == 0 {
+            notes.append("the JACK client device: \(counted.stalls) stalls of \(counted.stallMicroseconds) µs made no xrun that JACK reported (jackd's dummy backend without realtime waits for a late client)")
+        }
+        return JackRigReport(rows: rows, notes: notes)
+    }
+
+    /// The JACK rig in a child of this program beside a private jackd on the dummy backend
+    /// (scripts/with-jack-dummy.sh; jackd and root needed, as for the JACK tests).
+    func jackRig() -> Result<JackRigReport, AudioError> {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { return .failure(AudioError(.unspecified, "jackd is not installed (Debian: jackd2)")) }
+        guard getuid() == 0 else { return .failure(AudioError(.unspecified, "a private jackd needs root (its own /dev/shm)")) }
+        guard let script = IOBenchmark.jackScript else { return .failure(AudioError(.unspecified, "scripts/with-jack-dummy.sh not found above sonora-bench")) }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["48000", "256", executable, "refcounts", "--jack-rig", "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)"]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run \(script): \(error)")) }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let report = try? JSONDecoder().decode(JackRigReport.self, from: data) else {
+            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            return .failure(AudioError(.unspecified, process.terminationStatus == 77 ? reason : "the JACK rig failed (exit \(process.terminationStatus)): \(reason)"))
+        }
+        return .success(report)
     }
 
     /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen.
@@ -228,6 +279,16 @@ struct RefcountAudit {
         var stalls = 0
     }
 
+    /// What a device rig counted.
+    struct DeviceCounts {
+        var render: DeviceSpan
+        var between: DeviceSpan
+        var recovery: DeviceSpan
+        var recoveryXruns: Int
+        var stalls: Int
+        var stallMicroseconds: Int
+    }
+
     /// Where the counted players play.
     enum DeviceRig {
         /// The null device: a timer loop stands in for a driver.
@@ -241,12 +302,36 @@ struct RefcountAudit {
         /// cycle (`driftCycle`: capture queued in the drift compensator and read out resampled),
         /// which a device of two sound cards runs.
         case loopDriftCorrected
+        /// A `jack:system` client device of a jackd on the dummy backend (the bench runs itself
+        /// inside scripts/with-jack-dummy.sh for it): JACK's process thread, the client
+        /// driver's cycle (`JACKProcessor`: ports, xruns reported by JACK's callback) around
+        /// the I/O unit's render.
+        case jack
 
         var deviceName: String {
             switch self {
             case .null: "the null device"
             case .loopWithRecorder: "the ALSA device"
             case .loopDriftCorrected: "the drift-corrected ALSA device"
+            case .jack: "the JACK client device"
+            }
+        }
+
+        /// The rows' names: the render, and the thread between two renders.
+        var rowNames: (render: String, between: String) {
+            switch self {
+            case .null: (
+                "AudioQueueOutput, 16 AudioPlayers looping on the null device (the I/O unit's render on the device thread)",
+                "the null device's thread between two renders of those players (the engine's cycle and its wait)")
+            case .loopWithRecorder: (
+                "AudioQueueOutput, 16 AudioPlayers on a duplex sonoraloop ALSA device recording too (the I/O unit's render)",
+                "the ALSA device's thread between two renders of those players (the driver's cycle, the capture, the input callback into the recorder's queue)")
+            case .loopDriftCorrected: (
+                "AudioQueueOutput, 16 AudioPlayers on the same duplex ALSA device with drift correction on (the I/O unit's render)",
+                "the drift-corrected ALSA device's thread between two renders of those players (the driver's two-clock cycle: capture queued and resampled, the input callback into the recorder's queue)")
+            case .jack: (
+                "AudioQueueOutput, 16 AudioPlayers on a jack:system client of jackd's dummy backend (the I/O unit's render in JACK's process callback)",
+                "JACK's process thread between two renders of those players (libjack's wait and the client driver's cycle: ports, xrun accounting)")
             }
         }
     }
@@ -263,9 +348,7 @@ struct RefcountAudit {
     /// outside the counted stretches): a real xrun, found by the driver at its next transfer,
     /// and its recovery, once per stall. A sleep, not a spin: the SCHED_FIFO thread leaves
     /// the CPU to the rest of the machine while it is late.
-    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null, xrunEvery: Int = 0) throws -> (
-        render: DeviceSpan, between: DeviceSpan, recovery: DeviceSpan, recoveryXruns: Int, stalls: Int, stallMicroseconds: Int
-    ) {
+    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null, xrunEvery: Int = 0) throws -> DeviceCounts {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -278,6 +361,9 @@ struct RefcountAudit {
         case .null:
             device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, inputChannels: 0, outputChannels: 2))
+            output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .jack:
+            device = try AudioDevices.open(named: "jack:system", configuration: AudioDeviceConfiguration(inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
         case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -369,11 +455,13 @@ struct RefcountAudit {
             throw AudioError(.unspecified, "the players on \(rig): no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
         }
         // Forced xruns that did not happen would read as "no retains per xrun".
-        if xrunEvery > 0, tally.pointee.recoveryXruns == 0 {
+        if xrunEvery > 0, tally.pointee.recoveryXruns == 0, rig != .jack {
             throw AudioError(.unspecified, "the players on \(rig): \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
         }
         let t = tally.pointee
-        return (t.render, t.between, t.recovery, t.recoveryXruns, t.stalls, stallNanoseconds / 1000)
+        return DeviceCounts(
+            render: t.render, between: t.between, recovery: t.recovery, recoveryXruns: t.recoveryXruns, stalls: t.stalls,
+            stallMicroseconds: stallNanoseconds / 1000)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

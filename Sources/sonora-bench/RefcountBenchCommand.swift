@@ -19,8 +19,11 @@ struct RefcountBenchCommand: ParsableCommand {
             (the ALSA driver's cycle, the capture and the recorder's input queue
             between renders), and once more with drift correction forced on (the
             driver's two-clock cycle); the ALSA rows are skipped with a note when
-            the loopback plugin is not built beside sonora-bench. The goal is 0 per
-            cycle. With --xrun-every N, each device thread sleeps longer
+            the loopback plugin is not built beside sonora-bench; and on a
+            jack:system client device of a private jackd on the dummy backend
+            (scripts/with-jack-dummy.sh; skipped with a note without jackd or
+            root): JACK's process callback and its thread between renders. The
+            goal is 0 per cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device
             then counts the operations per xrun, from that render to the
@@ -52,6 +55,11 @@ struct RefcountBenchCommand: ParsableCommand {
     @Option(help: "The LV2 plugin the LV2 case renders.")
     var plugin = "http://lv2plug.in/plugins/eg-amp"
 
+    /// The JACK rig alone, as JSON rows and notes: how the command runs itself inside
+    /// scripts/with-jack-dummy.sh for the JACK rows.
+    @Flag(help: .hidden)
+    var jackRig = false
+
     func validate() throws {
         guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
         guard deviceSeconds.isFinite, (0.1...600).contains(deviceSeconds) else { throw ValidationError("--device-seconds must be in 0.1…600") }
@@ -59,6 +67,11 @@ struct RefcountBenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if jackRig {
+            let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runJackRig()
+            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
+        }
         let (rows, notes) = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).run()
         BenchmarkReport.print(rows, json: json, notes: notes)
     }
