@@ -83,6 +83,23 @@ struct RefcountAudit {
         case .failure(let reason):
             notes.append("the JACK rows: skipped, \(reason.message)")
         }
+        if ServerBenchAppliance.sonoraBinary != nil {
+            let appliance = try ServerBenchAppliance(name: "refcounts", config: """
+                engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
+                device: {playback: "null"}
+                nodes:
+                  - {id: clients, kind: clients}
+                connections:
+                  - {from: clients, to: output}
+
+                """)
+            defer { appliance.stop() }
+            let rig = DeviceRig.appliance(socket: appliance.sessionSocket)
+            let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
+            append(counted, rig: rig, to: &rows, notes: &notes)
+        } else {
+            notes.append("the appliance rows: skipped, the sonora binary is not built beside sonora-bench")
+        }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
             let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
@@ -290,7 +307,7 @@ struct RefcountAudit {
     }
 
     /// Where the counted players play.
-    enum DeviceRig {
+    enum DeviceRig: Equatable {
         /// The null device: a timer loop stands in for a driver.
         case null
         /// A duplex sonoraloop ALSA device (S16_LE, mmap where the plugin grants it, SCHED_FIFO),
@@ -307,6 +324,10 @@ struct RefcountAudit {
         /// driver's cycle (`JACKProcessor`: ports, xruns reported by JACK's callback) around
         /// the I/O unit's render.
         case jack
+        /// A `sonora:` client device of an appliance (`sonora run`, the binary beside this one,
+        /// on the null device with a `clients` node): the client driver's thread, woken by the
+        /// appliance each cycle, renders into the shared-memory ring.
+        case appliance(socket: String)
 
         var deviceName: String {
             switch self {
@@ -314,6 +335,16 @@ struct RefcountAudit {
             case .loopWithRecorder: "the ALSA device"
             case .loopDriftCorrected: "the drift-corrected ALSA device"
             case .jack: "the JACK client device"
+            case .appliance: "the appliance client device"
+            }
+        }
+
+        /// Whether a stall of this rig's thread is an xrun its device counts: a JACK client's is
+        /// jackd's to report, and an appliance never waits for a client (its ring runs dry).
+        var countsItsOwnXruns: Bool {
+            switch self {
+            case .null, .loopWithRecorder, .loopDriftCorrected: true
+            case .jack, .appliance: false
             }
         }
 
@@ -332,6 +363,9 @@ struct RefcountAudit {
             case .jack: (
                 "AudioQueueOutput, 16 AudioPlayers on a jack:system client of jackd's dummy backend (the I/O unit's render in JACK's process callback)",
                 "JACK's process thread between two renders of those players (libjack's wait and the client driver's cycle: ports, xrun accounting)")
+            case .appliance: (
+                "AudioQueueOutput, 16 AudioPlayers on a sonora: client device of an appliance (the I/O unit's render on the client driver's thread)",
+                "the appliance client device's thread between two renders of those players (its wait for the appliance's wake-up, the shared-memory ring's write)")
             }
         }
     }
@@ -364,6 +398,9 @@ struct RefcountAudit {
             output = try AudioQueueOutput(device: device, maximumQueues: players)
         case .jack:
             device = try AudioDevices.open(named: "jack:system", configuration: AudioDeviceConfiguration(inputChannels: 0, outputChannels: 2))
+            output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .appliance(let socket):
+            device = try AudioDevices.open(named: "sonora:\(socket)", configuration: AudioDeviceConfiguration(inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
         case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -455,7 +492,7 @@ struct RefcountAudit {
             throw AudioError(.unspecified, "the players on \(rig): no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
         }
         // Forced xruns that did not happen would read as "no retains per xrun".
-        if xrunEvery > 0, tally.pointee.recoveryXruns == 0, rig != .jack {
+        if xrunEvery > 0, tally.pointee.recoveryXruns == 0, rig.countsItsOwnXruns {
             throw AudioError(.unspecified, "the players on \(rig): \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
         }
         let t = tally.pointee

@@ -22,7 +22,9 @@ struct RefcountBenchCommand: ParsableCommand {
             the loopback plugin is not built beside sonora-bench; and on a
             jack:system client device of a private jackd on the dummy backend
             (scripts/with-jack-dummy.sh; skipped with a note without jackd or
-            root): JACK's process callback and its thread between renders. The
+            root): JACK's process callback and its thread between renders; and
+            on a sonora: client device of an appliance (sonora run, the binary
+            beside sonora-bench; skipped with a note when it is not built). The
             goal is 0 per cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device
