@@ -140,6 +140,14 @@ public final class SampleRing: @unchecked Sendable {
         return count
     }
 
+    /// Where the consumer's lines lie — its cursors' pair (its position, its copy of the
+    /// producer's) and the table of channel pointers — for an owner that loads them ahead of
+    /// reading (a mixer before a slice over many rings, so their misses overlap). Addresses
+    /// only: nothing is read or written through them here.
+    public var consumerLines: (cursors: UnsafeRawPointer, channels: UnsafeRawPointer) {
+        (UnsafeRawPointer(cursors.base + RingCursors.lineSize), UnsafeRawPointer(channels))
+    }
+
     /// Filled frames as seen from any thread: a snapshot for meters and logs.
     public var approximateFillLevel: Int { cursors.approximateCount() }
 
