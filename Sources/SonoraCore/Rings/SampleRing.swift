@@ -97,6 +97,15 @@ public final class SampleRing: @unchecked Sendable {
     @inlinable
     public var readableFrames: Int { cursors.consumerView(wanted: capacity).filled }
 
+    /// Whether more than `frames` frames are readable now. Looks at the producer's position
+    /// only when the consumer's copy of it does not already show more (the position only
+    /// grows), where `readableFrames` always looks — a load of the line the producer's core
+    /// writes, a miss each time for a consumer that asks every cycle.
+    @inlinable
+    public func readableFrames(exceed frames: Int) -> Bool {
+        cursors.consumerView(wanted: frames &+ 1).filled > frames
+    }
+
     /// Up to `maxFrames` filled frames to read, in place.
     @inlinable
     public func readRegion(maxFrames: Int = .max) -> SampleRingRegion {

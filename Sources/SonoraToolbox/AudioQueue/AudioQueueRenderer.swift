@@ -300,8 +300,11 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         if metering && !adding { measure(output) }
         // The queue's thread has work worth a wake-up (a context switch each): the end reached
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
-        // `wakeLevel`. Waking after every slice cost more than the rendering itself.
-        if ended || (done > 0 && ring.readableFrames <= wakeLevel) {
+        // `wakeLevel`. Waking after every slice cost more than the rendering itself. The fill
+        // is asked without loading the producer's cursor while the consumer's copy of it shows
+        // more than the level (perf, 64 players: that load, a miss every slice, was a third of
+        // `render`'s samples).
+        if ended || (done > 0 && !ring.readableFrames(exceed: wakeLevel)) {
             if wakesFeeder.pointee.load(ordering: .acquiring) {
                 feeder?._withUnsafeGuaranteedRef { $0.wake() }
             } else if wakesWorker.load(ordering: .relaxed) {
