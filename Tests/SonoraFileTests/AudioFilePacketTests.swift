@@ -21,6 +21,32 @@ struct AudioFilePacketTests {
         #expect(throws: AudioError.self) { try file.readPackets(from: 81, count: 1) }
     }
 
+    /// The form a file source refills queue buffers with: straight into the caller's memory, the
+    /// same bytes and packet count as the array form, bounded by the bytes given and the file's end;
+    /// nil where libsndfile does not read the packets raw (IMA4), so the caller uses the array form.
+    @Test func pcmPacketsReadStraightIntoMemoryAreTheArrayFormsBytes() throws {
+        let path = corpusDirectory.appendingPathComponent("wav16.wav").path
+        let file = try AudioFile.open(path)
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 400, alignment: 16)
+        defer { memory.deallocate() }
+        for (start, count, bound) in [(10, 5, 400), (0, 80, 400), (3, 50, 18), (78, 10, 400), (80, 4, 400)] {
+            memory.initializeMemory(as: UInt8.self, repeating: 0xA5)
+            let array = try file.readPacketData(from: start, count: count, maximumBytes: bound)
+            let direct = try #require(try file.readPacketData(from: start, count: count, maximumBytes: bound, into: memory.baseAddress!))
+            #expect(direct.packetCount == array.packetCount && direct.byteCount == array.bytes.count)
+            #expect(Array(memory[0..<direct.byteCount]) == array.bytes)
+            #expect(memory[direct.byteCount] == 0xA5)  // nothing written past what was read
+        }
+        #expect(throws: AudioError.self) { try file.readPacketData(from: 81, count: 1, maximumBytes: 400, into: memory.baseAddress!) }
+
+        let scratch = try TemporaryFolder()
+        let ima4 = scratch.path("sonora-ima4-direct-\(getpid()).caf")
+        let writer = try AudioFile.create(ima4, type: .caf, format: .appleIMA4(sampleRate: 8000, channels: 1), erase: true)
+        try writer.writeFrames(from: try OwnedAudioBufferList(channelCount: 1, frameCapacity: 128).list)
+        try writer.close()
+        #expect(try AudioFile.open(ima4).readPacketData(from: 0, count: 2, maximumBytes: 400, into: memory.baseAddress!) == nil)
+    }
+
     @Test func ima4PacketsAreTheFilesOwn() throws {
         let scratch = try TemporaryFolder()
         let path = scratch.path("sonora-ima4-packets-\(getpid()).caf")

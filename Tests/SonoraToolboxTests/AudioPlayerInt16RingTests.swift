@@ -28,7 +28,7 @@ struct AudioPlayerInt16RingTests {
         try AudioPlayerTests.run(tap, [player], cycles: 4)
         tap.countsAllocations = true
         try AudioPlayerTests.run(tap, [player], cycles: 36)
-        let held = player.preparedQueue?.renderer.holdsInt16.load(ordering: .relaxed) ?? false
+        let held = player.preparedQueue?.renderer.holdsInt16.pointee.load(ordering: .relaxed) ?? false
         player.pause()
         try AudioPlayerTests.run(tap, [player], cycles: 3)
         try player.seek(to: 0.05)

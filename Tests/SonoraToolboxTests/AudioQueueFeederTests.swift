@@ -78,7 +78,7 @@ struct AudioQueueFeederTests {
         }
         for queue in queues {
             try queue.setOutput(output)
-            let wakesFeeder = queue.renderer.wakesFeeder.load(ordering: .relaxed)
+            let wakesFeeder = queue.renderer.wakesFeeder.pointee.load(ordering: .relaxed)
             #expect(wakesFeeder)
             try fill(queue)
             try queue.prime()
@@ -96,7 +96,7 @@ struct AudioQueueFeederTests {
         // Leaving the output: back to the queue's own thread (no feeder wake-ups from its render side).
         try queues[0].stop(immediate: true)
         try queues[0].setOutput(nil)
-        let stillWakesFeeder = queues[0].renderer.wakesFeeder.load(ordering: .relaxed)
+        let stillWakesFeeder = queues[0].renderer.wakesFeeder.pointee.load(ordering: .relaxed)
         #expect(!stillWakesFeeder)
         #expect(!output.feeder.contains(queues[0]))
     }
@@ -158,7 +158,7 @@ struct AudioQueueFeederTests {
             try fill(queue)
             try queue.prime()
         }
-        let ownWakesFeeder = own.renderer.wakesFeeder.load(ordering: .relaxed)
+        let ownWakesFeeder = own.renderer.wakesFeeder.pointee.load(ordering: .relaxed)
         #expect(!ownWakesFeeder && !output.feeder.contains(own))
         #expect(output.feeder.contains(fed))
         callbacks.lock.withLock { callbacks.recording = true }

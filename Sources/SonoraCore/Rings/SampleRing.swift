@@ -97,6 +97,15 @@ public final class SampleRing: @unchecked Sendable {
     @inlinable
     public var readableFrames: Int { cursors.consumerView(wanted: capacity).filled }
 
+    /// Whether more than `frames` frames are readable now. Looks at the producer's position
+    /// only when the consumer's copy of it does not already show more (the position only
+    /// grows), where `readableFrames` always looks — a load of the line the producer's core
+    /// writes, a miss each time for a consumer that asks every cycle.
+    @inlinable
+    public func readableFrames(exceed frames: Int) -> Bool {
+        cursors.consumerView(wanted: frames &+ 1).filled > frames
+    }
+
     /// Up to `maxFrames` filled frames to read, in place.
     @inlinable
     public func readRegion(maxFrames: Int = .max) -> SampleRingRegion {
@@ -138,6 +147,14 @@ public final class SampleRing: @unchecked Sendable {
         }
         cursors.publishRead(position &+ count)
         return count
+    }
+
+    /// Where the consumer's lines lie — its cursors' pair (its position, its copy of the
+    /// producer's) and the table of channel pointers — for an owner that loads them ahead of
+    /// reading (a mixer before a slice over many rings, so their misses overlap). Addresses
+    /// only: nothing is read or written through them here.
+    public var consumerLines: (cursors: UnsafeRawPointer, channels: UnsafeRawPointer) {
+        (UnsafeRawPointer(cursors.base + RingCursors.lineSize), UnsafeRawPointer(channels))
     }
 
     /// Filled frames as seen from any thread: a snapshot for meters and logs.

@@ -73,6 +73,27 @@ extension AudioFile {
         return (read.bytes, read.descriptions, read.descriptions?.count ?? (maximumPacketSize.map { read.bytes.count / max($0, 1) } ?? 0))
     }
 
+    /// As `readPacketData(from:count:maximumBytes:)` for linear PCM that libsndfile reads
+    /// raw (constant-size packets, no descriptions), straight into `destination`, which has
+    /// room for `maximumBytes`: the bytes and packets read, nil when this file's packets are
+    /// not read that way (then use the array form). The same packets as the array form, with
+    /// no array made, zeroed and copied again (a file source refilling a queue's buffers).
+    public func readPacketData(from start: Int, count: Int, maximumBytes: Int, into destination: UnsafeMutableRawPointer) throws(AudioError)
+        -> (byteCount: Int, packetCount: Int)?
+    {
+        guard dataFormat.isLinearPCM, packetWriter == nil, !isBeingCreated else { return nil }
+        guard maximumBytes >= 0, count >= 0 else {
+            throw AudioError(.parameterError, "\(path): negative byte bound \(maximumBytes) or count \(count)")
+        }
+        guard let size = maximumPacketSize, size > 0, let total = packetCount else { return nil }
+        guard start >= 0, start <= total else {
+            throw AudioError(.invalidPacketOffset, "\(path): packet \(start) is outside 0…\(total)")
+        }
+        let wanted = min(min(count, maximumBytes / size), total - start)
+        guard let bytes = try readRawPackets(from: start, count: wanted, packetSize: size, into: destination) else { return nil }
+        return (bytes, bytes / size)
+    }
+
     /// Reads `count` bytes of audio data from byte `start` (AudioFileReadBytes), at any
     /// offset: across packet boundaries, and in mid-packet. Fewer at the end of the data.
     public func readBytes(from start: Int, count: Int) throws(AudioError) -> [UInt8] {

@@ -445,6 +445,22 @@ public final class AudioFile {
         return bytes
     }
 
+    /// As `readRawPackets(from:count:packetSize:)`, straight into `destination` (room for
+    /// `count` packets): the bytes read, nil unless libsndfile reads the packets raw (IMA4 and
+    /// packet files: nil). No array is made, zeroed and copied again: a file source refilling
+    /// a queue's buffers reads once.
+    func readRawPackets(from start: Int, count: Int, packetSize: Int, into destination: UnsafeMutableRawPointer) throws(AudioError) -> Int? {
+        guard ima4 == nil, let handle, dataFormat.isLinearPCM else { return nil }
+        guard dataFormat.isInterleaved || dataFormat.channelsPerFrame == 1 else { return nil }
+        guard count > 0 else { return 0 }
+        guard sf_seek(handle, sf_count_t(start), SEEK_SET) >= 0 else {
+            throw AudioError(.invalidPacketOffset, "\(path): cannot seek to packet \(start)")
+        }
+        let read = sf_read_raw(handle, destination, sf_count_t(count * packetSize))
+        guard read >= 0 else { throw AudioError(.invalidFileData, "\(path): \(String(cString: sf_strerror(handle)))") }
+        return Int(read)
+    }
+
     /// Appends raw PCM bytes through libsndfile.
     func writeRaw(_ bytes: [UInt8], frames count: Int) throws(AudioError) {
         guard let handle else { throw AudioError(.fileNotOpen, "\(path) is closed") }

@@ -265,7 +265,7 @@ extension AudioQueue {
         let region = ring.writeRegion(maxFrames: min(remaining, max(room, renderer.consumedFrames < discardThrough ? remaining : 0)))
         let count = region.frameCount
         guard count > 0 else { return false }
-        let int16 = renderer.holdsInt16.load(ordering: .relaxed)
+        let int16 = renderer.holdsInt16.pointee.load(ordering: .relaxed)
         // A rate stage's frames wait for the float storage (`syncRingStorage`, once the ring drained).
         if int16 && rateStage != nil { return false }
         pendingDecoded.withUnsafeBufferPointer { source in

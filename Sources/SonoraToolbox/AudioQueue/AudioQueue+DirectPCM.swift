@@ -66,7 +66,7 @@ extension AudioQueue {
         let bigEndian = format.isBigEndian
         let first = pendingPCMFrame
         // A ring of 16-bit frames takes the bytes as they are (AudioQueue+Int16Ring).
-        let int16 = renderer.holdsInt16.load(ordering: .relaxed)
+        let int16 = renderer.holdsInt16.pointee.load(ordering: .relaxed)
         func convert(_ part: AudioBufferList, from frame: Int) {
             let start = bytes + frame * frameBytes
             if int16 {

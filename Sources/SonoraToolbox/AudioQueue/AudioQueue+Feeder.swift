@@ -22,7 +22,7 @@ extension AudioQueue {
         // Renderer replacements (setDecodeBufferSizeFrames) happen only while stopped, under
         // `passLock`; this too is a stopped queue's call.
         renderer.feeder = Unmanaged.passUnretained(feeder)
-        renderer.wakesFeeder.store(true, ordering: .releasing)
+        renderer.wakesFeeder.pointee.store(true, ordering: .releasing)
         feeder.add(self)
     }
 
@@ -35,7 +35,7 @@ extension AudioQueue {
             return true
         }) ?? false
         guard mine else { return }
-        renderer.wakesFeeder.store(false, ordering: .releasing)
+        renderer.wakesFeeder.pointee.store(false, ordering: .releasing)
         if waiting { feeder.remove(self) }
         // Whatever the feeder had not done yet, the queue's own thread does now.
         worker.wake()

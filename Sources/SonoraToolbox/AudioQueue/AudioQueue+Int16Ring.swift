@@ -34,11 +34,11 @@ extension AudioQueue {
     func syncRingStorage() {
         guard renderer.int16Frames != nil else { return }
         let wanted = rateStage == nil && prefersInt16Ring.load(ordering: .relaxed)
-        guard renderer.holdsInt16.load(ordering: .relaxed) != wanted else { return }
+        guard renderer.holdsInt16.pointee.load(ordering: .relaxed) != wanted else { return }
         // The producer's view: every frame written has been read (or dropped) by the render side.
         guard renderer.ring.writableFrames == renderer.ring.capacity else { return }
         if wanted && pendingOffset < pendingDecoded.count { return }
-        renderer.holdsInt16.store(wanted, ordering: .releasing)
+        renderer.holdsInt16.pointee.store(wanted, ordering: .releasing)
     }
 
     /// `part` (a write region of the ring) filled with `count` interleaved 16-bit frames from `source`.

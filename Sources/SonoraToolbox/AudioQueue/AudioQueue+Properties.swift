@@ -148,7 +148,7 @@ extension AudioQueue {
         replacement.worker = Unmanaged.passUnretained(worker)
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         replacement.feeder = renderer.feeder
-        replacement.wakesFeeder.store(renderer.wakesFeeder.load(ordering: .relaxed), ordering: .releasing)
+        replacement.wakesFeeder.pointee.store(renderer.wakesFeeder.pointee.load(ordering: .relaxed), ordering: .releasing)
         // Not across the notifications below: a listener that waits for a pass would wait forever.
         passLock.lock()
         offlineRenderLock.lock()

@@ -197,21 +197,35 @@ public final class AudioQueueFileSource: @unchecked Sendable {
         do throws(AudioError) {
             let file = files[fileIndex]
             let packets = packetCounts[fileIndex]
-            let read = try file.readPacketData(from: packet, count: min(packetsPerBuffer, packets - packet), maximumBytes: buffer.byteCapacity)
-            guard read.packetCount > 0 else {
+            let wanted = min(packetsPerBuffer, packets - packet)
+            let packetCount: Int
+            let descriptions: [AudioStreamPacketDescription]
+            var decoded: Int
+            if let direct = try file.readPacketData(from: packet, count: wanted, maximumBytes: buffer.byteCapacity, into: buffer.audioData) {
+                // Linear PCM read raw: straight into the buffer (no array made, zeroed and copied).
+                packetCount = direct.packetCount
+                descriptions = []
+                decoded = direct.byteCount / max(Int(format.bytesPerFrame), 1)
+                buffer.byteSize = direct.byteCount
+            } else {
+                let read = try file.readPacketData(from: packet, count: wanted, maximumBytes: buffer.byteCapacity)
+                packetCount = read.packetCount
+                descriptions = read.descriptions ?? []
+                decoded = format.framesPerPacket > 0 ? read.packetCount * Int(format.framesPerPacket)
+                    : descriptions.reduce(0) { $0 + Int($1.variableFramesInPacket) }
+                if format.isLinearPCM { decoded = read.bytes.count / max(Int(format.bytesPerFrame), 1) }
+                buffer.fill(with: read.bytes)
+            }
+            guard packetCount > 0 else {
                 throw AudioError(.invalidPacketOffset, "\(file.path): no packet read at packet \(packet) of \(packets)")
             }
-            var decoded = format.framesPerPacket > 0 ? read.packetCount * Int(format.framesPerPacket)
-                : (read.descriptions ?? []).reduce(0) { $0 + Int($1.variableFramesInPacket) }
-            if format.isLinearPCM { decoded = read.bytes.count / max(Int(format.bytesPerFrame), 1) }
-            let last = packet + read.packetCount >= packets
+            let last = packet + packetCount >= packets
             let trimStart = min(pendingTrimAtStart, decoded)
             let trimEnd = last ? min(trims[fileIndex].remainder, decoded - trimStart) : 0
-            buffer.fill(with: read.bytes)
-            try queue.enqueue(buffer, packetDescriptions: read.descriptions ?? [], trimFramesAtStart: trimStart, trimFramesAtEnd: trimEnd)
+            try queue.enqueue(buffer, packetDescriptions: descriptions, trimFramesAtStart: trimStart, trimFramesAtEnd: trimEnd)
             pendingTrimAtStart -= trimStart
             log(file: fileIndex, frames: decoded - trimStart - trimEnd)
-            packet += read.packetCount
+            packet += packetCount
             if last { advance() }
         } catch {
             failureValue = error

@@ -23,6 +23,15 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
     private let touched = Atomic<Int>(0)
     /// The prefetch's renderer of each slot in the slice (I/O thread only).
     private let renderers: UnsafeMutablePointer<UnsafeRawPointer?>
+    /// Per slot, `lineWords` words: the addresses of the lines its source's slice reads before
+    /// the frames (`AudioQueueRenderer.prefetchAddresses`: the renderer, its packed state, its
+    /// ring, the ring's consumer cursors and channel table). Written by the control side
+    /// before the slot is published and whenever the source's renderer changes (before the
+    /// old one may go: `rendererChanged`), so the prefetch loads all those lines of all the
+    /// sources at once, where it went one level of pointers after another (target → renderer
+    /// → state → ring → cursors → table: each level a round of misses).
+    private let lines: UnsafeMutablePointer<Atomic<UInt>>
+    private static let lineWords = 8
     /// Where a source whose ring holds 16-bit frames converts them before its gains and the
     /// sum (`AudioQueueRenderer.add`): one for all sources, used by one at a time on the I/O
     /// thread, so it stays in the cache (stereo: 16-bit rings are for one or two channels).
@@ -41,6 +50,8 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         for index in 0..<capacity { (slots + index).initialize(to: Atomic<UInt>(0)) }
         renderers = .allocate(capacity: capacity)
         renderers.initialize(repeating: nil, count: capacity)
+        lines = .allocate(capacity: capacity * Self.lineWords)
+        for index in 0..<capacity * Self.lineWords { (lines + index).initialize(to: Atomic<UInt>(0)) }
         owners = Array(repeating: nil, count: capacity)
         int16Scratch = try! OwnedAudioBufferList(channelCount: 2, frameCapacity: 1024)
         int16ScratchList = int16Scratch.list
@@ -51,6 +62,8 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         slots.deinitialize(count: capacity)
         slots.deallocate()
         renderers.deallocate()
+        lines.deinitialize(count: capacity * Self.lineWords)
+        lines.deallocate()
     }
 
     /// Sources in the mix.
@@ -67,6 +80,7 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         guard let index = owners.firstIndex(where: { $0 == nil }) else { return false }
         owners[index] = source
         source.mixer = self
+        setLines(index, source.renderer)
         if used.load(ordering: .relaxed) <= index { used.store(index + 1, ordering: .sequentiallyConsistent) }
         slots[index].store(UInt(bitPattern: Unmanaged.passUnretained(source).toOpaque()), ordering: .sequentiallyConsistent)
         return true
@@ -85,6 +99,21 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         source.mixer = nil
     }
 
+    /// `source`'s renderer was replaced (control side, before the old one may go).
+    func rendererChanged(_ source: QueueRenderTarget) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = owners.firstIndex(where: { $0 === source }) else { return }
+        setLines(index, source.renderer)
+    }
+
+    private func setLines(_ index: Int, _ renderer: AudioQueueRenderer) {
+        let addresses = renderer.prefetchAddresses
+        for word in 0..<Self.lineWords {
+            lines[index * Self.lineWords + word].store(word < addresses.count ? addresses[word] : 0, ordering: .sequentiallyConsistent)
+        }
+    }
+
     /// The sources now in the mix (control side).
     var sources: [QueueRenderTarget] {
         lock.lock()
@@ -100,28 +129,23 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         while slices.load(ordering: .sequentiallyConsistent) == seen { sched_yield() }
     }
 
-    /// Before a slice: the lines every source's render will read, loaded one level of
-    /// pointers at a time across all the sources (the target's renderer, its state, its
-    /// ring's cursors, the frames it will read). With many sources their lines have left the
-    /// cache since the last slice (perf, 64 players: the I/O thread spent most of its time
-    /// waiting for them, one source after another, each miss behind the previous one's); in
-    /// these short passes the misses of many sources are in flight at once. Realtime-safe:
-    /// loads only, into the preallocated `renderers`.
+    /// Before a slice: the lines every source's render will read, loaded ahead so that their
+    /// misses overlap. With many sources they have left the cache since the last slice (perf,
+    /// 64 players: the I/O thread spent most of its time waiting for them, one source after
+    /// another). First every line before the frames, all at once — their addresses come from
+    /// `lines`, so no load waits for another's; then the frames, whose place the cursors (now
+    /// in the cache) give. Realtime-safe: loads only, into the preallocated `renderers`.
     private func prefetch(_ count: Int, frames: Int) {
         guard count > 1 else { return }
-        for index in 0..<count {
-            let bits = slots[index].load(ordering: .sequentiallyConsistent)
-            renderers[index] = bits == 0 ? nil
-                : Unmanaged<QueueRenderTarget>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { $0.currentRenderer }
-        }
         var sink = 0
         for index in 0..<count {
-            guard let renderer = renderers[index] else { continue }
-            sink &+= Unmanaged<AudioQueueRenderer>.fromOpaque(renderer)._withUnsafeGuaranteedRef { $0.touchState() }
-        }
-        for index in 0..<count {
-            guard let renderer = renderers[index] else { continue }
-            sink &+= Unmanaged<AudioQueueRenderer>.fromOpaque(renderer)._withUnsafeGuaranteedRef { $0.touchCursors() }
+            let bits = slots[index].load(ordering: .sequentiallyConsistent)
+            guard bits != 0 else {
+                renderers[index] = nil
+                continue
+            }
+            renderers[index] = Unmanaged<QueueRenderTarget>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { $0.currentRenderer }
+            sink &+= Self.touchLines(lines + index &* Self.lineWords)
         }
         var samples: UInt32 = 0
         for index in 0..<count {
@@ -130,6 +154,31 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         }
         // Kept, so the loads are not optimized away.
         touched.store(sink &+ Int(samples), ordering: .relaxed)
+    }
+
+    /// One load in each line of one slot's table entry (see `lines`): the renderer's first
+    /// fields, the packed state's four lines (`RenderHot`), the ring object's fields, the
+    /// consumer cursors' pair and the channel table. Plain loads of what only this thread
+    /// writes or nobody does; atomic (relaxed) loads where other threads store.
+    @inline(__always)
+    private static func touchLines(_ entry: UnsafeMutablePointer<Atomic<UInt>>) -> Int {
+        let renderer = entry[0].load(ordering: .relaxed)
+        guard renderer != 0 else { return 0 }
+        let hot = UnsafeMutableRawPointer(bitPattern: entry[1].load(ordering: .relaxed))!
+        let ring = UnsafeRawPointer(bitPattern: entry[2].load(ordering: .relaxed))!
+        let cursors = UnsafeMutableRawPointer(bitPattern: entry[3].load(ordering: .relaxed))!
+        let channels = UnsafeRawPointer(bitPattern: entry[4].load(ordering: .relaxed))!
+        var sink = UnsafeRawPointer(bitPattern: renderer)!.load(fromByteOffset: 16, as: Int.self)
+        sink &+= UnsafeRawPointer(bitPattern: renderer)!.load(fromByteOffset: 56, as: Int.self)
+        sink &+= UnsafeRawPointer(hot).load(fromByteOffset: 0, as: Int.self)
+        sink &+= UnsafeRawPointer(hot).load(fromByteOffset: 64, as: Int.self)
+        sink &+= UnsafeRawPointer(hot).load(fromByteOffset: 128, as: Int.self)
+        sink &+= RenderHot.playedFrames(hot).pointee.load(ordering: .relaxed)
+        sink &+= ring.load(fromByteOffset: 16, as: Int.self)
+        sink &+= cursors.assumingMemoryBound(to: Atomic<Int>.self).pointee.load(ordering: .relaxed)
+        sink &+= cursors.load(fromByteOffset: 64, as: Int.self)
+        sink &+= channels.load(as: Int.self)
+        return sink
     }
 
     /// One slice on the I/O thread: every source's frames summed into the unit's buffers.

@@ -48,8 +48,10 @@ public final class AudioQueueOutput: @unchecked Sendable {
     let feeder = QueueFeeder()
     private let lock = NSLock()
     private var queues: [ObjectIdentifier: WeakQueue] = [:]
-    private var watcher: DispatchSourceTimer?
-    private let watchQueue = DispatchQueue(label: "sonora.aqueue-output")
+    private var watcher: DeviceWatchThread?
+    /// Held through a look at the device (`checkDevice`): a watcher replaced while its old
+    /// thread's look still runs never takes the device's events at the same time as the new one.
+    private let lookLock = NSLock()
     /// Whether this output was made by `shared(named:)` (and is closed with its last queue).
     private var isShared = false
 
@@ -221,20 +223,19 @@ public final class AudioQueueOutput: @unchecked Sendable {
         if !unit.isRunning { mixer.clock.reset() }
         try IOUnitUsers.shared.start(unit, by: self)
         if watcher == nil {
-            let timer = DispatchSource.makeTimerSource(queue: watchQueue)
-            // Every 50 ms (was 10): each look wakes two dispatch threads, and with 64 players on
-            // a device those wake-ups cost a tenth of their CPU (perf); the render side marks
-            // its own timeline at a jump in device time the moment it sees one.
-            timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50), leeway: .milliseconds(10))
-            timer.setEventHandler { [weak self] in self?.checkDevice() }
-            timer.resume()
-            watcher = timer
+            // Every 50 ms (was 10): with 64 players on a device the looks' wake-ups cost a tenth
+            // of their CPU (perf); the render side marks its own timeline at a jump in device
+            // time the moment it sees one. On a thread of its own, one wake-up a look (a
+            // dispatch timer woke two threads: DeviceWatchThread).
+            watcher = DeviceWatchThread(name: "sonora-devwatch", interval: 0.05) { [weak self] in self?.checkDevice() }
         }
     }
 
     /// What the device reported since the last look (control side): an interruption (the
     /// device vanished) stops every attached queue; dropped time marks their timelines.
     func checkDevice() {
+        lookLock.lock()
+        defer { lookLock.unlock() }
         feeder.checkStalled()
         guard let unit, unit.device != nil else { return }
         var vanished: DeviceEvent?

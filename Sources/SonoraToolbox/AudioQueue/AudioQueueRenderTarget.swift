@@ -36,6 +36,8 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
             let old = owned
             owned = newValue
             current.store(UInt(bitPattern: Unmanaged.passUnretained(newValue).toOpaque()), ordering: .sequentiallyConsistent)
+            let mixer = self.mixer
+            mixer?.rendererChanged(self)
             mixer?.waitForSliceInProgress()
             withExtendedLifetime(old) {}
         }

@@ -12,8 +12,27 @@ import Synchronization
 /// (`commands`; `events`, stamped with the stream frame where they apply) and results leave
 /// through atomics and a meter queue. `render` never allocates, locks, logs or blocks.
 public final class AudioQueueRenderer: @unchecked Sendable {
-    let channelCount: Int
+    /// The render side's per-slice state, packed (`RenderHot`): first, so that the one line of
+    /// this object a slice reads holds it, the ring and the 16-bit storage.
+    private let hot: UnsafeMutableRawPointer
     let ring: SampleRing
+    let channelCount: Int
+    /// The ring's frames as 16-bit integers, interleaved (`channelCount` a frame, at the ring's
+    /// frame indices, under the ring's cursors), for a queue of 16-bit integer PCM
+    /// (`AudioQueue.int16RingFormat`); nil for any other. Used while `holdsInt16` is set: then
+    /// the ring's float channels are not, the producer writes the program's 16-bit frames as
+    /// they are (half the bytes of floats) and the render side converts them to float as it reads
+    /// (`Float(sample) * (1 / 32768)`, exactly what decoding them to float in the ring gives).
+    let int16Frames: UnsafeMutablePointer<Int16>?
+    /// The fill (frames) at or below which a slice wakes the queue's thread: half the ring.
+    /// The thread fills the ring to three quarters (the last quarter stays free for a
+    /// reset's new frames), so it refills a quarter ring at a time while half a ring still
+    /// plays (at the default 8192 frames and 48 kHz: a wake-up every 2048 frames, ~43 ms,
+    /// with ~85 ms to spare). A decoded buffer goes back to the program once all its frames
+    /// are in the ring, so a buffer's callback comes up to a quarter ring later than with a
+    /// wake-up per slice. Below that fill (a ring the program keeps less than half full, the
+    /// rate stage's lookahead) every slice wakes it, as before.
+    let wakeLevel: Int
     let commands: MessageQueue<RenderCommand>
     let events: MessageQueue<StampedEvent>
     let meters: MessageQueue<MeterReading>
@@ -30,33 +49,18 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// strong reference, a retain and a release on the render thread every refill wake-up
     /// (`sonora-bench refcounts` counted them); `_withUnsafeGuaranteedRef` calls without.
     var feeder: Unmanaged<QueueFeeder>?
-    let wakesFeeder = Atomic<Bool>(false)
-    /// The fill (frames) at or below which a slice wakes the queue's thread: half the ring.
-    /// The thread fills the ring to three quarters (the last quarter stays free for a
-    /// reset's new frames), so it refills a quarter ring at a time while half a ring still
-    /// plays (at the default 8192 frames and 48 kHz: a wake-up every 2048 frames, ~43 ms,
-    /// with ~85 ms to spare). A decoded buffer goes back to the program once all its frames
-    /// are in the ring, so a buffer's callback comes up to a quarter ring later than with a
-    /// wake-up per slice. Below that fill (a ring the program keeps less than half full, the
-    /// rate stage's lookahead) every slice wakes it, as before.
-    let wakeLevel: Int
+    /// Whether to wake `feeder` (set after it): in the packed state (`RenderHot`).
+    var wakesFeeder: UnsafeMutablePointer<Atomic<Bool>> { RenderHot.wakesFeeder(hot) }
 
-    /// The ring's frames as 16-bit integers, interleaved (`channelCount` a frame, at the ring's
-    /// frame indices, under the ring's cursors), for a queue of 16-bit integer PCM
-    /// (`AudioQueue.int16RingFormat`); nil for any other. Used while `holdsInt16` is set: then
-    /// the ring's float channels are not, the producer writes the program's 16-bit frames as
-    /// they are (half the bytes of floats) and the render side converts them to float as it reads
-    /// (`Float(sample) * (1 / 32768)`, exactly what decoding them to float in the ring gives).
-    let int16Frames: UnsafeMutablePointer<Int16>?
     /// Which storage holds the frames now (the producer's choice, AudioQueue+Int16Ring). It
     /// changes only while the ring holds no unread frame, before the producer writes more; the
     /// render side reads it after the cursors (acquiring) that show it frames, so it always
     /// reads frames in the form they were written.
-    let holdsInt16 = Atomic<Bool>(false)
+    var holdsInt16: UnsafeMutablePointer<Atomic<Bool>> { RenderHot.holdsInt16(hot) }
 
-    // Published to the control side.
-    private let playedFrames = Atomic<Int>(0)
-    private let timelineFrames = Atomic<Int>(0)
+    // Published to the control side (the first two in the packed state: stored every slice).
+    private var playedFrames: UnsafeMutablePointer<Atomic<Int>> { RenderHot.playedFrames(hot) }
+    private var timelineFrames: UnsafeMutablePointer<Atomic<Int>> { RenderHot.timelineFrames(hot) }
     private let underrunCount = Atomic<Int>(0)
     private let discontinuity = Atomic<Bool>(false)
     private let endReached = Atomic<Bool>(false)
@@ -68,32 +72,70 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// Commands and events pushed so far (`send`): the render side pops a queue only when its
     /// count moved. With many queues on one device, popping two empty queues per slice read
     /// two cursor lines of each queue that were cache misses (perf: more than the mixing).
-    private let commandsSent = Atomic<Int>(0)
-    private let eventsSent = Atomic<Int>(0)
+    private var commandsSent: UnsafeMutablePointer<Atomic<Int>> { RenderHot.commandsSent(hot) }
+    private var eventsSent: UnsafeMutablePointer<Atomic<Int>> { RenderHot.eventsSent(hot) }
 
-    // Render-thread state (touched only inside `render`).
-    private var commandsSeen = 0
-    private var eventsTaken = 0
-    private var state = RunState.stopped
-    private var startDeviceTime = 0
-    private var deviceTime = 0
-    private var position = 0
-    private var endOfStream = Int.max
+    // Render-thread state (touched only inside `render`), in the packed state (`RenderHot`).
+    private var state: RunState {
+        get { RenderHot.state(hot).pointee.state }
+        set { RenderHot.state(hot).pointee.state = newValue }
+    }
+    private var commandsSeen: Int {
+        get { RenderHot.state(hot).pointee.commandsSeen }
+        set { RenderHot.state(hot).pointee.commandsSeen = newValue }
+    }
+    private var eventsTaken: Int {
+        get { RenderHot.state(hot).pointee.eventsTaken }
+        set { RenderHot.state(hot).pointee.eventsTaken = newValue }
+    }
+    private var startDeviceTime: Int {
+        get { RenderHot.state(hot).pointee.startDeviceTime }
+        set { RenderHot.state(hot).pointee.startDeviceTime = newValue }
+    }
+    private var deviceTime: Int {
+        get { RenderHot.state(hot).pointee.deviceTime }
+        set { RenderHot.state(hot).pointee.deviceTime = newValue }
+    }
+    private var position: Int {
+        get { RenderHot.state(hot).pointee.position }
+        set { RenderHot.state(hot).pointee.position = newValue }
+    }
+    private var endOfStream: Int {
+        get { RenderHot.state(hot).pointee.endOfStream }
+        set { RenderHot.state(hot).pointee.endOfStream = newValue }
+    }
     /// While draining: the device time at which the stream's last frame has left the device.
-    private var drainEnd = 0
-    private var heldEvent: StampedEvent?
-    private var volume = LinearRamp(value: 1)
-    private var leftGain = LinearRamp(value: 1)
-    private var rightGain = LinearRamp(value: 1)
-    private var metering = false
-    /// The live output's clock for the slice being rendered (nil offline).
-    private var clock: RenderClock?
+    private var drainEnd: Int {
+        get { RenderHot.state(hot).pointee.drainEnd }
+        set { RenderHot.state(hot).pointee.drainEnd = newValue }
+    }
+    private var heldEvent: StampedEvent? {
+        get { RenderHot.state(hot).pointee.heldEvent }
+        set { RenderHot.state(hot).pointee.heldEvent = newValue }
+    }
+    private var volume: LinearRamp {
+        get { RenderHot.state(hot).pointee.volume }
+        set { RenderHot.state(hot).pointee.volume = newValue }
+    }
+    private var leftGain: LinearRamp {
+        get { RenderHot.state(hot).pointee.leftGain }
+        set { RenderHot.state(hot).pointee.leftGain = newValue }
+    }
+    private var rightGain: LinearRamp {
+        get { RenderHot.state(hot).pointee.rightGain }
+        set { RenderHot.state(hot).pointee.rightGain = newValue }
+    }
+    private var metering: Bool {
+        get { RenderHot.state(hot).pointee.metering }
+        set { RenderHot.state(hot).pointee.metering = newValue }
+    }
 
     /// `draining`: a stop-after-queued stream has ended on a live output; silence until the
     /// device has played what it holds, then `stopped` (the end reached).
     enum RunState { case stopped, running, paused, draining }
 
     init(channelCount: Int, ringFrames: Int, int16Storage: Bool = false) throws(AudioError) {
+        hot = RenderHot.make()
         self.channelCount = channelCount
         // With 16-bit storage the float channels are used only if a rate stage comes: left
         // unwritten, their pages take no memory until then (nor do the 16-bit ones before use).
@@ -109,12 +151,15 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         meters = try MessageQueue(capacity: 1024)
     }
 
-    deinit { int16Frames?.deallocate() }
+    deinit {
+        int16Frames?.deallocate()
+        RenderHot.free(hot)
+    }
 
     /// Stream frames read from the ring so far (the worker's view of what has played).
-    var consumedFrames: Int { playedFrames.load(ordering: .acquiring) }
+    var consumedFrames: Int { playedFrames.pointee.load(ordering: .acquiring) }
     /// The queue's sample time (frames played since start, underrun silence included).
-    var sampleTime: Int { timelineFrames.load(ordering: .relaxed) }
+    var sampleTime: Int { timelineFrames.pointee.load(ordering: .relaxed) }
     /// Slices that found the ring empty while running.
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
 
@@ -166,11 +211,10 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             }
             deviceTime = clock.sampleTime
         }
-        self.clock = clock
-        let sent = commandsSent.load(ordering: .acquiring)
+        let sent = commandsSent.pointee.load(ordering: .acquiring)
         if sent != commandsSeen {
             commandsSeen = sent
-            applyCommands()
+            applyCommands(clock: clock)
         }
         if adding && metering { return false }
         var done = 0
@@ -187,7 +231,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         while done < frames && state == .running {
             if position >= endOfStream {
                 endOfStream = .max
-                endSampleTime.store(timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
+                endSampleTime.store(timelineFrames.pointee.load(ordering: .relaxed), ordering: .relaxed)
                 if let clock, clock.latencyFrames > 0 {
                     // Live: the last frame is still in the device's buffer. Silence from here;
                     // the end is reached (IsRunning false, the unit stops) once it has left.
@@ -215,12 +259,12 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 // Underrun: the rest of the slice is silence, and the timeline says time was lost.
                 underrunCount.wrappingAdd(1, ordering: .relaxed)
                 discontinuity.store(true, ordering: .relaxed)
-                timelineFrames.wrappingAdd(frames - done, ordering: .relaxed)
+                timelineFrames.pointee.wrappingAdd(frames - done, ordering: .relaxed)
                 if !adding { clear(output, from: done, count: frames - done) }
                 done = frames
                 break
             }
-            if let int16Frames, holdsInt16.load(ordering: .relaxed) {
+            if let int16Frames, holdsInt16.pointee.load(ordering: .relaxed) {
                 // Read after the cursors' acquiring load that showed these frames (see `holdsInt16`).
                 if adding, let scratch {
                     addInt16(int16Frames, region.first, to: output, at: done, scratch: scratch)
@@ -248,17 +292,20 @@ public final class AudioQueueRenderer: @unchecked Sendable {
             }
             try? ring.commitRead(chunk)
             position += chunk
-            playedFrames.store(position, ordering: .releasing)
-            timelineFrames.wrappingAdd(chunk, ordering: .relaxed)
+            playedFrames.pointee.store(position, ordering: .releasing)
+            timelineFrames.pointee.wrappingAdd(chunk, ordering: .relaxed)
             done += chunk
         }
         if done < frames && !adding { clear(output, from: done, count: frames - done) }
         if metering && !adding { measure(output) }
         // The queue's thread has work worth a wake-up (a context switch each): the end reached
         // (IsRunning to announce), or a refill — frames were read and the ring is down to
-        // `wakeLevel`. Waking after every slice cost more than the rendering itself.
-        if ended || (done > 0 && ring.readableFrames <= wakeLevel) {
-            if wakesFeeder.load(ordering: .acquiring) {
+        // `wakeLevel`. Waking after every slice cost more than the rendering itself. The fill
+        // is asked without loading the producer's cursor while the consumer's copy of it shows
+        // more than the level (perf, 64 players: that load, a miss every slice, was a third of
+        // `render`'s samples).
+        if ended || (done > 0 && !ring.readableFrames(exceed: wakeLevel)) {
+            if wakesFeeder.pointee.load(ordering: .acquiring) {
                 feeder?._withUnsafeGuaranteedRef { $0.wake() }
             } else if wakesWorker.load(ordering: .relaxed) {
                 worker?._withUnsafeGuaranteedRef { $0.wake() }
@@ -270,40 +317,29 @@ public final class AudioQueueRenderer: @unchecked Sendable {
 
     // MARK: Prefetch (the mixer, ahead of a slice)
 
-    /// Loads the lines of the render state `render` reads first and returns a value made of
-    /// them. The mixer calls this for every source before any renders (then `touchCursors`,
-    /// then `touchFrames`, each for every source): with many queues on a device, each source's
-    /// state had left the cache since the last slice, and each source waited for its own
-    /// misses in turn (perf, 64 players: most of the I/O thread's time); loaded one level at
-    /// a time across all the sources, the misses overlap. Realtime-safe: loads only.
-    @inline(__always)
-    func touchState() -> Int {
-        var sink = commandsSent.load(ordering: .relaxed) &+ eventsSent.load(ordering: .relaxed)
-        sink &+= playedFrames.load(ordering: .relaxed) &+ timelineFrames.load(ordering: .relaxed)
-        sink &+= position &+ deviceTime &+ startDeviceTime &+ endOfStream &+ drainEnd &+ commandsSeen
-        sink &+= Int(volume.target.bitPattern) &+ Int(rightGain.target.bitPattern)
-        return state == .running ? sink : 0
-    }
-
-    /// The ring's cursors and its table of channel pointers (after `touchState`, which brought
-    /// the ring's address into the cache). The table is an allocation of its own: loaded only
-    /// in `touchFrames`, it was a miss there behind the cursors' (perf annotate, 64 players:
-    /// a sixth of the prefetch's samples); here it overlaps with them.
-    @inline(__always)
-    func touchCursors() -> Int {
-        guard state == .running else { return 0 }
-        let region = ring.readRegion(maxFrames: 0)
-        return region.first.frameCount &+ Int(bitPattern: region.first.samples(0))
+    /// The lines a slice reads before its frames, for the mixer's table (`AudioQueueMixer`,
+    /// control side): this object's first (the packed state's and the ring's addresses), the
+    /// packed state, the ring object, its consumer cursors and its channel table. Every one
+    /// lives as long as the renderer. With many queues on a device each source's lines have
+    /// left the cache since the last slice, and waiting for them one source after another was
+    /// most of the I/O thread's time (perf, 64 players); loaded all at once, the misses overlap.
+    var prefetchAddresses: [UInt] {
+        let consumer = ring.consumerLines
+        return [UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()),
+                UInt(bitPattern: hot),
+                UInt(bitPattern: Unmanaged.passUnretained(ring).toOpaque()),
+                UInt(bitPattern: consumer.cursors),
+                UInt(bitPattern: consumer.channels)]
     }
 
     /// Loads every cache line of the next `frames` frames the slice will read from the ring
-    /// (each channel's), for the same reason as `touchState`; after `touchCursors`, so the
-    /// cursors are already in the cache. Realtime-safe: loads only.
+    /// (each channel's), for the same reason; after the mixer loaded the lines of
+    /// `prefetchAddresses`, so the cursors are already in the cache. Realtime-safe: loads only.
     @inline(__always)
     func touchFrames(_ frames: Int) -> UInt32 {
         guard state == .running else { return 0 }
         let region = ring.readRegion(maxFrames: frames)
-        if let int16Frames, holdsInt16.load(ordering: .relaxed) {
+        if let int16Frames, holdsInt16.pointee.load(ordering: .relaxed) {
             return touchInt16(int16Frames, region.first) ^ touchInt16(int16Frames, region.second)
         }
         return Self.touch(region.first) ^ Self.touch(region.second)
@@ -342,7 +378,8 @@ public final class AudioQueueRenderer: @unchecked Sendable {
         return sink
     }
 
-    private func applyCommands() {
+    /// `clock`: the live output's for the slice being rendered (nil offline).
+    private func applyCommands(clock: RenderClock?) {
         while let command = commands.pop() {
             switch command {
             case .start(let at, let resetTimeline):
@@ -381,7 +418,7 @@ public final class AudioQueueRenderer: @unchecked Sendable {
                 // the next slice would end the new stream at once, playing nothing. The worker
                 // sends the new stream's end itself (its `endSent` is cleared with the reset).
                 endOfStream = .max
-                playedFrames.store(position, ordering: .releasing)
+                playedFrames.pointee.store(position, ordering: .releasing)
                 while let event = nextEvent(), event.frame < through { heldEvent = nil }
             case .endOfStream(let frame):
                 endOfStream = frame
@@ -399,18 +436,18 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// A start after a stop: a new timeline, from 0 and continuous (time lost before it —
     /// e.g. while a stop was still on its way here — is no loss of the new one).
     private func resetTimelineNow() {
-        timelineFrames.store(0, ordering: .relaxed)
+        timelineFrames.pointee.store(0, ordering: .relaxed)
         discontinuity.store(false, ordering: .relaxed)
     }
 
     private func begin() {
         state = .running
-        origin.store(max(startDeviceTime, deviceTime) - timelineFrames.load(ordering: .relaxed), ordering: .relaxed)
+        origin.store(max(startDeviceTime, deviceTime) - timelineFrames.pointee.load(ordering: .relaxed), ordering: .relaxed)
         startedOnce.store(true, ordering: .releasing)
     }
 
     private func nextEvent() -> StampedEvent? {
-        if heldEvent == nil && eventsSent.load(ordering: .acquiring) != eventsTaken, let event = events.pop() {
+        if heldEvent == nil && eventsSent.pointee.load(ordering: .acquiring) != eventsTaken, let event = events.pop() {
             heldEvent = event
             eventsTaken &+= 1
         }
@@ -420,14 +457,14 @@ public final class AudioQueueRenderer: @unchecked Sendable {
     /// Sends a command to the render side (one producer at a time); false when the queue is full.
     func send(_ command: RenderCommand) -> Bool {
         guard commands.push(command) else { return false }
-        commandsSent.wrappingAdd(1, ordering: .releasing)
+        commandsSent.pointee.wrappingAdd(1, ordering: .releasing)
         return true
     }
 
     /// Sends a stamped event to the render side (the queue's thread); false when the queue is full.
     func send(_ event: StampedEvent) -> Bool {
         guard events.push(event) else { return false }
-        eventsSent.wrappingAdd(1, ordering: .releasing)
+        eventsSent.pointee.wrappingAdd(1, ordering: .releasing)
         return true
     }
 
