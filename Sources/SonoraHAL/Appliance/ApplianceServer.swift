@@ -35,6 +35,8 @@ public final class ApplianceServer: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private var thread: RealtimeThread?
     private let pendingEvents = ControlLock<[(pid: Int32, event: ApplianceEvent)]>([])
+    /// Times the loop woke (tests: an idle loop does not wake on a timer).
+    let loopTurns = Atomic<Int>(0)
     /// The named connections and their stream ids, republished by the loop when one says
     /// hello, opens or closes a stream, loses one (a fault) or goes; the streams' figures are
     /// read from the table when `clients` is read.
@@ -230,6 +232,7 @@ public final class ApplianceServer: @unchecked Sendable {
             // realtime call ran, or faults with no eventfd to announce them.
             let timeout: Int32 = retiredWaiting > 0 || faultDescriptor < 0 ? 20 : -1
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            loopTurns.wrappingAdd(1, ordering: .relaxed)
             if stopping.load(ordering: .acquiring) { break }
             if ready < 0 && errno != EINTR { logger.error("appliance server: poll failed: \(ApplianceSocket.errorText(errno))") }
             if descriptors[1].revents != 0 {
