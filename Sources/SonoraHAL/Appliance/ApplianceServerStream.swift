@@ -19,6 +19,8 @@ final class ApplianceServerStream: @unchecked Sendable {
     let memory: ApplianceStreamMemory
     let ring: ApplianceRing
     let wakeDescriptor: Int32
+    /// The table's fault eventfd (not owned; −1: none): signalled once, when this stream faults.
+    let faultDescriptor: Int32
 
     // Realtime-thread state.
     /// The appliance's position: read position for playback, write position for capture.
@@ -48,7 +50,7 @@ final class ApplianceServerStream: @unchecked Sendable {
     let peakBits = Atomic<UInt32>(0)
     let gainBits = Atomic<UInt32>(Float(1).bitPattern)
 
-    init(id: Int, pid: Int32, connection: Int, direction: ApplianceStreamDirection, memory: ApplianceStreamMemory, wakeDescriptor: Int32) {
+    init(id: Int, pid: Int32, connection: Int, direction: ApplianceStreamDirection, memory: ApplianceStreamMemory, wakeDescriptor: Int32, faultDescriptor: Int32 = -1) {
         self.id = id
         self.pid = pid
         self.connection = connection
@@ -57,6 +59,7 @@ final class ApplianceServerStream: @unchecked Sendable {
         self.memory = memory
         self.ring = memory.ring
         self.wakeDescriptor = wakeDescriptor
+        self.faultDescriptor = faultDescriptor
     }
 
     deinit { close(wakeDescriptor) }
@@ -82,6 +85,8 @@ final class ApplianceServerStream: @unchecked Sendable {
     private func fault() {
         faults.wrappingAdd(1, ordering: .relaxed)
         faulted.store(true, ordering: .releasing)
+        // Once per stream (a faulted stream is not serviced again): the server's loop wakes.
+        if faultDescriptor >= 0 { sonora_eventfd_signal(faultDescriptor) }
     }
 
     @inline(__always)

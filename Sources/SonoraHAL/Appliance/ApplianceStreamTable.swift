@@ -1,5 +1,10 @@
+import CSonoraSystem
 import SonoraCore
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The appliance's open client streams, in a fixed table of slots (atomic pointers, as
 /// `AudioQueueMixer`'s sources): the control side attaches and detaches, the realtime
@@ -28,16 +33,22 @@ public final class ApplianceStreamTable: @unchecked Sendable {
         var groupOfPid: [Int32: Int] = [:]
     }
     private let control = ControlLock(ControlState())
+    /// An eventfd the realtime side signals when a stream faults (its client forged a ring
+    /// position), so the server's loop looks for faulted streams when one did instead of
+    /// every turn; −1 if none could be made (the loop then looks on a timeout).
+    let faultDescriptor: Int32
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
         slots = .allocate(capacity: self.capacity)
         for index in 0..<self.capacity { (slots + index).initialize(to: Atomic(0)) }
+        faultDescriptor = sonora_eventfd()
     }
 
     deinit {
         slots.deinitialize(count: capacity)
         slots.deallocate()
+        if faultDescriptor >= 0 { close(faultDescriptor) }
     }
 
     // MARK: Realtime thread
@@ -139,8 +150,10 @@ public final class ApplianceStreamTable: @unchecked Sendable {
 
     /// Frees the retired streams no realtime call can still be using: one retired while no
     /// call ran (an even count), or once the count moved on from the call that ran.
-    func collectRetired() {
-        let freed: [ApplianceServerStream] = control.withLock { state in
+    /// Returns how many are still waiting (the server's loop looks again soon while any are).
+    @discardableResult
+    func collectRetired() -> Int {
+        let (freed, waiting): ([ApplianceServerStream], Int) = control.withLock { state in
             let now = cycle.load(ordering: .sequentiallyConsistent)
             var freed: [ApplianceServerStream] = []
             state.retired.removeAll { entry in
@@ -148,9 +161,10 @@ public final class ApplianceStreamTable: @unchecked Sendable {
                 if safe { freed.append(entry.stream) }
                 return safe
             }
-            return freed
+            return (freed, state.retired.count)
         }
         _ = freed  // released here, outside the lock
+        return waiting
     }
 
     /// Streams waiting to be freed.
