@@ -8,6 +8,7 @@ import SonoraHAL
 import SonoraTestSupport
 @testable import SonoraToolbox
 import SonoraUnits
+import Synchronization
 import Testing
 
 /// Play and record on one duplex I/O unit (the playAndRecord case: one card, one clock), on
@@ -191,6 +192,79 @@ struct PlayAndRecordALSATests {
             #expect(error.message.contains("playback is used by another"), "\(error.message)")
         }
         try queue.dispose(immediate: true)
+        withExtendedLifetime(output) {}
+    }
+}
+
+/// The sharing under churn, on the null device (duplex, timer-paced): players' outputs and
+/// input queues claim, start, stop and release one unit from two threads at once, as an app
+/// whose UI starts and stops playing and recording independently would. Nothing crashes or
+/// hangs, each side's second owner is refused only while the first holds it, and when both
+/// are gone the unit is stopped, uninitialized and free for the next owner.
+@Suite("Play and record on one unit: claims from two threads at once")
+struct PlayAndRecordChurnTests {
+    @Test func claimsAndReleasesFromTwoThreads() throws {
+        let device = try AudioDevices.open(named: "null", configuration: AudioDeviceConfiguration(
+            sampleRate: 48000, periodFrames: 256, inputChannels: 1, outputChannels: 1))
+        defer { device.stop() }
+        let io = IOUnit()
+        try io.setDevice(device)
+        let format = StreamFormat.linearPCM(sampleRate: 48000, channels: 1, sample: .int16)
+        let failures = Mutex<[String]>([])
+        let rounds = 60
+        let done = DispatchGroup()
+        done.enter()
+        done.enter()
+        let player = Thread {
+            defer { done.leave() }
+            for round in 0..<rounds {
+                do {
+                    let output = try AudioQueueOutput(unit: io, sampleRate: 48000, channels: 1)
+                    let queue = try AudioQueue(format: format) { queue, buffer in
+                        buffer.byteSize = buffer.byteCapacity
+                        try? queue.enqueue(buffer)
+                    }
+                    defer { try? queue.dispose(immediate: true) }
+                    try queue.setOutput(output)
+                    for _ in 0..<3 {
+                        let buffer = try queue.allocateBuffer(byteCapacity: 1024)
+                        buffer.byteSize = 1024
+                        try queue.enqueue(buffer)
+                    }
+                    try queue.start()
+                    usleep(useconds_t(2000 + round % 3 * 1000))
+                    try queue.stop(immediate: true)
+                } catch {
+                    failures.withLock { $0.append("player round \(round): \(error)") }
+                }
+            }
+        }
+        let recorder = Thread {
+            defer { done.leave() }
+            for round in 0..<rounds {
+                do {
+                    let queue = try AudioInputQueue(format: format) { queue, buffer, _, _ in try? queue.enqueue(buffer) }
+                    defer { try? queue.dispose(immediate: true) }
+                    for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(byteCapacity: 1024)) }
+                    try queue.setInputUnit(io)
+                    try queue.start()
+                    usleep(useconds_t(1500 + round % 4 * 1000))
+                    try queue.stop(immediate: true)
+                } catch {
+                    failures.withLock { $0.append("recorder round \(round): \(error)") }
+                }
+            }
+        }
+        player.start()
+        recorder.start()
+        #expect(done.wait(timeout: .now() + 120) == .success, "the two threads did not finish: a hang")
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        // Both gone: the unit is stopped and free for the next owner of either side.
+        usleep(50_000)
+        #expect(!io.isRunning)
+        #expect(!IOUnitUsers.shared.isClaimed(.playback, of: io) && !IOUnitUsers.shared.isClaimed(.capture, of: io))
+        let output = try AudioQueueOutput(unit: io, sampleRate: 48000, channels: 1)
+        #expect(io.isOutputEnabled)
         withExtendedLifetime(output) {}
     }
 }

@@ -115,7 +115,10 @@ public final class AudioQueueOutput: @unchecked Sendable {
 
     deinit {
         watcher?.cancel()
-        if let unit { IOUnitUsers.shared.stop(unit, by: self) }
+        // Gives up its playback claim: a recorder on the same unit goes on with capture alone.
+        if let unit {
+            IOUnitUsers.shared.release(.playback, of: unit, by: self) { unit throws(AudioError) in try unit.setRenderCallback(nil, input: IOUnit.outputElement) }
+        }
         feeder.stop()
     }
 

@@ -65,7 +65,9 @@ final class IOUnitUsers: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     /// Serializes reconfigurations (claims and releases), which stop, re-initialize and
-    /// start units: two owners changing one unit at once would interleave those steps.
+    /// start units, with the owners' starts and stops: two owners changing one unit at once
+    /// would interleave those steps (a start between another's uninitialize and initialize
+    /// fails). Taken after an owner's own lock, never before one.
     private let configuring = NSLock()
 
     /// Claims `side` of `unit` for `owner`: sets EnableIO, then `configure` (formats and
@@ -166,8 +168,11 @@ final class IOUnitUsers: @unchecked Sendable {
         }
     }
 
-    /// Starts `unit` for `owner` if it is not running yet.
+    /// Starts `unit` for `owner` if it is not running yet. Not while another owner's claim or
+    /// release re-initializes the unit (an uninitialized unit cannot start).
     func start(_ unit: IOUnit, by owner: AnyObject) throws(AudioError) {
+        configuring.lock()
+        defer { configuring.unlock() }
         let key = ObjectIdentifier(unit)
         withEntries {
             guard var entry = entries[key] else { return }
@@ -185,6 +190,8 @@ final class IOUnitUsers: @unchecked Sendable {
 
     /// `owner` no longer needs `unit` running: it stops once no other owner does.
     func stop(_ unit: IOUnit, by owner: AnyObject) {
+        configuring.lock()
+        defer { configuring.unlock() }
         let othersRun = withEntries { () -> Bool in
             guard var entry = entries[ObjectIdentifier(unit)] else { return false }
             entry.running.removeAll { !$0.isAlive || $0.id == ObjectIdentifier(owner) }
