@@ -205,6 +205,32 @@ struct IOBenchmark {
     }
 
     /// scripts/with-jack-dummy.sh, found by walking up from the executable.
+    /// Runs this program with `arguments` inside scripts/with-jack-dummy.sh (a private jackd on
+    /// the dummy backend at `rate` and `period`): its standard output, or why it failed (exit
+    /// 77: jackd cannot run here, with the script's reason).
+    static func runBesideJack(rate: Int, period: Int, _ arguments: [String], environment: [String: String] = [:]) -> Result<Data, AudioError> {
+        guard let script = jackScript else { return .failure(AudioError(.unspecified, "scripts/with-jack-dummy.sh not found above sonora-bench")) }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["\(rate)", "\(period)", executable] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run \(script): \(error)")) }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            return .failure(AudioError(.unspecified, process.terminationStatus == 77 ? reason : "\(arguments.first ?? "") beside jackd failed (exit \(process.terminationStatus)): \(reason)"))
+        }
+        return .success(data)
+    }
+
     static var jackScript: String? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<6 {

@@ -165,25 +165,14 @@ struct RefcountAudit {
     func jackRig() -> Result<JackRigReport, AudioError> {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { return .failure(AudioError(.unspecified, "jackd is not installed (Debian: jackd2)")) }
         guard getuid() == 0 else { return .failure(AudioError(.unspecified, "a private jackd needs root (its own /dev/shm)")) }
-        guard let script = IOBenchmark.jackScript else { return .failure(AudioError(.unspecified, "scripts/with-jack-dummy.sh not found above sonora-bench")) }
-        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        return IOBenchmark.runBesideJack(
+            rate: 48000, period: 256, ["refcounts", "--jack-rig", "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)"]
+        ).flatMap { data in
+            guard let report = try? JSONDecoder().decode(JackRigReport.self, from: data) else {
+                return .failure(AudioError(.unspecified, "the JACK rig's report is not JSON"))
+            }
+            return .success(report)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["48000", "256", executable, "refcounts", "--jack-rig", "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)"]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run \(script): \(error)")) }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let report = try? JSONDecoder().decode(JackRigReport.self, from: data) else {
-            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
-            return .failure(AudioError(.unspecified, process.terminationStatus == 77 ? reason : "the JACK rig failed (exit \(process.terminationStatus)): \(reason)"))
-        }
-        return .success(report)
     }
 
     /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen.

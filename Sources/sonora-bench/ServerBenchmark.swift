@@ -237,28 +237,15 @@ struct ServerBenchmark {
     /// One JACK slice: jackd on the dummy backend in a private mount namespace
     /// (scripts/with-jack-dummy.sh), this program's hidden `jack-clients` command inside it.
     func measureJack() -> Result<JackAnchorReport, AudioError> {
-        guard let script = IOBenchmark.jackScript else { return .failure(AudioError(.unspecified, "scripts/with-jack-dummy.sh not found above sonora-bench")) }
-        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        IOBenchmark.runBesideJack(
+            rate: Self.rate, period: period, ["jack-clients", "--clients", "\(clients)", "--seconds", "\(seconds)"],
+            environment: ["SONORA_JACK_REALTIME": "\(priority)"]
+        ).flatMap { data in
+            guard let report = try? JSONDecoder().decode(JackAnchorReport.self, from: data) else {
+                return .failure(AudioError(.unspecified, "JACK2 anchor failed: its report is not JSON"))
+            }
+            return .success(report)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["\(Self.rate)", "\(period)", executable, "jack-clients", "--clients", "\(clients)", "--seconds", "\(seconds)"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SONORA_JACK_REALTIME"] = "\(priority)"
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run \(script): \(error)")) }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let report = try? JSONDecoder().decode(JackAnchorReport.self, from: data) else {
-            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
-            return .failure(AudioError(.unspecified, "JACK2 anchor failed (exit \(process.terminationStatus)): \(reason)"))
-        }
-        return .success(report)
     }
 
     // MARK: The appliance

@@ -34,6 +34,15 @@ struct PlayAndRecordALSATests {
         return try decodedSamples(of: path)
     }
 
+    /// The last attempt's recording holds `expected`, unless every attempt had an xrun (said, not compared).
+    static func expectHolds(_ outcome: (recorded: [Float], xruns: Int), _ expected: [Float], sourceLocation: SourceLocation = #_sourceLocation) {
+        guard outcome.xruns == 0 else {
+            Issue.record("every run had an xrun (\(outcome.xruns) in the last); the recording was not compared", sourceLocation: sourceLocation)
+            return
+        }
+        expectHolds(outcome.recorded, expected, sourceLocation: sourceLocation)
+    }
+
     /// Where `recorded` holds `expected` (from its first non-zero sample on), checked frame by frame.
     static func expectHolds(_ recorded: [Float], _ expected: [Float], sourceLocation: SourceLocation = #_sourceLocation) {
         guard let lead = expected.firstIndex(where: { $0 != 0 }), let first = recorded.firstIndex(where: { $0 != 0 }) else {
@@ -73,12 +82,7 @@ struct PlayAndRecordALSATests {
                 outcome = (try AudioRecorderTests.decoded(url.path), device.statistics.xruns)
                 device.stop()
             }
-            let (recorded, xruns) = try #require(outcome)
-            guard xruns == 0 else {
-                Issue.record("every run had an xrun (\(xruns) in the last); the recording was not compared")
-                return
-            }
-            Self.expectHolds(recorded, expected)
+            Self.expectHolds(try #require(outcome), expected)
         }
     }
 
@@ -169,12 +173,7 @@ struct PlayAndRecordALSATests {
                 outcome = (try AudioRecorderTests.decoded(url.path), xruns)
                 io.uninitialize()
             }
-            let (recorded, xruns) = try #require(outcome)
-            guard xruns == 0 else {
-                Issue.record("every run had an xrun (\(xruns) in the last); the recording was not compared")
-                return
-            }
-            Self.expectHolds(recorded, expected)
+            Self.expectHolds(try #require(outcome), expected)
         }
     }
 
