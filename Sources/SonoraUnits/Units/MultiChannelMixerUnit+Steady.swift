@@ -9,13 +9,16 @@ extension MultiChannelMixerUnit {
     /// ramps moved on per input. Meters, MeteringMode switches and their publication are
     /// those of `process`. Realtime-safe; returns the first failing pull's status.
     static func renderSteady(_ slot: UnsafePointer<SteadySlot>, timeStamp: AudioTimeStamp, frameCount: Int) -> AudioError.Code {
-        let kernel = slot.pointee.state!.assumingMemoryBound(to: MultiChannelMixerKernel.self)
-        let core = kernel.pointee.core
-        let inputs = kernel.pointee.steadyInputs
+        // One copy of the kernel's fields for the cycle: `kernel.pointee.mix(…)` in the loop
+        // copied the whole struct (128 bytes) to the stack for every input, and `mix` read it
+        // back before those stores had drained.
+        let kernel = slot.pointee.state!.assumingMemoryBound(to: MultiChannelMixerKernel.self).pointee
+        let core = kernel.core
+        let inputs = kernel.steadyInputs
         let inputCount = core.pointee.inputCount
         // What the unit's own input buffers hold is not a pull of this time stamp's (as the lean render says).
         core.pointee.lastPulledSampleTime = -1
-        guard frameCount > 0, let whole = kernel.pointee.steadyOutput else {
+        guard frameCount > 0, let whole = kernel.steadyOutput else {
             return pullInputs(inputs, count: inputCount, timeStamp: timeStamp, frameCount: frameCount)
         }
         let output = whole.frames(from: 0, count: frameCount)
@@ -34,13 +37,13 @@ extension MultiChannelMixerUnit {
                     return status
                 }
             }
-            kernel.pointee.mix(
+            kernel.mix(
                 element, list, enabled: input.pointee.enabled, volume: input.pointee.volume, volumes: nil,
                 sides: input.pointee.sides, frames: frameCount, into: output, published)
         }
-        kernel.pointee.publishInputMeters(inputCount: inputCount, published)
-        kernel.pointee.finish(
-            output, frames: frameCount, inputCount: inputCount, volume: kernel.pointee.steadyOutputVolume, volumes: nil,
+        kernel.publishInputMeters(inputCount: inputCount, published)
+        kernel.finish(
+            output, frames: frameCount, inputCount: inputCount, volume: kernel.steadyOutputVolume, volumes: nil,
             published)
         return .noError
     }

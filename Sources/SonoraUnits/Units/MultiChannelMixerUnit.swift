@@ -232,7 +232,8 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let kernel else { return .uninitialized }
+        // The kernel's fields copied once, not once per input (see `renderSteady`).
+        guard let kernel = kernel?.pointee else { return .uninitialized }
         let published = context.core.pointee.published
         let output = context.output
         let frames = context.frameCount
@@ -245,16 +246,16 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
             let volumes: UnsafePointer<Float>? = ramping ? context.parameterValues(slots.volume + element) : nil
             let volume = ramping ? 0 : context.parameter(slots.volume + element)
             let input = context.input(element)
-            kernel.pointee.mix(
+            kernel.mix(
                 element, input, enabled: enabled, volume: volume, volumes: volumes,
                 sides: .init(pan: pan, inputChannels: input.channelCount, outputChannels: output.channelCount),
                 frames: frames, into: output, published)
         }
-        kernel.pointee.publishInputMeters(inputCount: inputCount, published)
+        kernel.publishInputMeters(inputCount: inputCount, published)
         let ramping = context.isRamping(slots.outputVolume)
         let volumes: UnsafePointer<Float>? = ramping ? context.parameterValues(slots.outputVolume) : nil
         let volume = ramping ? 1 : context.parameter(slots.outputVolume)
-        kernel.pointee.finish(output, frames: frames, inputCount: inputCount, volume: volume, volumes: volumes, published)
+        kernel.finish(output, frames: frames, inputCount: inputCount, volume: volume, volumes: volumes, published)
         return .noError
     }
 
