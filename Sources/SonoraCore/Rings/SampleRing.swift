@@ -149,7 +149,7 @@ public final class SampleRing: @unchecked Sendable {
         return count
     }
 
-    /// Where the consumer's lines lie — its cursors' pair (its position, its copy of the
+    /// Where the consumer's lines lie — its cursors' line (its position, its copy of the
     /// producer's) and the table of channel pointers — for an owner that loads them ahead of
     /// reading (a mixer before a slice over many rings, so their misses overlap). Addresses
     /// only: nothing is read or written through them here.

@@ -153,7 +153,9 @@ extension AudioQueue {
         passLock.lock()
         offlineRenderLock.lock()
         renderer = replacement
-        outputTarget?.renderer = replacement
+        // Under the queue's lock, where `setOutput` / `setOutputUnit` publish their target.
+        let target = (try? withLock { outputTarget }) ?? nil
+        target?.renderer = replacement
         writtenTotal = 0
         decodedTotal = 0
         discardThrough = 0

@@ -144,8 +144,15 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
                 renderers[index] = nil
                 continue
             }
-            renderers[index] = Unmanaged<QueueRenderTarget>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { $0.currentRenderer }
-            sink &+= Self.touchLines(lines + index &* Self.lineWords)
+            let renderer = Unmanaged<QueueRenderTarget>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { $0.currentRenderer }
+            renderers[index] = renderer
+            // Lines written for another renderer are not loaded: a renderer replaced on one
+            // thread while another adds its source can leave the slot the old one's addresses,
+            // and the old one may be gone (its memory unmapped). Its renderer's own lines are
+            // valid while it is the current one (`rendererChanged`).
+            let entry = lines + index &* Self.lineWords
+            guard entry[0].load(ordering: .relaxed) == UInt(bitPattern: renderer) else { continue }
+            sink &+= Self.touchLines(entry)
         }
         var samples: UInt32 = 0
         for index in 0..<count {
@@ -158,7 +165,8 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
 
     /// One load in each line of one slot's table entry (see `lines`): the renderer's first
     /// fields, the packed state's four lines (`RenderHot`), the ring object's fields, the
-    /// consumer cursors' pair and the channel table. Plain loads of what only this thread
+    /// consumer cursors' line (its position and its copy of the producer's) and the channel
+    /// table. Plain loads of what only this thread
     /// writes or nobody does; atomic (relaxed) loads where other threads store.
     @inline(__always)
     private static func touchLines(_ entry: UnsafeMutablePointer<Atomic<UInt>>) -> Int {
@@ -176,7 +184,6 @@ final class AudioQueueMixer: RenderCallbackTarget, @unchecked Sendable {
         sink &+= RenderHot.playedFrames(hot).pointee.load(ordering: .relaxed)
         sink &+= ring.load(fromByteOffset: 16, as: Int.self)
         sink &+= cursors.assumingMemoryBound(to: Atomic<Int>.self).pointee.load(ordering: .relaxed)
-        sink &+= cursors.load(fromByteOffset: 64, as: Int.self)
         sink &+= channels.load(as: Int.self)
         return sink
     }
