@@ -260,9 +260,19 @@ public final class ApplianceDevice: AudioDevice, @unchecked Sendable {
         let wake = HostTime.now
         engine.periodBoundary(at: wake.seconds)
         if let ring = captureRing {
-            let read = ring.readPosition.pointee.load(ordering: .relaxed)
+            var read = ring.readPosition.pointee.load(ordering: .relaxed)
             let written = ring.writePosition.pointee.load(ordering: .acquiring)
             if written >= read + period && written <= read + ring.capacity {
+                // Duplex, woken late: the appliance went on without this client (it never
+                // waits), so the periods it delivered meanwhile are queued here while their
+                // playback went out as silence. Rendering the oldest would put every later
+                // cycle that many periods behind for good (the round trip grows by the
+                // stall); as a duplex card does after an xrun, the client goes on from the
+                // newest period and counts the loss.
+                if playbackRing != nil && written - read >= 2 * period {
+                    read = written - period
+                    monitor.add(monitor.captureXruns)
+                }
                 ring.read(into: engine.inputList, frames: period, at: read)
                 ring.readPosition.pointee.store(read + period, ordering: .releasing)
             } else {
