@@ -23,6 +23,11 @@ struct LV2RunState {
     struct AtomPort { var port: UInt32; var buffer: UnsafeMutableRawPointer; var capacity: Int; var isInput: Bool; var takesMIDI: Bool }
 
     var handle: LV2_Handle?
+    /// Decided once when the run state is built: no atom port, worker, control output, second
+    /// output element or latency history, and at least one audio output. Such a plugin's
+    /// render, while no control change is in flight and host bypass is off and not fading,
+    /// is the plain slice (`LV2Unit.renderPlainSlice`): connect, run, nothing after.
+    var isPlain: Bool = false
     var connectPort: @convention(c) (LV2_Handle?, UInt32, UnsafeMutableRawPointer?) -> Void
     var run: @convention(c) (LV2_Handle?, UInt32) -> Void
     var worker: Unmanaged<LV2Worker>

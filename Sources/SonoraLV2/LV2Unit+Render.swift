@@ -106,6 +106,8 @@ extension LV2Unit {
                 positionURIDs: LV2PositionURIDs(urids), positionEvents: allocate(TransportPositionChange.self, LV2PositionURIDs.sliceCapacity),
                 atomOutputs: Unmanaged.passUnretained(atomOutputRing), sequenceURID: urids.map(LV2URI.atomSequence),
                 chunkURID: urids.map(LV2URI.atomChunk), midiURID: urids.map(LV2URI.midiEvent)))
+        state.pointee.isPlain = atomPorts.isEmpty && !state.pointee.hasWorker && outputCount == 0
+            && layout.outputs.count == 1 && ownOutputs == nil && history == nil && !outputChannels.isEmpty
         run = state
     }
 
@@ -120,6 +122,12 @@ extension LV2Unit {
     /// Realtime: no allocation, lock, log or ARC traffic.
     func renderSlice(_ context: RenderContext) -> AudioError.Code {
         guard let state = run else { return .uninitialized }
+        if state.pointee.isPlain && state.pointee.controlCopyFrames == 0 && !state.pointee.lastBypassed
+            && state.pointee.bypass.mix == 0 && !context.isBypassed
+            && state.pointee.changes.epoch == state.pointee.seenEpoch
+        {
+            return renderPlainSlice(state, context)
+        }
         let frames = context.frameCount
         let cycleStart = context.timeStamp.sampleTime - Double(context.frameOffset)
         let multiBus = state.pointee.outputBusCount > 1
@@ -151,20 +159,7 @@ extension LV2Unit {
             if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
             state.pointee.controlCopyFrames = max(0, state.pointee.controlCopyFrames - frames)
         }
-        // One look at each input element's buffers (a call into the unit model), not one per channel:
-        // the channels of an element are listed together.
-        if state.pointee.inputCount > 0 {
-            var element = Int(state.pointee.inputs[0].element)
-            var list = context.input(element)
-            for index in 0..<state.pointee.inputCount {
-                let channel = state.pointee.inputs[index]
-                if Int(channel.element) != element {
-                    element = Int(channel.element)
-                    list = context.input(element)
-                }
-                connect(state, port: channel.port, to: UnsafeMutableRawPointer(list.samples(Int(channel.channel))))
-            }
-        }
+        connectInputs(state, context)
         for index in 0..<state.pointee.outputCount {
             let channel = state.pointee.outputs[index]
             let samples: UnsafeMutablePointer<Float>
@@ -214,6 +209,40 @@ extension LV2Unit {
             copyOwnOutputs(state, context)
         }
         return .noError
+    }
+
+    /// The plain slice (`LV2RunState.isPlain`, decided at initialize) in the steady state — no
+    /// control change in flight (so no control to copy), host bypass off and not fading: what
+    /// `renderSlice` does then, without the checks for what such a plugin does not have (atom
+    /// ports, worker, control outputs, several output elements, latency history).
+    @inline(__always)
+    func renderPlainSlice(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> AudioError.Code {
+        connectInputs(state, context)
+        for index in 0..<state.pointee.outputCount {
+            let channel = state.pointee.outputs[index]
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(context.output.samples(Int(channel.channel))))
+        }
+        let floatingPointState = sonora_fp_state_save()
+        state.pointee.run(state.pointee.handle, UInt32(context.frameCount))
+        putBackFloatingPointState(floatingPointState)
+        return .noError
+    }
+
+    /// Connects every audio input port to its element's buffer. One look at each input
+    /// element's buffers, not one per channel: the channels of an element are listed together.
+    @inline(__always)
+    func connectInputs(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        guard state.pointee.inputCount > 0 else { return }
+        var element = Int(state.pointee.inputs[0].element)
+        var list = context.input(element)
+        for index in 0..<state.pointee.inputCount {
+            let channel = state.pointee.inputs[index]
+            if Int(channel.element) != element {
+                element = Int(channel.element)
+                list = context.input(element)
+            }
+            connect(state, port: channel.port, to: UnsafeMutableRawPointer(list.samples(Int(channel.channel))))
+        }
     }
 
     /// Puts the caller's FP mode back after a plugin ran. On x86 MXCSR is written back

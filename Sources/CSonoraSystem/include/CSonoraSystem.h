@@ -63,6 +63,17 @@ static inline void sonora_cpu_relax(int count) {
     }
 }
 
+/// `value`, passed through an empty asm statement: the compiler cannot merge the load that
+/// produced it with a neighbouring one. Sonora's render copies a caller's `AudioTimeStamp`
+/// field by field through this: the caller has just stored the fields one by one, and a
+/// 16-byte load spanning two such stores cannot be forwarded from the store buffer — it waits
+/// until both stores reach the cache, behind every store before them (profile in
+/// BENCHMARKS.md, `sonora-bench lv2`).
+static inline unsigned long long sonora_opaque_u64(unsigned long long value) {
+    __asm__("" : "+r"(value));
+    return value;
+}
+
 /// memfd_create(name, MFD_CLOEXEC). Returns a file descriptor or -1 with errno set.
 int sonora_memfd_create(const char *name);
 

@@ -1,3 +1,4 @@
+import CSonoraSystem
 import SonoraCore
 import SonoraDSP
 import Synchronization
@@ -94,8 +95,8 @@ extension AudioUnit {
         core.pointee.nextScratch = 0
         let status = process(
             RenderContext(
-                frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp, bus: bus, output: output, core: core,
-                unit: Unmanaged.passUnretained(self)))
+                frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp.fieldwiseCopy, bus: bus, output: output,
+                core: core, unit: Unmanaged.passUnretained(self)))
         return status == .noError ? .noError : failed(status, core)
     }
 
@@ -251,7 +252,7 @@ extension AudioUnit {
             }
         case .callback(let callback):
             var request = RenderRequest(
-                flags: [], timeStamp: timeStamp, bus: element, frameCount: list.frameCount, buffers: list)
+                flags: [], timeStamp: timeStamp.fieldwiseCopy, bus: element, frameCount: list.frameCount, buffers: list)
             return withUnsafeMutablePointer(to: &request) { callback.call($0) }
         }
         return .noError
@@ -349,5 +350,24 @@ extension AudioUnit {
         retire(entry.target)
         notifyCallbacks[index] = nil
         send(.setNotify(index: Int32(index), callback: nil))
+    }
+}
+
+extension AudioTimeStamp {
+    /// This time stamp read field by field, each field with one load of its own size. A caller
+    /// builds its time stamp just before calling `render`, storing the fields one by one; the
+    /// plain copy into a `RenderRequest` or `RenderContext` read them 16 bytes at a time, and a
+    /// load spanning two stores cannot be forwarded from the store buffer: it waited until
+    /// both stores reached the cache, behind every store before them — after a host's copy of
+    /// its last output block, most of `render`'s time (perf on `sonora-bench lv2`, eg-amp).
+    /// `sonora_opaque_u64` keeps the compiler from merging the loads again.
+    @inline(__always)
+    var fieldwiseCopy: AudioTimeStamp {
+        AudioTimeStamp(
+            sampleTime: Double(bitPattern: UInt64(sonora_opaque_u64(CUnsignedLongLong(sampleTime.bitPattern)))),
+            hostTime: UInt64(sonora_opaque_u64(CUnsignedLongLong(hostTime))),
+            rateScalar: Double(bitPattern: UInt64(sonora_opaque_u64(CUnsignedLongLong(rateScalar.bitPattern)))),
+            wordClockTime: UInt64(sonora_opaque_u64(CUnsignedLongLong(wordClockTime))),
+            flags: Flags(rawValue: UInt32(truncatingIfNeeded: sonora_opaque_u64(CUnsignedLongLong(flags.rawValue)))))
     }
 }
