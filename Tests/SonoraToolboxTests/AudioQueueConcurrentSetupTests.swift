@@ -38,7 +38,7 @@ struct AudioQueueConcurrentSetupTests {
         return mismatches
     }
 
-    // Without `adoptCurrentRenderer` 10–28 of 200 rounds left the output on the old renderer.
+    // Without `rendererLock` 10–28 of 200 rounds left the output on the old renderer.
     @Test("setOutput racing setDecodeBufferSizeFrames: the shared output mixes the queue's current renderer")
     func sharedOutputFollowsTheRendererReplacedMeanwhile() throws {
         let device = try TimerDevice(configuration: AudioDeviceConfiguration(

@@ -39,20 +39,23 @@ extension AudioQueue {
             return
         }
         leaveOutput()
-        let target = QueueRenderTarget(renderer: rendererNow(), sampleRate: format.sampleRate)
+        // Made, set as the unit's callback and published as one step (`rendererLock`, as `join`).
+        rendererLock.lock()
+        let target = QueueRenderTarget(renderer: renderer, sampleRate: format.sampleRate)
         do throws(AudioError) {
             try IOUnitUsers.shared.claim(.playback, of: unit, by: self) { [format] unit throws(AudioError) in
                 try unit.setStreamFormat(.canonical(sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame)), scope: .input, element: IOUnit.outputElement)
                 try unit.setRenderCallback(target, input: IOUnit.outputElement)
             }
         } catch {
+            rendererLock.unlock()
             throw self.error(.queueInvalidDevice, call, "\(unit.name) on '\(unit.deviceName)': \(error.message)")
         }
-        try withLock { () throws(AudioError) in
+        _ = try? withLock {
             outputUnit = unit
             outputTarget = target
         }
-        adoptCurrentRenderer(target)
+        rendererLock.unlock()
         session.use(unit)
     }
 
@@ -134,37 +137,23 @@ extension AudioQueue {
             }
         }
         guard let output else { return }
-        let target = QueueRenderTarget(renderer: rendererNow(), sampleRate: output.sampleRate)
+        // The target made from the renderer, attached, published and fed as one step against a
+        // decode buffer changed on another thread (`rendererLock`).
+        rendererLock.lock()
+        let target = QueueRenderTarget(renderer: renderer, sampleRate: output.sampleRate)
         do throws(AudioError) {
             try output.attach(self, target: target)
         } catch {
+            rendererLock.unlock()
             throw AudioError(error.code, error.message.replacingOccurrences(of: "AudioQueue.setOutput", with: "AudioQueue.\(byName ? "setCurrentDevice" : "setOutput")"))
         }
-        try withLock { () throws(AudioError) in
+        _ = try? withLock {
             attachment = OutputAttachment(output: output, target: target, byName: byName)
             outputTarget = target
         }
-        adoptCurrentRenderer(target)
         joinFeeder(of: output)
+        rendererLock.unlock()
         if let unit = output.unit { session.use(unit) }
-    }
-
-    /// The queue's renderer, read under the lock its replacement takes.
-    private func rendererNow() -> AudioQueueRenderer {
-        passLock.lock()
-        defer { passLock.unlock() }
-        return renderer
-    }
-
-    /// Hands `target` (just published as `outputTarget`) the queue's renderer as it is now. A
-    /// decode buffer changed on another thread between making the target and publishing it
-    /// replaced the renderer while there was no target to hand the new one to: the target
-    /// would go on mixing the old renderer's ring, which the queue no longer fills. Taken under
-    /// the lock the replacement holds, so whichever comes second leaves them the same.
-    private func adoptCurrentRenderer(_ target: QueueRenderTarget) {
-        passLock.lock()
-        defer { passLock.unlock() }
-        if target.renderer !== renderer { target.renderer = renderer }
     }
 
     /// Leaves the shared output the queue is on, if any (closing it if it was the last queue

@@ -144,18 +144,29 @@ extension AudioQueue {
             }
         }
         barrier()
-        let replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames, int16Storage: renderer.int16Frames != nil)
+        // Not across the notifications below: a listener that waits for a pass would wait forever.
+        passLock.lock()
+        offlineRenderLock.lock()
+        // Made from the renderer it replaces and handed to the output target (if any) as one
+        // step against an output joined on another thread (see `rendererLock`).
+        rendererLock.lock()
+        let replacement: AudioQueueRenderer
+        do throws(AudioError) {
+            replacement = try AudioQueueRenderer(channelCount: renderer.channelCount, ringFrames: frames, int16Storage: renderer.int16Frames != nil)
+        } catch {
+            rendererLock.unlock()
+            offlineRenderLock.unlock()
+            passLock.unlock()
+            throw error
+        }
         replacement.worker = Unmanaged.passUnretained(worker)
         replacement.wakesWorker.store(renderer.wakesWorker.load(ordering: .relaxed), ordering: .relaxed)
         replacement.feeder = renderer.feeder
         replacement.wakesFeeder.pointee.store(renderer.wakesFeeder.pointee.load(ordering: .relaxed), ordering: .releasing)
-        // Not across the notifications below: a listener that waits for a pass would wait forever.
-        passLock.lock()
-        offlineRenderLock.lock()
         renderer = replacement
-        // Under the queue's lock, where `setOutput` / `setOutputUnit` publish their target.
         let target = (try? withLock { outputTarget }) ?? nil
         target?.renderer = replacement
+        rendererLock.unlock()
         writtenTotal = 0
         decodedTotal = 0
         discardThrough = 0

@@ -128,6 +128,13 @@ public final class AudioQueue: @unchecked Sendable {
     /// what the passes read (the renderer, in `setDecodeBufferSizeFrames`): a barrier alone
     /// does not keep a pass from starting right after it (a wake-up already pending).
     let passLock = NSLock()
+    /// Held while the render side is replaced (`setDecodeBufferSizeFrames`, inside `passLock`)
+    /// and while an output target is made from it and published (`setOutput`,
+    /// `setCurrentDevice`, `setOutputUnit`), so that calls on two threads cannot leave the
+    /// output mixing a replaced renderer, or the replacement without the output's feeder. Not
+    /// `passLock`: a buffer callback (inside a pass) may join an output; never held while
+    /// waiting for a pass or calling the program.
+    let rendererLock = NSLock()
     var passRequested = 0
     var passCompleted = 0
 
