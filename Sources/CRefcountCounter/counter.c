@@ -114,6 +114,14 @@ int sonora_refcount_counter_heap_available(void) { return 0; }
 
 long sonora_refcount_counter_heap_calls(void) { return heap_calls; }
 
+// One malloc and one free, through pointers the compiler cannot see through (a malloc/free
+// pair it can see is removed): the counter's self-check.
+void sonora_refcount_counter_heap_touch(void) {
+    void *(*volatile allocate)(size_t) = malloc;
+    void (*volatile release)(void *) = free;
+    release(allocate(64));
+}
+
 int sonora_refcount_counter_available(void) {
     if (!real_bridge_release_n) resolve();
     return seen && real_retain && real_retain_n && real_release && real_release_n && real_bridge_retain

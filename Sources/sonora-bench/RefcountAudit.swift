@@ -21,7 +21,7 @@ struct RefcountAudit {
     var xrunEvery = 0
 
     struct CounterUnavailable: Error, CustomStringConvertible {
-        var description: String { "the reference-count counter is not active in this binary (its swift_retain is not the one the program calls)" }
+        var description: String { "the reference-count counter is not active in this binary (its swift_retain or malloc is not the one the program calls)" }
     }
 
     struct Count {
@@ -220,7 +220,8 @@ struct RefcountAudit {
         }
     }
 
-    /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen.
+    /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen (and
+    /// a malloc and a free where heap calls are counted).
     static func countsKnownOperations() -> Bool {
         final class Object {}
         let object = Object()
@@ -231,7 +232,13 @@ struct RefcountAudit {
         for _ in 0..<100 { _ = unmanaged.retain() }
         for _ in 0..<100 { unmanaged.release() }
         sonora_refcount_counter_end(&retains, &releases)
-        return withExtendedLifetime(object) { retains >= 100 && releases >= 100 }
+        guard withExtendedLifetime(object, { retains >= 100 && releases >= 100 }) else { return false }
+        // And a malloc and a free, where heap calls are counted.
+        guard sonora_refcount_counter_heap_available() != 0 else { return true }
+        sonora_refcount_counter_begin(0)
+        sonora_refcount_counter_heap_touch()
+        sonora_refcount_counter_end(&retains, &releases)
+        return sonora_refcount_counter_heap_calls() >= 2
     }
 
     static func chainCycle(_ graphs: GraphBenchmark) throws -> (Int) -> AudioError.Code {
@@ -412,7 +419,7 @@ struct RefcountAudit {
                 "AudioQueueOutput, 16 AudioPlayers on a sonora: client device of an appliance (the I/O unit's render on the client driver's thread)",
                 "the appliance client device's thread between two renders of those players (its wait for the appliance's wake-up, the shared-memory ring's write)")
             case .applianceServer: (
-                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the clients node's deliverCapture and mixPlayback, the cycle end waking each client)",
+                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone, a meter, the cycle end waking each client)",
                 "the appliance's I/O thread between two renders (the null device's engine cycle and its wait)")
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",

@@ -26,9 +26,10 @@ struct RefcountBenchCommand: ParsableCommand {
             on a sonora: client device of an appliance (sonora run, the binary
             beside sonora-bench; skipped with a note when it is not built); then
             the appliance's own I/O thread, served in this process as sonora run
-            serves it (the null device, a clients node fed by capture): its
-            renders (the clients node's deliverCapture and mixPlayback, the cycle
-            end waking each client) and the thread between them, with 2 playing,
+            serves it (the null device; its capture into a clients node, mixed
+            with a tone, through a meter; session roles): its renders (the clients
+            node's deliverCapture and mixPlayback, the cycle end waking each
+            client) and the thread between them, with 2 playing,
             1 recording and 1 duplex sonora: client attached, and one more joining
             and leaving while counted; and the netjack2 slave's thread (libjacknet's
             process callback and the thread between renders) with the same players

@@ -14,8 +14,9 @@ import Glibc
 /// Sonora's cycle).
 extension RefcountAudit {
     /// The appliance's server side in this process, as `sonora run` builds it
-    /// (`PipelineRuntime.serve`: the null device, the session server, the pipeline with a
-    /// `clients` node fed by the device's capture and playing to its output), with clients of
+    /// (`PipelineRuntime.serve`: the null device, the session server with roles as in
+    /// Configs/appliance-policy.yaml, the pipeline: the device's capture into a `clients` node,
+    /// mixed with a local tone, through a meter to the output), with clients of
     /// its own attached through `sonora:` devices: 2 playing, 1 recording, 1 doing both, each
     /// looping input to output (`BenchLoop`). Counted on the appliance's I/O thread — the null
     /// device's — in the I/O unit's renders (the graph: the `clients` node's `deliverCapture`
@@ -33,10 +34,23 @@ extension RefcountAudit {
             device: {capture: "null", playback: "null"}
             nodes:
               - {id: clients, kind: clients}
+              - {id: mixer, kind: MultiChannelMixer, inputs: 2}
+              - {id: local, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -20 dB}}
+              - {id: meter, kind: Meter}
             connections:
               - {from: input, to: clients}
-              - {from: clients, to: output}
-            session: {socket: \(socket)}
+              - {from: clients, to: "mixer:0"}
+              - {from: local, to: "mixer:1"}
+              - {from: mixer, to: meter}
+              - {from: meter, to: output}
+            session:
+              socket: \(socket)
+              max_clients: 32
+              fade_ms: 30
+              roles:
+                - {name: intercom, priority: 30, interrupts: [media], may_record: true}
+                - {name: media, priority: 10, may_record: false}
+              categories: {ambient: media, soloAmbient: media, playback: media, record: intercom, playAndRecord: intercom}
 
             """
         let configuration = try ConfigurationParser.parse(config, file: "refcounts-appliance.yaml")

@@ -20,5 +20,7 @@ void sonora_refcount_counter_end(long *retains, long *releases);
 long sonora_refcount_counter_heap_calls(void);
 /// 1 if heap calls are counted in this build (not under a sanitizer, whose runtime owns malloc).
 int sonora_refcount_counter_heap_available(void);
+/// One malloc and one free (the self-check: counted where heap calls are counted).
+void sonora_refcount_counter_heap_touch(void);
 
 #endif
