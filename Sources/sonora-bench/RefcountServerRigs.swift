@@ -16,7 +16,8 @@ extension RefcountAudit {
     /// The appliance's server side in this process, as `sonora run` builds it
     /// (`PipelineRuntime.serve`: the null device, the session server with roles as in
     /// Configs/appliance-policy.yaml, the pipeline: the device's capture into a `clients` node,
-    /// mixed with a local tone, through a meter to the output), with clients of
+    /// mixed with a local tone and a looping player through an EQ, through a meter and a
+    /// recorder to the output — Configs/default.yaml's nodes beside the clients), with clients of
     /// its own attached through `sonora:` devices: 2 playing, 1 recording, 1 doing both, each
     /// looping input to output (`BenchLoop`). Counted on the appliance's I/O thread — the null
     /// device's — in the I/O unit's renders (the graph: the `clients` node's `deliverCapture`
@@ -29,20 +30,30 @@ extension RefcountAudit {
         let socket = "/tmp/sonora-bench-\(getpid())-rcserve.sock"
         unlink(socket)
         defer { unlink(socket) }
+        let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-serve-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try SoundsBenchmark.writeWAV(folder + "/melody.wav", samples: QueueBenchmark.sourceSamples(seconds: 1), channels: 2)
         let config = """
             engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
             device: {capture: "null", playback: "null"}
             nodes:
               - {id: clients, kind: clients}
-              - {id: mixer, kind: MultiChannelMixer, inputs: 2}
+              - {id: mixer, kind: MultiChannelMixer, inputs: 3}
               - {id: local, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -20 dB}}
+              - {id: melody, kind: player, file: \(folder)/melody.wav, loop: true}
+              - {id: eq, kind: GraphicEQ, preset: Rock}
               - {id: meter, kind: Meter}
+              - {id: played, kind: recorder, file: \(folder)/played.wav}
             connections:
               - {from: input, to: clients}
               - {from: clients, to: "mixer:0"}
               - {from: local, to: "mixer:1"}
+              - {from: melody, to: eq}
+              - {from: eq, to: "mixer:2"}
               - {from: mixer, to: meter}
-              - {from: meter, to: output}
+              - {from: meter, to: played}
+              - {from: played, to: output}
             session:
               socket: \(socket)
               max_clients: 32
@@ -71,6 +82,7 @@ extension RefcountAudit {
             for client in clients { client.device.stop() }
             clients.removeAll()
             graph.stop()
+            try? served.pipeline.finishRecorders()
             sessionServer.stop()
             graph.uninitialize()
             // The null device locked the process's memory (`locksMemory`, as the appliance does).
