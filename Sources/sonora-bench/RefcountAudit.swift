@@ -118,7 +118,7 @@ struct RefcountAudit {
         } else {
             notes.append("the appliance rows: skipped, the sonora binary is not built beside sonora-bench")
         }
-        let served = try Self.countApplianceServer(seconds: deviceSeconds, xrunEvery: xrunEvery)
+        let served = try Self.countApplianceServer(seconds: deviceSeconds, xrunEvery: xrunEvery, lv2Plugin: lv2Plugin)
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
         switch netjackRig() {
@@ -419,7 +419,7 @@ struct RefcountAudit {
                 "AudioQueueOutput, 16 AudioPlayers on a sonora: client device of an appliance (the I/O unit's render on the client driver's thread)",
                 "the appliance client device's thread between two renders of those players (its wait for the appliance's wake-up, the shared-memory ring's write)")
             case .applianceServer: (
-                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone and a player through an EQ, a meter, a recorder, the cycle end waking each client)",
+                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone, a player through an EQ and a splitter, a 3D mixer, the --plugin LV2 plugin, a meter, a recorder, the cycle end waking each client)",
                 "the appliance's I/O thread between two renders (the null device's engine cycle and its wait)")
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",

@@ -27,8 +27,9 @@ struct RefcountBenchCommand: ParsableCommand {
             beside sonora-bench; skipped with a note when it is not built); then
             the appliance's own I/O thread, served in this process as sonora run
             serves it (the null device; its capture into a clients node, mixed
-            with a tone and a looping player through an EQ, through a meter and a
-            recorder; session roles): its renders (the clients
+            with a tone, a looping player through an EQ and a splitter and a 3D
+            mixer, through the LV2 plugin, a meter and a recorder; session roles):
+            its renders (the clients
             node's deliverCapture and mixPlayback, the cycle end waking each
             client) and the thread between them, with 2 playing,
             1 recording and 1 duplex sonora: client attached, and one more joining

@@ -2,6 +2,7 @@ import CRefcountCounter
 import Foundation
 import SonoraCore
 import SonoraHAL
+import SonoraLV2
 @_spi(Benchmark) import SonoraPipeline
 import SonoraUnits
 
@@ -16,8 +17,9 @@ extension RefcountAudit {
     /// The appliance's server side in this process, as `sonora run` builds it
     /// (`PipelineRuntime.serve`: the null device, the session server with roles as in
     /// Configs/appliance-policy.yaml, the pipeline: the device's capture into a `clients` node,
-    /// mixed with a local tone and a looping player through an EQ, through a meter and a
-    /// recorder to the output — Configs/default.yaml's nodes beside the clients), with clients of
+    /// mixed with a local tone, a looping player through an EQ and a splitter, and a 3D mixer
+    /// placing the player and a tone, through a meter and a recorder to the output —
+    /// Configs/default.yaml's and positional.yaml's node kinds beside the clients), with clients of
     /// its own attached through `sonora:` devices: 2 playing, 1 recording, 1 doing both, each
     /// looping input to output (`BenchLoop`). Counted on the appliance's I/O thread — the null
     /// device's — in the I/O unit's renders (the graph: the `clients` node's `deliverCapture`
@@ -26,7 +28,11 @@ extension RefcountAudit {
     /// the way in) and leaves (two thirds in): its streams appear in and vanish from the
     /// table the I/O thread walks. The clients' own threads are not counted (the counter
     /// counts per thread).
-    static func countApplianceServer(seconds: Double, xrunEvery: Int) throws -> (counts: DeviceCounts, notes: [String]) {
+    ///
+    /// With `lv2Plugin` loadable (the `--plugin` of the LV2 case), the mix goes through it too,
+    /// as an `lv2` node (linked instances when it is narrower than the pipeline's 2 channels);
+    /// otherwise the note says it was left out.
+    static func countApplianceServer(seconds: Double, xrunEvery: Int, lv2Plugin: String) throws -> (counts: DeviceCounts, notes: [String]) {
         let socket = "/tmp/sonora-bench-\(getpid())-rcserve.sock"
         unlink(socket)
         defer { unlink(socket) }
@@ -34,25 +40,44 @@ extension RefcountAudit {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try SoundsBenchmark.writeWAV(folder + "/melody.wav", samples: QueueBenchmark.sourceSamples(seconds: 1), channels: 2)
+        var lv2Note: String?
+        do {
+            _ = try LV2Unit(uri: lv2Plugin, options: .init(sampleRate: 48000, maximumFrames: 256, workerMode: .inline))
+        } catch {
+            lv2Note = "the appliance's pipeline: no lv2 node (\(lv2Plugin): \(error))"
+        }
+        let lv2Node = lv2Note == nil ? "  - {id: effect, kind: lv2, uri: \"\(lv2Plugin)\"}\n" : ""
+        let toMeter = lv2Note == nil ? "  - {from: mixer, to: effect}\n  - {from: effect, to: meter}\n" : "  - {from: mixer, to: meter}\n"
         let config = """
             engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
             device: {capture: "null", playback: "null"}
             nodes:
               - {id: clients, kind: clients}
-              - {id: mixer, kind: MultiChannelMixer, inputs: 3}
+              - {id: mixer, kind: MultiChannelMixer, inputs: 4}
               - {id: local, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -20 dB}}
               - {id: melody, kind: player, file: \(folder)/melody.wav, loop: true}
               - {id: eq, kind: GraphicEQ, preset: Rock}
+              - {id: split, kind: Splitter}
+              - {id: far, kind: tone, parameters: {frequency: 571 Hz, level: -18 dB}}
+              - id: scene
+                kind: mixer3d
+                output: stereo
+                sources:
+                  - {name: melody, position: [0, 0, -1.5], gain: -6 dB}
+                  - {name: far, position: [3, 0, -10]}
               - {id: meter, kind: Meter}
               - {id: played, kind: recorder, file: \(folder)/played.wav}
-            connections:
+            \(lv2Node)connections:
               - {from: input, to: clients}
               - {from: clients, to: "mixer:0"}
               - {from: local, to: "mixer:1"}
               - {from: melody, to: eq}
-              - {from: eq, to: "mixer:2"}
-              - {from: mixer, to: meter}
-              - {from: meter, to: played}
+              - {from: eq, to: split}
+              - {from: "split:0", to: "mixer:2"}
+              - {from: "split:1", to: "scene:0"}
+              - {from: far, to: "scene:1"}
+              - {from: scene, to: "mixer:3"}
+            \(toMeter)  - {from: meter, to: played}
               - {from: played, to: output}
             session:
               socket: \(socket)
@@ -141,7 +166,7 @@ extension RefcountAudit {
             throw AudioError(.unspecified, "the appliance rig: clients never woken: \((idle + (joinerFrames > 0 ? [] : ["refcounts-joiner"])).joined(separator: ", "))")
         }
         let t = tally.pointee
-        let notes = [
+        let notes = (lv2Note.map { [$0] } ?? []) + [
             "the appliance's I/O thread: \(streams.filter { $0.direction == .playback }.count) playback and \(streams.filter { $0.direction == .capture }.count) capture streams served throughout; a duplex client joined at counted cycle \(joinedAt) and left at \(leftAt) (its streams attached and detached while counted); its clients' underruns \(streams.map(\.underruns).reduce(0, +)), overruns \(streams.map(\.overruns).reduce(0, +))"
         ]
         return (
