@@ -92,9 +92,10 @@ extension RefcountAudit {
         let configuration = try ConfigurationParser.parse(config, file: "refcounts-appliance.yaml")
         let problems = PipelineBuilder.check(configuration)
         guard problems.isEmpty else { throw AudioError(.unspecified, "the appliance rig's config: \(problems.map { "\($0)" }.joined(separator: "; "))") }
+        // `serve` publishes the stream table (also when it fails after): unpublished on the way out.
+        defer { ServedClientStreams.table = nil }
         let served: PipelineRuntime.Served
         do { served = try PipelineRuntime.serve(configuration) } catch { throw AudioError(.unspecified, "the appliance rig: \(error)") }
-        defer { ServedClientStreams.table = nil }
         let device = served.device
         let graph = served.pipeline.graph
         guard let io = served.pipeline.io, let sessionServer = served.sessionServer else {
