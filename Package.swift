@@ -193,6 +193,8 @@ let package = Package(
                 "SonoraLV2",
                 "SonoraVoice",
                 "SonoraToolbox",
+                // `refcounts` serves appliance clients in process (the appliance's I/O thread).
+                "SonoraPipeline",
                 "CSndfile",
                 "CSpeexDSP",
                 "CKissFFT",

@@ -42,19 +42,20 @@ static void resolve(void) {
 
 // SONORA_REFCOUNT_TRAP=1 raises SIGTRAP at the first counted operation, so a debugger shows
 // who retained (as SONORA_ALLOCATION_TRAP does for the tests' heap calls).
-static int trap_checked, trap_enabled;
+// SONORA_REFCOUNT_TRAP=2 traps at the first counted heap call instead.
+static int trap_checked, trap_mode;
 // The object of the operation that trapped: in the debugger, `x/gx sonora_refcount_trapped_object`
 // gives its metadata and `info symbol` on that its type.
 void *volatile sonora_refcount_trapped_object;
-static void maybe_trap(void) {
-    if (!trap_checked) { trap_checked = 1; const char *v = getenv("SONORA_REFCOUNT_TRAP"); trap_enabled = v && *v == '1'; }
-    if (trap_enabled && trapping) { counting = 0; raise(SIGTRAP); }
+static void maybe_trap(int kind) {
+    if (!trap_checked) { trap_checked = 1; const char *v = getenv("SONORA_REFCOUNT_TRAP"); trap_mode = v && (*v == '1' || *v == '2') ? *v - '0' : 0; }
+    if (trap_mode == kind && trapping) { counting = 0; raise(SIGTRAP); }
 }
 
 #define COUNT(what, n, object) do { \
     if (__builtin_expect(!__atomic_load_n(&real_bridge_release_n, __ATOMIC_ACQUIRE), 0)) resolve(); \
     if (!seen) seen = 1; \
-    if (__builtin_expect(armed, 0) && counting) { what += (n); sonora_refcount_trapped_object = (object); maybe_trap(); } \
+    if (__builtin_expect(armed, 0) && counting) { what += (n); sonora_refcount_trapped_object = (object); maybe_trap(1); } \
 } while (0)
 
 void *swift_retain(void *object) { COUNT(retains, 1, object); return real_retain(object); }
@@ -65,6 +66,61 @@ void *swift_bridgeObjectRetain(void *object) { COUNT(retains, 1, object); return
 void *swift_bridgeObjectRetain_n(void *object, uint32_t n) { COUNT(retains, n, object); return real_bridge_retain_n(object, n); }
 void swift_bridgeObjectRelease(void *object) { COUNT(releases, 1, object); real_bridge_release(object); }
 void swift_bridgeObjectRelease_n(void *object, uint32_t n) { COUNT(releases, n, object); real_bridge_release_n(object, n); }
+
+// The heap's entry points, counted the same way (the realtime rules forbid heap calls too; the
+// tests prove it per unit with their own counter, this counts on the rigs' device threads).
+// Forwarded to glibc's own (`__libc_*`: no dlsym, which may allocate itself). Sanitized builds
+// define malloc in their runtime: no heap counting there (`sonora_refcount_counter_heap_available`).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SONORA_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SONORA_SANITIZED 1
+#endif
+
+static __thread long heap_calls;
+
+#ifndef SONORA_SANITIZED
+#include <errno.h>
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+#define COUNT_HEAP() do { \
+    if (__builtin_expect(armed, 0) && counting) { heap_calls++; maybe_trap(2); } \
+} while (0)
+
+void *malloc(size_t size) { COUNT_HEAP(); return __libc_malloc(size); }
+void *calloc(size_t n, size_t size) { COUNT_HEAP(); return __libc_calloc(n, size); }
+void *realloc(void *p, size_t size) { COUNT_HEAP(); return __libc_realloc(p, size); }
+void free(void *p) { if (p) COUNT_HEAP(); __libc_free(p); }
+void *memalign(size_t alignment, size_t size) { COUNT_HEAP(); return __libc_memalign(alignment, size); }
+void *aligned_alloc(size_t alignment, size_t size) { COUNT_HEAP(); return __libc_memalign(alignment, size); }
+int posix_memalign(void **out, size_t alignment, size_t size) {
+    COUNT_HEAP();
+    void *p = __libc_memalign(alignment, size);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+int sonora_refcount_counter_heap_available(void) { return 1; }
+#else
+int sonora_refcount_counter_heap_available(void) { return 0; }
+#endif
+
+long sonora_refcount_counter_heap_calls(void) { return heap_calls; }
+
+// One malloc and one free, through pointers the compiler cannot see through (a malloc/free
+// pair it can see is removed): the counter's self-check.
+void sonora_refcount_counter_heap_touch(void) {
+    void *(*volatile allocate)(size_t) = malloc;
+    void (*volatile release)(void *) = free;
+    release(allocate(64));
+}
 
 int sonora_refcount_counter_available(void) {
     if (!real_bridge_release_n) resolve();
@@ -77,6 +133,7 @@ void sonora_refcount_counter_begin(int may_trap) {
     trapping = may_trap;
     retains = 0;
     releases = 0;
+    heap_calls = 0;
     counting = 1;
 }
 

@@ -231,10 +231,13 @@ struct IOBenchmark {
         return .success(data)
     }
 
-    static var jackScript: String? {
+    static var jackScript: String? { script(named: "with-jack-dummy.sh") }
+
+    /// scripts/NAME, found by walking up from the executable.
+    static func script(named name: String) -> String? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<6 {
-            let candidate = directory.appendingPathComponent("scripts/with-jack-dummy.sh").path
+            let candidate = directory.appendingPathComponent("scripts/\(name)").path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory = directory.deletingLastPathComponent()
         }

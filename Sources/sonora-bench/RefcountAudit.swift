@@ -21,12 +21,26 @@ struct RefcountAudit {
     var xrunEvery = 0
 
     struct CounterUnavailable: Error, CustomStringConvertible {
-        var description: String { "the reference-count counter is not active in this binary (its swift_retain is not the one the program calls)" }
+        var description: String { "the reference-count counter is not active in this binary (its swift_retain or malloc is not the one the program calls)" }
     }
 
     struct Count {
         var retains: Int
         var releases: Int
+        /// malloc, calloc, realloc, free and the aligned forms (`sonora_refcount_counter_heap_calls`).
+        var heapCalls = 0
+    }
+
+    /// Heap calls seen on the counted threads, summed over cases and rigs, and the cycles they
+    /// were counted over: one row of their own (the realtime rule: none).
+    struct HeapTotal: Codable {
+        var calls = 0
+        var cycles = 0
+
+        mutating func add(_ count: Count, cycles more: Int) {
+            calls += count.heapCalls
+            cycles += more
+        }
     }
 
     /// The operations `cycle` makes on this thread over `cycles` calls, after 200 to warm up
@@ -42,9 +56,10 @@ struct RefcountAudit {
         sonora_refcount_counter_begin(1)
         for index in 200..<(200 + cycles) where failed == .noError { failed = cycle(index) }
         sonora_refcount_counter_end(&retains, &releases)
+        let heapCalls = sonora_refcount_counter_heap_calls()
         // A failing render may take a shorter path: its count would say nothing.
         guard failed == .noError else { throw AudioError(failed, "\(name): render failed while counted") }
-        return Count(retains: retains, releases: releases)
+        return Count(retains: retains, releases: releases, heapCalls: heapCalls)
     }
 
     func run() throws -> (rows: [BenchmarkRow], notes: [String]) {
@@ -66,6 +81,7 @@ struct RefcountAudit {
             notes.append("LV2Unit \(lv2Plugin): skipped (\(error))")
         }
         var rows: [BenchmarkRow] = []
+        var heap = HeapTotal()
         var rigs: [DeviceRig] = [.null]
         if ALSAConfiguration.loopPluginPath != nil {
             rigs += [.loopWithRecorder, .loopDriftCorrected]
@@ -74,12 +90,14 @@ struct RefcountAudit {
         }
         for rig in rigs {
             let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
-            append(counted, rig: rig, to: &rows, notes: &notes)
+            append(counted, rig: rig, to: &rows, notes: &notes, heap: &heap)
         }
         switch jackRig() {
         case .success(let report):
             rows += report.rows
             notes += report.notes
+            heap.calls += report.heap?.calls ?? 0
+            heap.cycles += report.heap?.cycles ?? 0
         case .failure(let reason):
             notes.append("the JACK rows: skipped, \(reason.message)")
         }
@@ -96,9 +114,21 @@ struct RefcountAudit {
             defer { appliance.stop() }
             let rig = DeviceRig.appliance(socket: appliance.sessionSocket)
             let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
-            append(counted, rig: rig, to: &rows, notes: &notes)
+            append(counted, rig: rig, to: &rows, notes: &notes, heap: &heap)
         } else {
             notes.append("the appliance rows: skipped, the sonora binary is not built beside sonora-bench")
+        }
+        let served = try Self.countApplianceServer(seconds: deviceSeconds, xrunEvery: xrunEvery, lv2Plugin: lv2Plugin)
+        append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
+        notes += served.notes
+        switch netjackRig() {
+        case .success(let report):
+            rows += report.rows
+            notes += report.notes
+            heap.calls += report.heap?.calls ?? 0
+            heap.cycles += report.heap?.cycles ?? 0
+        case .failure(let reason):
+            notes.append("the netjack2 slave rows: skipped, \(reason.message)")
         }
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -107,27 +137,40 @@ struct RefcountAudit {
                 BenchmarkRow(
                     metric: "\(name): retains and releases per render cycle", unit: "ops", sonora: perCycle,
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-            notes.append("\(name): \(counted.retains) retains, \(counted.releases) releases in \(cycles) cycles")
+            notes.append("\(name): \(counted.retains) retains, \(counted.releases) releases, \(counted.heapCalls) heap calls in \(cycles) cycles")
+            heap.add(counted, cycles: cycles)
+        }
+        if sonora_refcount_counter_heap_available() != 0 {
+            rows.append(
+                BenchmarkRow(
+                    metric: "heap calls on the counted rendering threads, every case and rig above (malloc, free and kin; per cycle)", unit: "ops",
+                    sonora: Double(heap.calls) / Double(max(heap.cycles, 1)), anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
+            notes.append("heap calls: \(heap.calls) in \(heap.cycles) counted stretches (each case's and rig's notes give its own)")
+        } else {
+            notes.append("heap calls: not counted in this build (a sanitizer's runtime owns malloc)")
         }
         notes.insert("counted on the rendering thread over \(cycles) cycles after 200 to warm up; a debug build retains around most calls, so judge a release build", at: 0)
         return (rows, notes)
     }
 
     /// The rows and notes of one device rig's counts.
-    func append(_ counted: DeviceCounts, rig: DeviceRig, to rows: inout [BenchmarkRow], notes: inout [String]) {
+    func append(_ counted: DeviceCounts, rig: DeviceRig, to rows: inout [BenchmarkRow], notes: inout [String], heap: inout HeapTotal) {
+        heap.add(counted.render.count, cycles: counted.render.spans)
+        heap.add(counted.between.count, cycles: counted.between.spans)
+        heap.add(counted.recovery.count, cycles: counted.recovery.spans)
         let (name, between) = rig.rowNames
         rows.append(
             BenchmarkRow(
                 metric: "\(name): retains and releases per render cycle", unit: "ops",
                 sonora: Double(counted.render.count.retains + counted.render.count.releases) / Double(max(counted.render.spans, 1)),
                 anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-        notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases in \(counted.render.spans) cycles")
+        notes.append("\(name): \(counted.render.count.retains) retains, \(counted.render.count.releases) releases, \(counted.render.count.heapCalls) heap calls in \(counted.render.spans) cycles")
         rows.append(
             BenchmarkRow(
                 metric: "\(between): retains and releases per cycle", unit: "ops",
                 sonora: Double(counted.between.count.retains + counted.between.count.releases) / Double(max(counted.between.spans, 1)),
                 anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
-        notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases in \(counted.between.spans) cycles without an xrun")
+        notes.append("\(between): \(counted.between.count.retains) retains, \(counted.between.count.releases) releases, \(counted.between.count.heapCalls) heap calls in \(counted.between.spans) cycles without an xrun")
         let recovery = "\(rig.deviceName)'s thread through an xrun's recovery (from the post-render before it to the next pre-render: the failed transfer, the recovery, the event posted, the next wait)"
         if xrunEvery > 0, counted.recoveryXruns > 0 {
             rows.append(
@@ -137,7 +180,7 @@ struct RefcountAudit {
                     anchor: "none (the realtime rule)", anchorValue: 0, better: .lower))
         }
         notes.append(
-            "\(recovery): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases over \(counted.recoveryXruns) xruns in \(counted.recovery.spans) cycles"
+            "\(recovery): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases, \(counted.recovery.count.heapCalls) heap calls over \(counted.recoveryXruns) xruns in \(counted.recovery.spans) cycles"
                 + (xrunEvery > 0 ? " (\(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced, one after every \(xrunEvery) renders)" : " (xruns not forced: --xrun-every N)"))
     }
 
@@ -145,6 +188,7 @@ struct RefcountAudit {
     struct JackRigReport: Codable {
         var rows: [BenchmarkRow]
         var notes: [String]
+        var heap: HeapTotal?
     }
 
     /// The JACK rig, counted in this process (inside scripts/with-jack-dummy.sh: `--jack-rig`).
@@ -153,11 +197,12 @@ struct RefcountAudit {
         var rows: [BenchmarkRow] = []
         var notes: [String] = []
         let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: .jack, xrunEvery: xrunEvery)
-        append(counted, rig: .jack, to: &rows, notes: &notes)
+        var heap = HeapTotal()
+        append(counted, rig: .jack, to: &rows, notes: &notes, heap: &heap)
         if xrunEvery > 0, counted.recoveryXruns == 0 {
             notes.append("the JACK client device: \(counted.stalls) stalls of \(counted.stallMicroseconds) µs made no xrun that JACK reported (jackd's dummy backend without realtime waits for a late client)")
         }
-        return JackRigReport(rows: rows, notes: notes)
+        return JackRigReport(rows: rows, notes: notes, heap: heap)
     }
 
     /// The JACK rig in a child of this program beside a private jackd on the dummy backend
@@ -175,7 +220,8 @@ struct RefcountAudit {
         }
     }
 
-    /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen.
+    /// The counter's self-check: 100 retains and 100 releases made on purpose must be seen (and
+    /// a malloc and a free where heap calls are counted).
     static func countsKnownOperations() -> Bool {
         final class Object {}
         let object = Object()
@@ -186,7 +232,13 @@ struct RefcountAudit {
         for _ in 0..<100 { _ = unmanaged.retain() }
         for _ in 0..<100 { unmanaged.release() }
         sonora_refcount_counter_end(&retains, &releases)
-        return withExtendedLifetime(object) { retains >= 100 && releases >= 100 }
+        guard withExtendedLifetime(object, { retains >= 100 && releases >= 100 }) else { return false }
+        // And a malloc and a free, where heap calls are counted.
+        guard sonora_refcount_counter_heap_available() != 0 else { return true }
+        sonora_refcount_counter_begin(0)
+        sonora_refcount_counter_heap_touch()
+        sonora_refcount_counter_end(&retains, &releases)
+        return sonora_refcount_counter_heap_calls() >= 2
     }
 
     static func chainCycle(_ graphs: GraphBenchmark) throws -> (Int) -> AudioError.Code {
@@ -254,12 +306,13 @@ struct RefcountAudit {
             var releases = 0
             sonora_refcount_counter_end(&retains, &releases)
             counting = false
-            return Count(retains: retains, releases: releases)
+            return Count(retains: retains, releases: releases, heapCalls: sonora_refcount_counter_heap_calls())
         }
 
         mutating func add(_ counted: Count) {
             count.retains += counted.retains
             count.releases += counted.releases
+            count.heapCalls += counted.heapCalls
             spans += 1
         }
     }
@@ -317,6 +370,14 @@ struct RefcountAudit {
         /// on the null device with a `clients` node): the client driver's thread, woken by the
         /// appliance each cycle, renders into the shared-memory ring.
         case appliance(socket: String)
+        /// The appliance's own I/O thread (`sonora run`'s side, served in this process through
+        /// `PipelineRuntime.serve` on the null device): the graph's `clients` node mixing the
+        /// client streams and delivering capture, the cycle end waking each client.
+        case applianceServer
+        /// A `netjack:slave@MASTER` device of jackd's netmanager across network namespaces
+        /// (the bench runs itself inside the slave's namespace for it): libjacknet's process
+        /// thread calling `NetJackSlaveCycle.process` around the I/O unit's render.
+        case netjackSlave(master: String)
 
         var deviceName: String {
             switch self {
@@ -325,6 +386,8 @@ struct RefcountAudit {
             case .loopDriftCorrected: "the drift-corrected ALSA device"
             case .jack: "the JACK client device"
             case .appliance: "the appliance client device"
+            case .applianceServer: "the appliance's null device"
+            case .netjackSlave: "the netjack2 slave device"
             }
         }
 
@@ -332,8 +395,8 @@ struct RefcountAudit {
         /// jackd's to report, and an appliance never waits for a client (its ring runs dry).
         var countsItsOwnXruns: Bool {
             switch self {
-            case .null, .loopWithRecorder, .loopDriftCorrected: true
-            case .jack, .appliance: false
+            case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer: true
+            case .jack, .appliance, .netjackSlave: false
             }
         }
 
@@ -355,8 +418,49 @@ struct RefcountAudit {
             case .appliance: (
                 "AudioQueueOutput, 16 AudioPlayers on a sonora: client device of an appliance (the I/O unit's render on the client driver's thread)",
                 "the appliance client device's thread between two renders of those players (its wait for the appliance's wake-up, the shared-memory ring's write)")
+            case .applianceServer: (
+                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone, a player through an EQ and a splitter, a 3D mixer, the --plugin LV2 plugin, a meter, a recorder, the cycle end waking each client)",
+                "the appliance's I/O thread between two renders (the null device's engine cycle and its wait)")
+            case .netjackSlave: (
+                "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",
+                "the netjack2 slave's thread between two renders of those players (libjacknet's receive and send, NetJackSlaveCycle.process: clock, lent buffers, load)")
             }
         }
+    }
+
+    /// A device rig's render notification on its I/O unit (context: its `DeviceTally`): counts
+    /// the renders (pre- to post-render) and the stretches between them, splits off those with
+    /// an xrun, and stalls the thread when asked (see `countPlayersOnDevice`).
+    static let tallyNotify: RenderCallback.Function = { context, request in
+        let tally = context!.assumingMemoryBound(to: DeviceTally.self)
+        let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
+        if flags.contains(.preRender) {
+            if let counted = tally.pointee.between.stop() {
+                let xruns = tally.pointee.xruns() - tally.pointee.xrunsAtBetweenStart
+                if xruns > 0 {
+                    tally.pointee.recovery.add(counted)
+                    tally.pointee.recoveryXruns += xruns
+                } else {
+                    tally.pointee.between.add(counted)
+                }
+            }
+            if tally.pointee.armed { tally.pointee.render.begin() }
+        } else if flags.contains(.postRender), tally.pointee.render.counting {
+            tally.pointee.render.end()
+            if tally.pointee.armed {
+                tally.pointee.renders += 1
+                if tally.pointee.stallEvery > 0, tally.pointee.renders % tally.pointee.stallEvery == 0 {
+                    // Late on purpose: past the buffer, so the next transfer finds an xrun.
+                    var request = tally.pointee.stall
+                    var remaining = timespec()
+                    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+                    tally.pointee.stalls += 1
+                }
+                tally.pointee.xrunsAtBetweenStart = tally.pointee.xruns()
+                tally.pointee.between.begin()
+            }
+        }
+        return 0
     }
 
     /// `players` AudioPlayers looping a 1 s WAV on `rig` (256-frame periods), counted on the
@@ -391,6 +495,14 @@ struct RefcountAudit {
         case .appliance(let socket):
             device = try AudioDevices.open(named: "sonora:\(socket)", configuration: AudioDeviceConfiguration(inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .netjackSlave(let master):
+            // 2 + 2 channels, as `sonora-bench network`: the master loops what the slave returns
+            // back to it, and whole periods render straight in libjacknet's buffers.
+            device = try AudioDevices.open(named: "netjack:slave@\(master),latency=2,name=refcounts", configuration: AudioDeviceConfiguration(
+                sampleRate: 48000, periodFrames: 256, inputChannels: 2, outputChannels: 2))
+            output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .applianceServer:
+            throw AudioError(.unspecified, "the appliance's own I/O thread has no players: countApplianceServer counts it")
         case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let alsa = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(
@@ -427,37 +539,7 @@ struct RefcountAudit {
         let stallNanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
         tally.pointee.stallEvery = xrunEvery
         tally.pointee.stall = timespec(tv_sec: stallNanoseconds / 1_000_000_000, tv_nsec: stallNanoseconds % 1_000_000_000)
-        try unit.addRenderNotify(RenderCallback(function: { context, request in
-            let tally = context!.assumingMemoryBound(to: DeviceTally.self)
-            let flags = request.assumingMemoryBound(to: RenderRequest.self).pointee.flags
-            if flags.contains(.preRender) {
-                if let counted = tally.pointee.between.stop() {
-                    let xruns = tally.pointee.xruns() - tally.pointee.xrunsAtBetweenStart
-                    if xruns > 0 {
-                        tally.pointee.recovery.add(counted)
-                        tally.pointee.recoveryXruns += xruns
-                    } else {
-                        tally.pointee.between.add(counted)
-                    }
-                }
-                if tally.pointee.armed { tally.pointee.render.begin() }
-            } else if flags.contains(.postRender), tally.pointee.render.counting {
-                tally.pointee.render.end()
-                if tally.pointee.armed {
-                    tally.pointee.renders += 1
-                    if tally.pointee.stallEvery > 0, tally.pointee.renders % tally.pointee.stallEvery == 0 {
-                        // Late on purpose: past the buffer, so the next transfer finds an xrun.
-                        var request = tally.pointee.stall
-                        var remaining = timespec()
-                        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-                        tally.pointee.stalls += 1
-                    }
-                    tally.pointee.xrunsAtBetweenStart = tally.pointee.xruns()
-                    tally.pointee.between.begin()
-                }
-            }
-            return 0
-        }, context: UnsafeMutableRawPointer(tally)))
+        try unit.addRenderNotify(RenderCallback(function: Self.tallyNotify, context: UnsafeMutableRawPointer(tally)))
         for _ in 0..<players {
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: song), output: output)
             player.numberOfLoops = -1

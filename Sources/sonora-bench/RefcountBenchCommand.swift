@@ -4,7 +4,7 @@ import Foundation
 struct RefcountBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refcounts",
-        abstract: "Retains and releases per render cycle on the rendering thread (the realtime rule: none).",
+        abstract: "Retains, releases and heap calls per render cycle on the rendering thread (the realtime rule: none).",
         discussion: """
             Counts the Swift runtime's reference-count operations (swift_retain,
             swift_release and their variants) the rendering thread makes per cycle of:
@@ -24,15 +24,32 @@ struct RefcountBenchCommand: ParsableCommand {
             (scripts/with-jack-dummy.sh; skipped with a note without jackd or
             root): JACK's process callback and its thread between renders; and
             on a sonora: client device of an appliance (sonora run, the binary
-            beside sonora-bench; skipped with a note when it is not built). The
+            beside sonora-bench; skipped with a note when it is not built); then
+            the appliance's own I/O thread, served in this process as sonora run
+            serves it (the null device; its capture into a clients node, mixed
+            with a tone, a looping player through an EQ and a splitter and a 3D
+            mixer, through the LV2 plugin, a meter and a recorder; session roles):
+            its renders (the clients
+            node's deliverCapture and mixPlayback, the cycle end waking each
+            client) and the thread between them, with 2 playing,
+            1 recording and 1 duplex sonora: client attached, and one more joining
+            and leaving while counted; and the netjack2 slave's thread (libjacknet's
+            process callback and the thread between renders) with the same players
+            on a netjack:slave device, run in a child inside a network namespace
+            beside jackd's netmanager in another (scripts/netjack-netns.sh, as
+            sonora-bench network; root, iproute2 and jackd needed, skipped with
+            the reason otherwise). The
             goal is 0 per cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device
             then counts the operations per xrun, from that render to the
             next one (goal 0). Stretches with an xrun are counted apart from
-            the cycles between renders, forced or not. Judge a release build: a debug build retains around most calls.
+            the cycles between renders, forced or not. The heap calls (malloc,
+            free and kin) of every counted stretch are counted too: one row sums
+            them over every case and rig (goal 0), the notes give each one's.
+            Judge a release build: a debug build retains around most calls.
             SONORA_REFCOUNT_TRAP=1 stops at the first operation counted (under a
-            debugger: who retained).
+            debugger: who retained); SONORA_REFCOUNT_TRAP=2 at the first heap call.
 
             Examples:
               swift build -c release --product sonora-bench
@@ -62,6 +79,11 @@ struct RefcountBenchCommand: ParsableCommand {
     @Flag(help: .hidden)
     var jackRig = false
 
+    /// The netjack2 rig alone, as JSON rows and notes, on a netjack2 master at this address:
+    /// how the command runs itself inside the slave's network namespace for the netjack2 rows.
+    @Option(help: .hidden)
+    var netjackRig: String?
+
     func validate() throws {
         guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
         guard deviceSeconds.isFinite, (0.1...600).contains(deviceSeconds) else { throw ValidationError("--device-seconds must be in 0.1…600") }
@@ -69,6 +91,11 @@ struct RefcountBenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let netjackRig {
+            let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runNetjackRig(master: netjackRig)
+            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
+        }
         if jackRig {
             let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runJackRig()
             print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))

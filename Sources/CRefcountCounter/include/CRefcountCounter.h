@@ -14,5 +14,13 @@ int sonora_refcount_counter_available(void);
 void sonora_refcount_counter_begin(int may_trap);
 /// Stops counting on the calling thread; the retains and the releases seen since begin.
 void sonora_refcount_counter_end(long *retains, long *releases);
+/// The heap calls (malloc, calloc, realloc, free of a non-null pointer, the aligned forms) the
+/// calling thread made in its last begin…end stretch (counted by this file's definitions of
+/// them, forwarding to glibc's); SONORA_REFCOUNT_TRAP=2 traps at the first one.
+long sonora_refcount_counter_heap_calls(void);
+/// 1 if heap calls are counted in this build (not under a sanitizer, whose runtime owns malloc).
+int sonora_refcount_counter_heap_available(void);
+/// One malloc and one free (the self-check: counted where heap calls are counted).
+void sonora_refcount_counter_heap_touch(void);
 
 #endif

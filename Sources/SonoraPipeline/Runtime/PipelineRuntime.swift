@@ -100,36 +100,10 @@ public final class PipelineRuntime {
         do { configuration = try ConfigurationParser.parse(contentsOf: configPath) } catch { throw .configuration(error) }
         let problems = PipelineBuilder.check(configuration)
         guard problems.isEmpty else { throw .configuration(ConfigurationErrors(problems)) }
-        let device: any AudioDevice
-        do { device = try DeviceOpener.open(configuration, logger: logger) } catch { throw .device(error) }
-        var sessionServer: ApplianceSessionServer?
-        if let session = configuration.session {
-            let format = ApplianceServerFormat(
-                sampleRate: device.format.sampleRate, periodFrames: device.format.periodFrames, periods: device.format.periods,
-                outputChannels: configuration.engine.channels, inputChannels: configuration.engine.channels,
-                device: PipelineController.routeName(of: device))
-            do {
-                sessionServer = try ApplianceSessionServer(
-                    policy: SessionPolicy(session, sampleRate: device.format.sampleRate),
-                    socketPath: configuration.sessionSocketPath ?? ApplianceSocket.defaultPath,
-                    group: session.group.flatMap { SessionGroup.id(of: $0) }, maximumStreams: session.maxClients,
-                    format: format, logger: logger)
-            } catch {
-                throw .service("session socket: \(error.message)")
-            }
-            ServedClientStreams.table = sessionServer?.streams
-            if !configuration.nodes.contains(where: { $0.nodeKind?.name == NodeKind.clients.name }) {
-                logger.warning("the config has a session section but no `clients` node: programs can attach, but their audio goes nowhere")
-            }
-        }
         defer { ServedClientStreams.table = nil }
-        let pipeline: BuiltPipeline
-        do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
+        let served = try Self.serve(configuration, logger: logger)
+        let (device, sessionServer, pipeline) = (served.device, served.sessionServer, served.pipeline)
         for stale in pipeline.staleRecordings { logger.warning("\(stale)") }
-        if let table = sessionServer?.streams, let io = pipeline.io {
-            let cycleEnd = ClientStreamsCycleEnd(table: table)
-            do { try io.addRenderNotify(RenderCallback(cycleEnd), keeping: cycleEnd) } catch { throw .service("session server: \(error.message)") }
-        }
         let controller = PipelineController(pipeline: pipeline, device: device, configPath: configPath, logger: logger)
         controller.sessionServer = sessionServer
         var server: ControlServer?
@@ -199,6 +173,51 @@ public final class PipelineRuntime {
         logger.info("stopped after \(statistics.cycles) cycles, \(statistics.xruns) xruns")
         controller.serialized { controller.pipeline.graph.uninitialize() }
         if !failures.isEmpty { throw .recording(failures.map(\.description)) }
+    }
+
+    /// What `run()` starts before the device runs: the device `configuration` names, the
+    /// session server if it has a session section (its stream table published for the
+    /// `clients` node kind, `ServedClientStreams.table`; the caller clears it), and the
+    /// pipeline built on the device, with the client streams' cycle end on its I/O unit.
+    /// Nothing runs yet: the caller starts the graph, then the session server.
+    /// `sonora-bench refcounts` serves clients in its own process through this, to count on
+    /// the appliance's I/O thread.
+    @_spi(Benchmark) public struct Served {
+        public let device: any AudioDevice
+        public let sessionServer: ApplianceSessionServer?
+        public let pipeline: BuiltPipeline
+    }
+
+    @_spi(Benchmark) public static func serve(_ configuration: PipelineConfiguration, logger: Logger = Logger(label: "sonora.run")) throws(Failure) -> Served {
+        let device: any AudioDevice
+        do { device = try DeviceOpener.open(configuration, logger: logger) } catch { throw .device(error) }
+        var sessionServer: ApplianceSessionServer?
+        if let session = configuration.session {
+            let format = ApplianceServerFormat(
+                sampleRate: device.format.sampleRate, periodFrames: device.format.periodFrames, periods: device.format.periods,
+                outputChannels: configuration.engine.channels, inputChannels: configuration.engine.channels,
+                device: PipelineController.routeName(of: device))
+            do {
+                sessionServer = try ApplianceSessionServer(
+                    policy: SessionPolicy(session, sampleRate: device.format.sampleRate),
+                    socketPath: configuration.sessionSocketPath ?? ApplianceSocket.defaultPath,
+                    group: session.group.flatMap { SessionGroup.id(of: $0) }, maximumStreams: session.maxClients,
+                    format: format, logger: logger)
+            } catch {
+                throw .service("session socket: \(error.message)")
+            }
+            ServedClientStreams.table = sessionServer?.streams
+            if !configuration.nodes.contains(where: { $0.nodeKind?.name == NodeKind.clients.name }) {
+                logger.warning("the config has a session section but no `clients` node: programs can attach, but their audio goes nowhere")
+            }
+        }
+        let pipeline: BuiltPipeline
+        do { pipeline = try PipelineBuilder.build(configuration, target: .live(device)) } catch { throw .configuration(error) }
+        if let table = sessionServer?.streams, let io = pipeline.io {
+            let cycleEnd = ClientStreamsCycleEnd(table: table)
+            do { try io.addRenderNotify(RenderCallback(cycleEnd), keeping: cycleEnd) } catch { throw .service("session server: \(error.message)") }
+        }
+        return Served(device: device, sessionServer: sessionServer, pipeline: pipeline)
     }
 
     /// Logs each recorder failure once, as soon as it is seen (the writer thread only publishes it).

@@ -13,7 +13,13 @@ public final class FilePlayerUnit: AudioUnit, @unchecked Sendable {
     public private(set) var path: String?
     public private(set) var frameCount = 0
     public var loops = false
+    /// Owns the decoded file; the render reads it through `sampleList`.
     private var samples: OwnedAudioBufferList?
+    /// A view of `samples` (bits: no reference), set with it before the unit initializes.
+    /// The render binds this, not `samples`: binding the optional class property retained
+    /// and released the storage once a render on the I/O thread (`sonora-bench refcounts`,
+    /// the appliance's I/O thread with a player node).
+    @exclusivity(unchecked) private var sampleList: AudioBufferList?
     /// Read and advanced on the realtime thread only.
     @exclusivity(unchecked) private var position = 0
 
@@ -46,6 +52,7 @@ public final class FilePlayerUnit: AudioUnit, @unchecked Sendable {
             done += got
         }
         samples = storage
+        sampleList = storage.list
         frameCount = done
         self.path = path
     }
@@ -54,7 +61,7 @@ public final class FilePlayerUnit: AudioUnit, @unchecked Sendable {
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
         let output = context.output
-        guard let samples, frameCount > 0 else { output.clear(); return .noError }
+        guard let samples = sampleList, frameCount > 0 else { output.clear(); return .noError }
         var done = 0
         let frames = context.frameCount
         while done < frames {
@@ -63,7 +70,7 @@ public final class FilePlayerUnit: AudioUnit, @unchecked Sendable {
             }
             let chunk = min(frames - done, frameCount - position)
             for channel in 0..<output.channelCount {
-                (output.samples(channel) + done).update(from: samples.list.samples(min(channel, samples.channelCount - 1)) + position, count: chunk)
+                (output.samples(channel) + done).update(from: samples.samples(min(channel, samples.channelCount - 1)) + position, count: chunk)
             }
             done += chunk
             position += chunk

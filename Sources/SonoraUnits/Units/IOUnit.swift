@@ -545,15 +545,18 @@ open class IOUnit: AudioUnit, DeviceDrivingUnit, @unchecked Sendable {
 /// What the I/O unit captured this cycle, as a generator node ('augn'/'capt', Sonora's).
 public final class CaptureSourceUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .generator, subType: "capt", manufacturer: .sonora)
-    unowned(unsafe) let io: IOUnit
+    /// The I/O unit whose graph renders this node (it outlives its graph's nodes). Unmanaged,
+    /// not `unowned(unsafe)`: the call through that retained and released the I/O unit once a
+    /// render on the I/O thread (`sonora-bench refcounts`, the appliance's I/O thread).
+    let io: Unmanaged<IOUnit>
 
     init(io: IOUnit) {
-        self.io = io
+        self.io = .passUnretained(io)
         super.init(description: Self.componentDescription, name: "Capture", inputs: 0, outputs: 1)
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let captured = io.capturedInput() else { context.output.clear(); return .noError }
+        guard let captured = io._withUnsafeGuaranteedRef({ $0.capturedInput() }) else { context.output.clear(); return .noError }
         let offset = context.frameOffset
         for channel in 0..<context.output.channelCount {
             if channel < captured.channelCount && offset + context.frameCount <= captured.frameCount {

@@ -1,0 +1,270 @@
+import CRefcountCounter
+import Foundation
+import SonoraCore
+import SonoraHAL
+import SonoraLV2
+@_spi(Benchmark) import SonoraPipeline
+import SonoraUnits
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The realtime threads that serve others: the appliance's own I/O thread (the `sonora run`
+/// side, mixing its clients' streams) and the netjack2 slave's thread (libjacknet's, calling
+/// Sonora's cycle).
+extension RefcountAudit {
+    /// The appliance's server side in this process, as `sonora run` builds it
+    /// (`PipelineRuntime.serve`: the null device, the session server with roles as in
+    /// Configs/appliance-policy.yaml, the pipeline: the device's capture into a `clients` node,
+    /// mixed with a local tone, a looping player through an EQ and a splitter, and a 3D mixer
+    /// placing the player and a tone, through a meter and a recorder to the output —
+    /// Configs/default.yaml's and positional.yaml's node kinds beside the clients), with clients of
+    /// its own attached through `sonora:` devices: 2 playing, 1 recording, 1 doing both, each
+    /// looping input to output (`BenchLoop`). Counted on the appliance's I/O thread — the null
+    /// device's — in the I/O unit's renders (the graph: the `clients` node's `deliverCapture`
+    /// and `mixPlayback`; the cycle end, `finishCycle`, waking every client) and between them,
+    /// as the device rigs count. While counted, one more duplex client attaches (a third of
+    /// the way in) and leaves (two thirds in): its streams appear in and vanish from the
+    /// table the I/O thread walks. The clients' own threads are not counted (the counter
+    /// counts per thread).
+    ///
+    /// With `lv2Plugin` loadable (the `--plugin` of the LV2 case), the mix goes through it too,
+    /// as an `lv2` node (linked instances when it is narrower than the pipeline's 2 channels);
+    /// otherwise the note says it was left out.
+    static func countApplianceServer(seconds: Double, xrunEvery: Int, lv2Plugin: String) throws -> (counts: DeviceCounts, notes: [String]) {
+        let socket = "/tmp/sonora-bench-\(getpid())-rcserve.sock"
+        unlink(socket)
+        defer { unlink(socket) }
+        let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-serve-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try SoundsBenchmark.writeWAV(folder + "/melody.wav", samples: QueueBenchmark.sourceSamples(seconds: 1), channels: 2)
+        var lv2Note: String?
+        do {
+            _ = try LV2Unit(uri: lv2Plugin, options: .init(sampleRate: 48000, maximumFrames: 256, workerMode: .inline))
+        } catch {
+            lv2Note = "the appliance's pipeline: no lv2 node (\(lv2Plugin): \(error))"
+        }
+        let lv2Node = lv2Note == nil ? "  - {id: effect, kind: lv2, uri: \"\(lv2Plugin)\"}\n" : ""
+        let toMeter = lv2Note == nil ? "  - {from: mixer, to: effect}\n  - {from: effect, to: meter}\n" : "  - {from: mixer, to: meter}\n"
+        let config = """
+            engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
+            device: {capture: "null", playback: "null"}
+            nodes:
+              - {id: clients, kind: clients}
+              - {id: mixer, kind: MultiChannelMixer, inputs: 4}
+              - {id: local, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -20 dB}}
+              - {id: melody, kind: player, file: \(folder)/melody.wav, loop: true}
+              - {id: eq, kind: GraphicEQ, preset: Rock}
+              - {id: split, kind: Splitter}
+              - {id: far, kind: tone, parameters: {frequency: 571 Hz, level: -18 dB}}
+              - id: scene
+                kind: mixer3d
+                output: stereo
+                sources:
+                  - {name: melody, position: [0, 0, -1.5], gain: -6 dB}
+                  - {name: far, position: [3, 0, -10]}
+              - {id: meter, kind: Meter}
+              - {id: played, kind: recorder, file: \(folder)/played.wav}
+            \(lv2Node)connections:
+              - {from: input, to: clients}
+              - {from: clients, to: "mixer:0"}
+              - {from: local, to: "mixer:1"}
+              - {from: melody, to: eq}
+              - {from: eq, to: split}
+              - {from: "split:0", to: "mixer:2"}
+              - {from: "split:1", to: "scene:0"}
+              - {from: far, to: "scene:1"}
+              - {from: scene, to: "mixer:3"}
+            \(toMeter)  - {from: meter, to: played}
+              - {from: played, to: output}
+            session:
+              socket: \(socket)
+              max_clients: 32
+              fade_ms: 30
+              roles:
+                - {name: intercom, priority: 30, interrupts: [media], may_record: true}
+                - {name: media, priority: 10, may_record: false}
+              categories: {ambient: media, soloAmbient: media, playback: media, record: intercom, playAndRecord: intercom}
+
+            """
+        let configuration = try ConfigurationParser.parse(config, file: "refcounts-appliance.yaml")
+        let problems = PipelineBuilder.check(configuration)
+        guard problems.isEmpty else { throw AudioError(.unspecified, "the appliance rig's config: \(problems.map { "\($0)" }.joined(separator: "; "))") }
+        // `serve` publishes the stream table (also when it fails after): unpublished on the way out.
+        defer { ServedClientStreams.table = nil }
+        let served: PipelineRuntime.Served
+        do { served = try PipelineRuntime.serve(configuration) } catch { throw AudioError(.unspecified, "the appliance rig: \(error)") }
+        let device = served.device
+        let graph = served.pipeline.graph
+        guard let io = served.pipeline.io, let sessionServer = served.sessionServer else {
+            throw AudioError(.unspecified, "the appliance rig: the pipeline has no I/O unit or no session server")
+        }
+        let tally = UnsafeMutablePointer<DeviceTally>.allocate(capacity: 1)
+        tally.initialize(to: DeviceTally())
+        var clients: [(device: ApplianceDevice, loop: BenchLoop)] = []
+        defer {
+            for client in clients { client.device.stop() }
+            clients.removeAll()
+            graph.stop()
+            try? served.pipeline.finishRecorders()
+            sessionServer.stop()
+            graph.uninitialize()
+            // The null device locked the process's memory (`locksMemory`, as the appliance does).
+            RealtimeThread.unlockMemory()
+            tally.deinitialize(count: 1)
+            tally.deallocate()
+        }
+        tally.pointee.xruns = { device.statistics.xruns }  // (released with the tally)
+        let format = device.format
+        let stallNanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
+        tally.pointee.stallEvery = xrunEvery
+        tally.pointee.stall = timespec(tv_sec: stallNanoseconds / 1_000_000_000, tv_nsec: stallNanoseconds % 1_000_000_000)
+        // After the client streams' cycle end (added by `serve`): its post-render work is counted as the render's.
+        try io.addRenderNotify(RenderCallback(function: Self.tallyNotify, context: UnsafeMutableRawPointer(tally)))
+        try graph.start()
+        sessionServer.start()
+
+        func attach(_ name: String, inputs: Int, outputs: Int) throws -> (device: ApplianceDevice, loop: BenchLoop) {
+            let client = try ApplianceDevice(
+                socketPath: socket, configuration: AudioDeviceConfiguration(inputChannels: inputs, outputChannels: outputs), clientName: name)
+            let loop = BenchLoop()
+            try client.start(loop.procedure)
+            return (client, loop)
+        }
+        clients.append(try attach("refcounts-play-1", inputs: 0, outputs: 2))
+        clients.append(try attach("refcounts-play-2", inputs: 0, outputs: 2))
+        clients.append(try attach("refcounts-record", inputs: 2, outputs: 0))
+        clients.append(try attach("refcounts-duplex", inputs: 2, outputs: 2))
+        let steadyStreams = 5
+        try waitForStreams(sessionServer.streams, count: steadyStreams, timeout: 5)
+        usleep(300_000)
+        withExtendedLifetime(clients) { tally.pointee.armed = true }
+        usleep(useconds_t(seconds / 3 * 1_000_000))
+        let joiner = try attach("refcounts-joiner", inputs: 2, outputs: 2)
+        try waitForStreams(sessionServer.streams, count: steadyStreams + 2, timeout: 2)
+        let joinedAt = tally.pointee.render.spans
+        usleep(useconds_t(seconds / 3 * 1_000_000))
+        let joinerFrames = joiner.loop.framesPlayed.load(ordering: .relaxed)
+        joiner.device.stop()
+        let leftAt = tally.pointee.render.spans
+        try waitForStreams(sessionServer.streams, count: steadyStreams, timeout: 2, atMost: true)
+        usleep(useconds_t(seconds / 3 * 1_000_000))
+        tally.pointee.armed = false
+        usleep(50_000)
+        let streams = sessionServer.streams.snapshot()
+        device.stop()
+        guard tally.pointee.render.spans > 0, tally.pointee.between.spans > 0 else {
+            throw AudioError(.unspecified, "the appliance rig: no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
+        }
+        if xrunEvery > 0, tally.pointee.recoveryXruns == 0 {
+            throw AudioError(.unspecified, "the appliance rig: \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
+        }
+        // Clients that never ran would leave the mixing untried.
+        let idle = clients.filter { $0.loop.framesPlayed.load(ordering: .relaxed) == 0 }.map(\.device.clientName)
+        guard idle.isEmpty, joinerFrames > 0 else {
+            throw AudioError(.unspecified, "the appliance rig: clients never woken: \((idle + (joinerFrames > 0 ? [] : ["refcounts-joiner"])).joined(separator: ", "))")
+        }
+        let t = tally.pointee
+        let notes = (lv2Note.map { [$0] } ?? []) + [
+            "the appliance's I/O thread: \(streams.filter { $0.direction == .playback }.count) playback and \(streams.filter { $0.direction == .capture }.count) capture streams served throughout; a duplex client joined at counted cycle \(joinedAt) and left at \(leftAt) (its streams attached and detached while counted); its clients' underruns \(streams.map(\.underruns).reduce(0, +)), overruns \(streams.map(\.overruns).reduce(0, +))"
+        ]
+        return (
+            DeviceCounts(
+                render: t.render, between: t.between, recovery: t.recovery, recoveryXruns: t.recoveryXruns, stalls: t.stalls,
+                stallMicroseconds: stallNanoseconds / 1000),
+            notes
+        )
+    }
+
+    /// Waits until the table holds `count` streams (or, `atMost`, no more than `count`).
+    static func waitForStreams(_ table: ApplianceStreamTable, count: Int, timeout: Double, atMost: Bool = false) throws {
+        let limit = HostTime.now.seconds + timeout
+        var seen = 0
+        while HostTime.now.seconds < limit {
+            seen = table.snapshot().count
+            if atMost ? seen <= count : seen >= count { return }
+            usleep(10_000)
+        }
+        throw AudioError(.unspecified, "the appliance rig: \(seen) client streams attached, \(atMost ? "at most" : "") \(count) expected within \(timeout) s")
+    }
+
+    // MARK: The netjack2 slave
+
+    /// The netjack2 rig, counted in this process (inside the slave's network namespace:
+    /// `--netjack-rig MASTER`).
+    func runNetjackRig(master: String) throws -> JackRigReport {
+        guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else { throw CounterUnavailable() }
+        var rows: [BenchmarkRow] = []
+        var notes: [String] = []
+        let rig = DeviceRig.netjackSlave(master: master)
+        let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
+        var heap = HeapTotal()
+        append(counted, rig: rig, to: &rows, notes: &notes, heap: &heap)
+        if xrunEvery > 0 {
+            notes.append("the netjack2 slave: \(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced; a late slave is no xrun of its device (the master does not wait; libjacknet reads what came), so there is no per-xrun row")
+        }
+        return JackRigReport(rows: rows, notes: notes, heap: heap)
+    }
+
+    /// The netjack2 rig in a child of this program inside a slave network namespace, beside
+    /// jackd's netmanager in a master namespace (scripts/netjack-netns.sh, as `sonora-bench
+    /// network`: root, iproute2, jackd).
+    func netjackRig() -> Result<JackRigReport, AudioError> {
+        guard let script = IOBenchmark.script(named: "netjack-netns.sh") else {
+            return .failure(AudioError(.unspecified, "scripts/netjack-netns.sh not found above sonora-bench"))
+        }
+        guard getuid() == 0 else { return .failure(AudioError(.unspecified, "network namespaces need root")) }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { return .failure(AudioError(.unspecified, "jackd is not installed (Debian: jackd2)")) }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        // A tag of its own: `sonora-bench network` runs tag 64…1024 (its periods).
+        let network = BenchNetwork(script: script, tag: 7)
+        defer { network.tearDown() }
+        do { try network.up(rate: 48000, period: 256) } catch { return .failure(AudioError(.unspecified, "\(error)")) }
+        // A fresh master now and then never answers a slave (`sonora-bench network` sees it too):
+        // once more on a master started afresh, and the note says so.
+        var failure = AudioError(.unspecified, "the netjack2 rig did not run")
+        for attempt in 1...2 {
+            if attempt > 1 {
+                do { try network.restartMaster(rate: 48000, period: 256) } catch { return .failure(failure) }
+            }
+            switch runNetjackChild(executable: executable, network: network) {
+            case .success(var report):
+                if attempt > 1 { report.notes.append("the netjack2 rig ran on its second try, on a master started afresh (the first: \(failure.message))") }
+                return .success(report)
+            case .failure(let error):
+                failure = error
+            }
+        }
+        return .failure(failure)
+    }
+
+    /// One child run of the netjack2 rig in `network`'s slave namespace: its report, or why not.
+    private func runNetjackChild(executable: String, network: BenchNetwork) -> Result<JackRigReport, AudioError> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        // As `sonora-bench network` runs a slave: on the CPU the master is not pinned to.
+        let pin = BenchNetwork.slaveCPU.map { ["taskset", "-c", String($0)] } ?? []
+        process.arguments = ["netns", "exec", "\(network.prefix)-s1"] + pin + [
+            executable, "refcounts", "--netjack-rig", network.masterAddress, "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)",
+        ]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { return .failure(AudioError(.unspecified, "cannot run ip netns exec: \(error)")) }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+            return .failure(AudioError(.unspecified, "the netjack2 rig in the slave namespace failed (exit \(process.terminationStatus)): \(reason)"))
+        }
+        guard let report = try? JSONDecoder().decode(JackRigReport.self, from: data) else {
+            return .failure(AudioError(.unspecified, "the netjack2 rig's report is not JSON"))
+        }
+        return .success(report)
+    }
+}
