@@ -103,7 +103,7 @@ let package = Package(
         // Units: the AudioUnit model (properties, parameters, render), built-in units, AudioGraph, offline render.
         .target(
             name: "SonoraUnits",
-            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "CSoxr", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SonoraCore", "SonoraDSP", "SonoraHAL", "SonoraFile", "CSonoraSystem", "CSoxr", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Pipelines: config files (YAML) → validated graphs on devices; the appliance runtime and its control socket.
