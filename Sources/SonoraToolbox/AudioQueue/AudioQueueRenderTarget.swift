@@ -1,3 +1,4 @@
+import Foundation
 import SonoraCore
 import SonoraDSP
 import SonoraUnits
@@ -12,8 +13,10 @@ import Synchronization
 /// renderer stays alive here until the mixer has finished the slice that may be using it.
 final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
     private let current = Atomic<UInt>(0)
-    /// Owns the renderer the render side uses (control side only).
+    /// Owns the renderer the render side uses (control side, under `ownedLock`: the program's
+    /// thread replaces it while the output's device watcher may mark it discontinuous).
     private var owned: AudioQueueRenderer
+    private let ownedLock = NSLock()
     /// The clock of a unit of the queue's own (the mixer keeps one per device).
     let clock: AudioQueueDeviceClock
     /// The mixer whose slices must end before a replaced renderer may go (control side).
@@ -31,10 +34,16 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
 
     /// The renderer (control side). Setting it waits for the mixer's slice in progress, if any.
     var renderer: AudioQueueRenderer {
-        get { owned }
+        get {
+            ownedLock.lock()
+            defer { ownedLock.unlock() }
+            return owned
+        }
         set {
+            ownedLock.lock()
             let old = owned
             owned = newValue
+            ownedLock.unlock()
             current.store(UInt(bitPattern: Unmanaged.passUnretained(newValue).toOpaque()), ordering: .sequentiallyConsistent)
             let mixer = self.mixer
             mixer?.rendererChanged(self)
@@ -45,7 +54,7 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
 
     /// Gives the source a scratch list for the mixer's slices (before it joins the mixer).
     func prepareScratch(frames: Int) throws(AudioError) {
-        let storage = try OwnedAudioBufferList(channelCount: owned.channelCount, frameCapacity: frames)
+        let storage = try OwnedAudioBufferList(channelCount: renderer.channelCount, frameCapacity: frames)
         scratchStorage = storage
         scratch = storage.list
     }
@@ -104,5 +113,5 @@ final class QueueRenderTarget: RenderCallbackTarget, @unchecked Sendable {
     }
 
     /// Marks the queue's timeline discontinuous (control side: the device dropped time).
-    func markDiscontinuity() { owned.markDiscontinuity() }
+    func markDiscontinuity() { renderer.markDiscontinuity() }
 }
