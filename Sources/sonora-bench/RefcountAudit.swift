@@ -92,15 +92,7 @@ struct RefcountAudit {
             let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: xrunEvery)
             append(counted, rig: rig, to: &rows, notes: &notes, heap: &heap)
         }
-        switch jackRig() {
-        case .success(let report):
-            rows += report.rows
-            notes += report.notes
-            heap.calls += report.heap?.calls ?? 0
-            heap.cycles += report.heap?.cycles ?? 0
-        case .failure(let reason):
-            notes.append("the JACK rows: skipped, \(reason.message)")
-        }
+        absorb(jackRig(), skipped: "the JACK rows", rows: &rows, notes: &notes, heap: &heap)
         if ServerBenchAppliance.sonoraBinary != nil {
             let appliance = try ServerBenchAppliance(name: "refcounts", config: """
                 engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
@@ -121,15 +113,7 @@ struct RefcountAudit {
         let served = try Self.countApplianceServer(seconds: deviceSeconds, xrunEvery: xrunEvery, lv2Plugin: lv2Plugin)
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
-        switch netjackRig() {
-        case .success(let report):
-            rows += report.rows
-            notes += report.notes
-            heap.calls += report.heap?.calls ?? 0
-            heap.cycles += report.heap?.cycles ?? 0
-        case .failure(let reason):
-            notes.append("the netjack2 slave rows: skipped, \(reason.message)")
-        }
+        absorb(netjackRig(), skipped: "the netjack2 slave rows", rows: &rows, notes: &notes, heap: &heap)
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
             let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
@@ -189,6 +173,22 @@ struct RefcountAudit {
         var rows: [BenchmarkRow]
         var notes: [String]
         var heap: HeapTotal?
+    }
+
+    /// A child rig's rows, notes and heap counts taken into this run's, or why it was skipped.
+    func absorb(
+        _ result: Result<JackRigReport, AudioError>, skipped what: String,
+        rows: inout [BenchmarkRow], notes: inout [String], heap: inout HeapTotal
+    ) {
+        switch result {
+        case .success(let report):
+            rows += report.rows
+            notes += report.notes
+            heap.calls += report.heap?.calls ?? 0
+            heap.cycles += report.heap?.cycles ?? 0
+        case .failure(let reason):
+            notes.append("\(what): skipped, \(reason.message)")
+        }
     }
 
     /// The JACK rig, counted in this process (inside scripts/with-jack-dummy.sh: `--jack-rig`).
@@ -336,6 +336,17 @@ struct RefcountAudit {
         var stallEvery = 0
         var stall = timespec(tv_sec: 0, tv_nsec: 0)
         var stalls = 0
+
+        /// A stall after every `every`-th render (0: none) longer than `format`'s buffer, so
+        /// each is an xrun; `xruns` reads the device's count.
+        mutating func armStalls(every: Int, format: DeviceFormat, xruns: @escaping () -> Int) {
+            self.xruns = xruns
+            let nanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
+            stallEvery = every
+            stall = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+        }
+
+        var stallMicroseconds: Int { stall.tv_sec * 1_000_000 + stall.tv_nsec / 1000 }
     }
 
     /// What a device rig counted.
@@ -534,11 +545,7 @@ struct RefcountAudit {
             tally.deinitialize(count: 1)
             tally.deallocate()
         }
-        tally.pointee.xruns = { device.statistics.xruns }  // (released with the tally)
-        let format = device.format
-        let stallNanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
-        tally.pointee.stallEvery = xrunEvery
-        tally.pointee.stall = timespec(tv_sec: stallNanoseconds / 1_000_000_000, tv_nsec: stallNanoseconds % 1_000_000_000)
+        tally.pointee.armStalls(every: xrunEvery, format: device.format) { device.statistics.xruns }  // (released with the tally)
         try unit.addRenderNotify(RenderCallback(function: Self.tallyNotify, context: UnsafeMutableRawPointer(tally)))
         for _ in 0..<players {
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: song), output: output)
@@ -564,12 +571,12 @@ struct RefcountAudit {
         }
         // Forced xruns that did not happen would read as "no retains per xrun".
         if xrunEvery > 0, tally.pointee.recoveryXruns == 0, rig.countsItsOwnXruns {
-            throw AudioError(.unspecified, "the players on \(rig): \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
+            throw AudioError(.unspecified, "the players on \(rig): \(tally.pointee.stalls) stalls of \(tally.pointee.stallMicroseconds) µs made no xrun (raise --device-seconds or lower --xrun-every)")
         }
         let t = tally.pointee
         return DeviceCounts(
             render: t.render, between: t.between, recovery: t.recovery, recoveryXruns: t.recoveryXruns, stalls: t.stalls,
-            stallMicroseconds: stallNanoseconds / 1000)
+            stallMicroseconds: tally.pointee.stallMicroseconds)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

@@ -116,11 +116,7 @@ extension RefcountAudit {
             tally.deinitialize(count: 1)
             tally.deallocate()
         }
-        tally.pointee.xruns = { device.statistics.xruns }  // (released with the tally)
-        let format = device.format
-        let stallNanoseconds = (format.periods + 1) * format.periodFrames * 1_000_000_000 / format.sampleRate
-        tally.pointee.stallEvery = xrunEvery
-        tally.pointee.stall = timespec(tv_sec: stallNanoseconds / 1_000_000_000, tv_nsec: stallNanoseconds % 1_000_000_000)
+        tally.pointee.armStalls(every: xrunEvery, format: device.format) { device.statistics.xruns }  // (released with the tally)
         // After the client streams' cycle end (added by `serve`): its post-render work is counted as the render's.
         try io.addRenderNotify(RenderCallback(function: Self.tallyNotify, context: UnsafeMutableRawPointer(tally)))
         try graph.start()
@@ -159,7 +155,7 @@ extension RefcountAudit {
             throw AudioError(.unspecified, "the appliance rig: no render cycle was counted (device cycles \(device.statistics.cycles), xruns \(device.statistics.xruns))")
         }
         if xrunEvery > 0, tally.pointee.recoveryXruns == 0 {
-            throw AudioError(.unspecified, "the appliance rig: \(tally.pointee.stalls) stalls of \(stallNanoseconds / 1000) µs made no xrun (raise --device-seconds or lower --xrun-every)")
+            throw AudioError(.unspecified, "the appliance rig: \(tally.pointee.stalls) stalls of \(tally.pointee.stallMicroseconds) µs made no xrun (raise --device-seconds or lower --xrun-every)")
         }
         // Clients that never ran would leave the mixing untried.
         let idle = clients.filter { $0.loop.framesPlayed.load(ordering: .relaxed) == 0 }.map(\.device.clientName)
@@ -173,7 +169,7 @@ extension RefcountAudit {
         return (
             DeviceCounts(
                 render: t.render, between: t.between, recovery: t.recovery, recoveryXruns: t.recoveryXruns, stalls: t.stalls,
-                stallMicroseconds: stallNanoseconds / 1000),
+                stallMicroseconds: t.stallMicroseconds),
             notes
         )
     }
