@@ -138,6 +138,14 @@ int sonora_memfd_seals_complete(int seals) {
     return seals >= 0 && (seals & wanted) == wanted;
 }
 
+int sonora_pipe_nonblocking(int ends[2]) {
+    return pipe2(ends, O_NONBLOCK | O_CLOEXEC);
+}
+
+int sonora_accept_nonblocking(int listener) {
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
 int sonora_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }

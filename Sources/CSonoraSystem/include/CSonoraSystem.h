@@ -74,6 +74,14 @@ static inline unsigned long long sonora_opaque_u64(unsigned long long value) {
     return value;
 }
 
+/// pipe2(ends, O_NONBLOCK | O_CLOEXEC): both ends non-blocking and close-on-exec, made
+/// atomically (no window in which a fork elsewhere inherits them). 0, or -1 with errno set.
+int sonora_pipe_nonblocking(int ends[2]);
+
+/// accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): the connection ready to poll
+/// and closed on exec. A descriptor, or -1 with errno set.
+int sonora_accept_nonblocking(int listener);
+
 /// memfd_create(name, MFD_CLOEXEC). Returns a file descriptor or -1 with errno set.
 int sonora_memfd_create(const char *name);
 

@@ -29,7 +29,10 @@ public final class ApplianceServer: @unchecked Sendable {
     private let handler: ApplianceSessionHandler
     private let logger: Logger
     private let listener: Int32
-    private let wake: (read: Int32, write: Int32)
+    private let wake: WakePipe
+    private var acceptor: ConnectionAcceptor
+    /// Times accepting was paused for want of descriptors (tests, logs).
+    let acceptPauses = Atomic<Int>(0)
     private let identity: (device: UInt64, inode: UInt64)
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -115,25 +118,18 @@ public final class ApplianceServer: @unchecked Sendable {
             throw AudioError(.badFilePath, "cannot listen on \(path): \(reason)")
         }
         listener = fd
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        acceptor = ConnectionAcceptor(listener: fd)
+        do throws(AudioError) {
+            wake = try WakePipe()
+        } catch {
             close(fd)
             unlink(path)
-            throw AudioError(.hardwareUnspecified, "cannot create a pipe: \(ApplianceSocket.errorText(errno))")
+            throw error
         }
-        for end in ends { Self.makeNonBlocking(end) }
-        wake = (ends[0], ends[1])
-    }
-
-    private static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 
     deinit {
         stop()
-        close(wake.read)
-        close(wake.write)
         chunk.deallocate()
     }
 
@@ -196,10 +192,7 @@ public final class ApplianceServer: @unchecked Sendable {
         }
     }
 
-    private func signalWake() {
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)
-    }
+    private func signalWake() { wake.signal() }
 
     // MARK: The loop
 
@@ -218,8 +211,9 @@ public final class ApplianceServer: @unchecked Sendable {
         let faultDescriptor = streams.faultDescriptor
         while !stopping.load(ordering: .acquiring) {
             descriptors.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
-            descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
+            let now = HostTime.now.seconds
+            descriptors.append(pollfd(fd: acceptor.pollDescriptor(now: now), events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0))
             // (A negative descriptor is skipped by poll.)
             descriptors.append(pollfd(fd: faultDescriptor, events: Int16(POLLIN), revents: 0))
             for connection in connections {
@@ -229,16 +223,15 @@ public final class ApplianceServer: @unchecked Sendable {
                 descriptors.append(pollfd(fd: connection.descriptor, events: events, revents: 0))
             }
             // No timeout unless there is something to look at again: streams retired while a
-            // realtime call ran, or faults with no eventfd to announce them.
-            let timeout: Int32 = retiredWaiting > 0 || faultDescriptor < 0 ? 20 : -1
+            // realtime call ran, faults with no eventfd to announce them, or the listener
+            // left out while the process is short of descriptors.
+            var timeout: Int32 = retiredWaiting > 0 || faultDescriptor < 0 ? 20 : -1
+            if let resume = acceptor.millisecondsToResume(now: now) { timeout = timeout < 0 ? resume : min(timeout, resume) }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             loopTurns.wrappingAdd(1, ordering: .relaxed)
             if stopping.load(ordering: .acquiring) { break }
             if ready < 0 && errno != EINTR { logger.error("appliance server: poll failed: \(ApplianceSocket.errorText(errno))") }
-            if descriptors[1].revents != 0 {
-                var sink = [UInt8](repeating: 0, count: 64)
-                while read(wake.read, &sink, sink.count) > 0 {}
-            }
+            if descriptors[1].revents != 0 { wake.drain() }
             deliverPendingEvents()
             if descriptors[0].revents & Int16(POLLIN) != 0 { acceptClients() }
             var gone: [ApplianceServerConnection] = []
@@ -266,9 +259,19 @@ public final class ApplianceServer: @unchecked Sendable {
 
     private func acceptClients() {
         while true {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
-            Self.makeNonBlocking(fd)
+            let fd: Int32
+            switch acceptor.accept() {
+            case .connection(let accepted): fd = accepted
+            case .drained: return
+            case .outOfDescriptors:
+                // Nothing of the appliance's own to close: leave the listener out of the
+                // poll set for a moment (see ConnectionAcceptor; before, the loop spun).
+                acceptor.pause(now: HostTime.now.seconds)
+                if acceptPauses.wrappingAdd(1, ordering: .relaxed).oldValue % 100 == 0 {
+                    logger.warning("appliance server: out of file descriptors; new clients wait until some are free")
+                }
+                return
+            }
             var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
             guard sonora_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
                 close(fd)

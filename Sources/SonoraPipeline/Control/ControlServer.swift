@@ -47,8 +47,8 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private let listener: Int32
-    /// A pipe that wakes the loop for a finished request or `stop()` (read end, write end).
-    private let wake: (read: Int32, write: Int32)
+    /// Wakes the loop for a finished request or `stop()`.
+    private let wake: WakePipe
     private let identity: (device: UInt64, inode: UInt64)
     private let handler: Handler
     private let logger: Logger
@@ -64,7 +64,7 @@ public final class ControlServer: @unchecked Sendable {
     private var connections: [ControlConnection] = []
     private var nextSerial = 0
     private var counts = Statistics()
-    private var acceptPausedUntil = 0.0
+    private var acceptor: ConnectionAcceptor
     private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
 
     /// Binds `path`. Refuses anything but a free path or a stale socket (see
@@ -112,14 +112,14 @@ public final class ControlServer: @unchecked Sendable {
             throw ControlServerError("cannot listen on \(path): \(reason)")
         }
         listener = fd
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        acceptor = ConnectionAcceptor(listener: fd)
+        do throws(AudioError) {
+            wake = try WakePipe()
+        } catch {
             close(fd)
             unlink(path)
-            throw ControlServerError("cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw ControlServerError(error.message)
         }
-        for end in ends { Self.makeNonBlocking(end) }
-        wake = (ends[0], ends[1])
         // Every client may have one request in flight.
         let jobSize = 8 + ControlProtocol.maximumRequestBytes
         worker = try Worker(
@@ -145,8 +145,6 @@ public final class ControlServer: @unchecked Sendable {
 
     deinit {
         stop()
-        close(wake.read)
-        close(wake.write)
         chunk.deallocate()
     }
 
@@ -182,21 +180,9 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
-    private func signalWake() {
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)  // a full pipe already wakes the loop
-    }
+    private func signalWake() { wake.signal() }
 
-    private static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    }
-
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
-    }
+    private static func now() -> Double { HostTime.now.seconds }
 
     // MARK: The loop
 
@@ -209,11 +195,10 @@ public final class ControlServer: @unchecked Sendable {
             expire(now)
             publish()
             descriptors.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
-            let accepting = now >= acceptPausedUntil
-            descriptors.append(pollfd(fd: accepting ? listener : -1, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: acceptor.pollDescriptor(now: now), events: Int16(POLLIN), revents: 0))
             var nearest = now + 1
-            if !accepting { nearest = min(nearest, acceptPausedUntil) }
+            if acceptor.pausedUntil > now { nearest = min(nearest, acceptor.pausedUntil) }
             for connection in connections {
                 var events: Int16 = 0
                 switch connection.phase {
@@ -228,10 +213,7 @@ public final class ControlServer: @unchecked Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
             if ready < 0 && errno != EINTR { logger.error("control socket: poll failed: \(String(cString: strerror(errno)))"); break }
             guard ready > 0 else { continue }
-            if descriptors[0].revents != 0 {
-                var drained = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wake.read, &drained, drained.count) > 0 {}
-            }
+            if descriptors[0].revents != 0 { wake.drain() }
             // Clients first (their slots are in `descriptors` in order), then new ones.
             let current = connections
             for (index, connection) in current.enumerated() {
@@ -284,24 +266,19 @@ public final class ControlServer: @unchecked Sendable {
 
     private func acceptClients() {
         while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE:
-                    // Out of descriptors: make room, or stop accepting for a moment (the
-                    // listener stays readable, so polling it now would spin).
-                    if !evictOldestIdle() { acceptPausedUntil = Self.now() + 0.1; return }
-                    continue
-                default: return
-                }
+            let fd: Int32
+            switch acceptor.accept() {
+            case .connection(let accepted): fd = accepted
+            case .drained: return
+            case .outOfDescriptors:
+                // Make room, or stop accepting for a moment (see ConnectionAcceptor).
+                if !evictOldestIdle() { acceptor.pause(now: Self.now()); return }
+                continue
             }
-            Self.makeNonBlocking(fd)
             counts.accepted += 1
             if connections.count >= maximumClients && !evictOldestIdle() {
                 let failure = ControlFailure(.busy, "busy: \(maximumClients) clients are connected and each has a request in progress; try again")
-                let line = ControlResponse.failure(failure).line()
-                _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                NonBlockingSocket.sendOnce(fd, ControlResponse.failure(failure).line())
                 close(fd)
                 continue
             }
@@ -399,17 +376,12 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: ControlConnection) {
-        while connection.written < connection.output.count {
-            let sent = connection.output.withUnsafeBytes { buffer in
-                send(connection.descriptor, buffer.baseAddress! + connection.written, buffer.count - connection.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if sent < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
-                if errno == EINTR { continue }
-                remove(connection)
-                return
-            }
-            connection.written += sent
+        switch NonBlockingSocket.sendRemaining(connection.descriptor, connection.output, written: &connection.written) {
+        case .complete: break
+        case .wouldBlock: return
+        case .failed:
+            remove(connection)
+            return
         }
         connection.releaseIdleBuffers()
         if connection.closeAfterWriting {
@@ -425,8 +397,7 @@ public final class ControlServer: @unchecked Sendable {
 
     /// Best effort: one non-blocking send of a short error, then close.
     private func sendAndClose(_ connection: ControlConnection, _ failure: ControlFailure) {
-        let line = ControlResponse.failure(failure).line()
-        _ = line.withUnsafeBytes { send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        NonBlockingSocket.sendOnce(connection.descriptor, ControlResponse.failure(failure).line())
         remove(connection)
     }
 

@@ -60,7 +60,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     }
 
     private let listener: Int32
-    private let wake: (read: Int32, write: Int32)
+    private let wake: WakePipe
     private let render: Render
     private let logger: Logger
     private let running = Atomic<Bool>(false)
@@ -71,7 +71,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     // Loop-thread state.
     private var connections: [Connection] = []
     private var counts = Statistics()
-    private var acceptPausedUntil = 0.0
+    private var acceptor: ConnectionAcceptor
     private var cached: (body: [UInt8], at: Double)?
     private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
 
@@ -93,20 +93,18 @@ public final class MetricsHTTPServer: @unchecked Sendable {
         self.render = render
         let (fd, boundPort) = try Self.bind(host: host, port: port)
         listener = fd
+        acceptor = ConnectionAcceptor(listener: fd)
         self.port = boundPort
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
+        do throws(AudioError) {
+            wake = try WakePipe()
+        } catch {
             close(fd)
-            throw MetricsServerError("cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw MetricsServerError(error.message)
         }
-        for end in ends { Self.makeNonBlocking(end) }
-        wake = (ends[0], ends[1])
     }
 
     deinit {
         stop()
-        close(wake.read)
-        close(wake.write)
         chunk.deallocate()
     }
 
@@ -176,23 +174,13 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if running.load(ordering: .acquiring) {
-            var one: UInt8 = 1
-            _ = write(wake.write, &one, 1)
+            wake.signal()
             loopEnded.wait()
         }
         close(listener)
     }
 
-    private static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    }
-
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
-    }
+    private static func now() -> Double { HostTime.now.seconds }
 
     // MARK: The loop
 
@@ -206,11 +194,10 @@ public final class MetricsHTTPServer: @unchecked Sendable {
             }
             publish()
             descriptors.removeAll(keepingCapacity: true)
-            descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
-            let accepting = now >= acceptPausedUntil
-            descriptors.append(pollfd(fd: accepting ? listener : -1, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: acceptor.pollDescriptor(now: now), events: Int16(POLLIN), revents: 0))
             var nearest = now + 1
-            if !accepting { nearest = min(nearest, acceptPausedUntil) }
+            if acceptor.pausedUntil > now { nearest = min(nearest, acceptor.pausedUntil) }
             for connection in connections {
                 nearest = min(nearest, connection.deadline)
                 descriptors.append(pollfd(fd: connection.descriptor, events: Int16(connection.answering ? POLLOUT : POLLIN), revents: 0))
@@ -219,10 +206,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
             if ready < 0 && errno != EINTR { logger.error("metrics endpoint: poll failed: \(String(cString: strerror(errno)))"); break }
             guard ready > 0 else { continue }
-            if descriptors[0].revents != 0 {
-                var drained = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wake.read, &drained, drained.count) > 0 {}
-            }
+            if descriptors[0].revents != 0 { wake.drain() }
             let current = connections
             for (index, connection) in current.enumerated() where descriptors[index + 2].revents != 0 {
                 if connection.answering { flush(connection) } else { receive(connection) }
@@ -242,24 +226,20 @@ public final class MetricsHTTPServer: @unchecked Sendable {
 
     private func acceptClients() {
         while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE:
-                    // Out of descriptors: close the oldest, or stop accepting for a moment
-                    // (the listener stays readable, so polling it now would spin).
-                    if let oldest = connections.first {
-                        counts.evicted += 1
-                        remove(oldest)
-                        continue
-                    }
-                    acceptPausedUntil = Self.now() + 0.1
-                    return
-                default: return
+            let fd: Int32
+            switch acceptor.accept() {
+            case .connection(let accepted): fd = accepted
+            case .drained: return
+            case .outOfDescriptors:
+                // Close the oldest, or stop accepting for a moment (see ConnectionAcceptor).
+                if let oldest = connections.first {
+                    counts.evicted += 1
+                    remove(oldest)
+                    continue
                 }
+                acceptor.pause(now: Self.now())
+                return
             }
-            Self.makeNonBlocking(fd)
             counts.accepted += 1
             if connections.count >= maximumClients, let oldest = connections.first {
                 counts.evicted += 1
@@ -355,17 +335,12 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: Connection) {
-        while connection.written < connection.output.count {
-            let sent = connection.output.withUnsafeBytes { buffer in
-                send(connection.descriptor, buffer.baseAddress! + connection.written, buffer.count - connection.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if sent < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
-                if errno == EINTR { continue }
-                remove(connection)
-                return
-            }
-            connection.written += sent
+        switch NonBlockingSocket.sendRemaining(connection.descriptor, connection.output, written: &connection.written) {
+        case .complete: break
+        case .wouldBlock: return
+        case .failed:
+            remove(connection)
+            return
         }
         // Everything sent: close our side; the client sees the end of the answer.
         shutdown(connection.descriptor, Int32(SHUT_WR))
