@@ -234,8 +234,13 @@ final class BenchNetwork: @unchecked Sendable {
     static var slaveCPU: Int? { pinned ? 1 : nil }
 
     func up(rate: Int, period: Int) throws {
-        guard shell([script, "up", prefix, "1", String(subnet)]) == 0 else { throw BenchError("cannot make network namespaces (root and iproute2 needed)") }
+        try upNamespaces()
         try startMaster(rate: rate, period: period)
+    }
+
+    /// The namespaces and their link only, no jackd (for a master of Sonora's own).
+    func upNamespaces() throws {
+        guard shell([script, "up", prefix, "1", String(subnet)]) == 0 else { throw BenchError("cannot make network namespaces (root and iproute2 needed)") }
     }
 
     private func startMaster(rate: Int, period: Int) throws {
@@ -284,13 +289,7 @@ final class BenchNetwork: @unchecked Sendable {
                 try restartMaster(rate: rate, period: period)
             }
             let loopsBefore = log.components(separatedBy: "looped ").count - 1
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-            let pin = Self.slaveCPU.map { ["taskset", "-c", String($0)] } ?? []
-            process.arguments = ["netns", "exec", "\(prefix)-s1"] + pin + ["jack_net_slave", "-a", masterAddress, "-C", "2", "-P", "2"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try launchAnchorSlave()
             // jack_net_slave closes its connection from its signal handler, which can hang: SIGKILL after a grace period.
             defer { Self.end(process) }
             guard wait(seconds: 15, { self.log.components(separatedBy: "looped ").count - 1 >= loopsBefore + 2 }) else { continue }
@@ -298,6 +297,19 @@ final class BenchNetwork: @unchecked Sendable {
             return cpu.seconds / cpu.wallSeconds * 1000
         }
         throw BenchError("jack_net_slave did not connect (twice, each time to a master started afresh)")
+    }
+
+    /// jack_net_slave in the slave namespace, on the slave's CPU, 2 inputs looped to 2
+    /// outputs, announcing itself to `masterAddress`; running until `end`ed.
+    func launchAnchorSlave() throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        let pin = Self.slaveCPU.map { ["taskset", "-c", String($0)] } ?? []
+        process.arguments = ["netns", "exec", "\(prefix)-s1"] + pin + ["jack_net_slave", "-a", masterAddress, "-C", "2", "-P", "2"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
     }
 
     /// Runs `body` on a thread inside the slave namespace (setns is per thread).

@@ -114,6 +114,7 @@ struct RefcountAudit {
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
         absorb(netjackRig(), skipped: "the netjack2 slave rows", rows: &rows, notes: &notes, heap: &heap)
+        absorb(netjackMasterRig(), skipped: "the netjack2 master rows", rows: &rows, notes: &notes, heap: &heap)
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
             let perCycle = Double(counted.retains + counted.releases) / Double(cycles)
@@ -389,6 +390,11 @@ struct RefcountAudit {
         /// (the bench runs itself inside the slave's namespace for it): libjacknet's process
         /// thread calling `NetJackSlaveCycle.process` around the I/O unit's render.
         case netjackSlave(master: String)
+        /// A `netjack:master` device driving JACK's own `jack_net_slave` across network
+        /// namespaces (the bench runs itself inside the master's namespace for it): the
+        /// master's timer-paced thread sending to and receiving from the slave around the
+        /// I/O unit's render.
+        case netjackMaster
 
         var deviceName: String {
             switch self {
@@ -399,6 +405,7 @@ struct RefcountAudit {
             case .appliance: "the appliance client device"
             case .applianceServer: "the appliance's null device"
             case .netjackSlave: "the netjack2 slave device"
+            case .netjackMaster: "the netjack2 master device"
             }
         }
 
@@ -406,7 +413,8 @@ struct RefcountAudit {
         /// jackd's to report, and an appliance never waits for a client (its ring runs dry).
         var countsItsOwnXruns: Bool {
             switch self {
-            case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer: true
+            // (A master late by more than its buffer re-anchors its clock and counts an xrun.)
+            case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer, .netjackMaster: true
             case .jack, .appliance, .netjackSlave: false
             }
         }
@@ -435,6 +443,9 @@ struct RefcountAudit {
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",
                 "the netjack2 slave's thread between two renders of those players (libjacknet's receive and send, NetJackSlaveCycle.process: clock, lent buffers, load)")
+            case .netjackMaster: (
+                "AudioQueueOutput, 16 AudioPlayers on a netjack:master device driving JACK's jack_net_slave across network namespaces (the I/O unit's render on the master's thread)",
+                "the netjack2 master's thread between two renders of those players (its timer wait, libjacknet's send and receive, the copy into the send buffers, xrun and load bookkeeping)")
             }
         }
     }
@@ -510,6 +521,11 @@ struct RefcountAudit {
             // 2 + 2 channels, as `sonora-bench network`: the master loops what the slave returns
             // back to it, and whole periods render straight in libjacknet's buffers.
             device = try AudioDevices.open(named: "netjack:slave@\(master),latency=2,name=refcounts", configuration: AudioDeviceConfiguration(
+                sampleRate: 48000, periodFrames: 256, inputChannels: 2, outputChannels: 2))
+            output = try AudioQueueOutput(device: device, maximumQueues: players)
+        case .netjackMaster:
+            // 2 + 2 channels, as jack_net_slave is started (-C 2 -P 2); opening waits for it to announce itself.
+            device = try AudioDevices.open(named: "netjack:master,name=refcounts", configuration: AudioDeviceConfiguration(
                 sampleRate: 48000, periodFrames: 256, inputChannels: 2, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
         case .applianceServer:

@@ -38,7 +38,9 @@ struct RefcountBenchCommand: ParsableCommand {
             on a netjack:slave device, run in a child inside a network namespace
             beside jackd's netmanager in another (scripts/netjack-netns.sh, as
             sonora-bench network; root, iproute2 and jackd needed, skipped with
-            the reason otherwise). The
+            the reason otherwise); and the netjack2 master's thread with the same
+            players on a netjack:master device, in a child inside the master's
+            namespace, driving JACK's jack_net_slave in the slave's. The
             goal is 0 per cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device
@@ -84,6 +86,11 @@ struct RefcountBenchCommand: ParsableCommand {
     @Option(help: .hidden)
     var netjackRig: String?
 
+    /// The netjack2 master rig alone, as JSON rows and notes: how the command runs itself
+    /// inside the master's network namespace (jack_net_slave in the slave's).
+    @Flag(help: .hidden)
+    var netjackMasterRig = false
+
     func validate() throws {
         guard (1...10_000_000).contains(cycles) else { throw ValidationError("--cycles must be in 1…10000000") }
         guard deviceSeconds.isFinite, (0.1...600).contains(deviceSeconds) else { throw ValidationError("--device-seconds must be in 0.1…600") }
@@ -93,6 +100,11 @@ struct RefcountBenchCommand: ParsableCommand {
     func run() throws {
         if let netjackRig {
             let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runNetjackRig(master: netjackRig)
+            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
+        }
+        if netjackMasterRig {
+            let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runNetjackMasterRig()
             print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
             return
         }

@@ -240,12 +240,60 @@ extension RefcountAudit {
 
     /// One child run of the netjack2 rig in `network`'s slave namespace: its report, or why not.
     private func runNetjackChild(executable: String, network: BenchNetwork) -> Result<JackRigReport, AudioError> {
+        // As `sonora-bench network` runs a slave: on the CPU the master is not pinned to.
+        runRigChild(
+            executable: executable, namespace: "\(network.prefix)-s1", cpu: BenchNetwork.slaveCPU,
+            arguments: ["--netjack-rig", network.masterAddress], what: "the netjack2 rig in the slave namespace")
+    }
+
+    // MARK: The netjack2 master
+
+    /// The netjack2 master rig, counted in this process (inside the master's network
+    /// namespace: `--netjack-master-rig`; jack_net_slave runs in the slave's).
+    func runNetjackMasterRig() throws -> JackRigReport {
+        guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else { throw CounterUnavailable() }
+        var rows: [BenchmarkRow] = []
+        var notes: [String] = []
+        let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: .netjackMaster, xrunEvery: xrunEvery)
+        var heap = HeapTotal()
+        append(counted, rig: .netjackMaster, to: &rows, notes: &notes, heap: &heap)
+        return JackRigReport(rows: rows, notes: notes, heap: heap)
+    }
+
+    /// The netjack2 master rig: JACK's jack_net_slave (looping its 2 inputs to its 2 outputs)
+    /// in a slave namespace, this program's child with a `netjack:master` device in the
+    /// master's (scripts/netjack-netns.sh without jackd; root, iproute2, jack_net_slave).
+    func netjackMasterRig() -> Result<JackRigReport, AudioError> {
+        guard let script = IOBenchmark.script(named: "netjack-netns.sh") else {
+            return .failure(AudioError(.unspecified, "scripts/netjack-netns.sh not found above sonora-bench"))
+        }
+        guard getuid() == 0 else { return .failure(AudioError(.unspecified, "network namespaces need root")) }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_net_slave") else {
+            return .failure(AudioError(.unspecified, "jack_net_slave is not installed (Debian: jackd2)"))
+        }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        let network = BenchNetwork(script: script, tag: 8)
+        defer { network.tearDown() }
+        do { try network.upNamespaces() } catch { return .failure(AudioError(.unspecified, "\(error)")) }
+        let slave: Process
+        do { slave = try network.launchAnchorSlave() } catch { return .failure(AudioError(.unspecified, "cannot start jack_net_slave: \(error)")) }
+        defer { BenchNetwork.end(slave) }
+        // The master on the CPU `sonora-bench network` gives the master; opening waits for the slave.
+        return runRigChild(
+            executable: executable, namespace: "\(network.prefix)-m", cpu: BenchNetwork.masterCPU,
+            arguments: ["--netjack-master-rig"], what: "the netjack2 master rig in the master namespace")
+    }
+
+    /// This program's `refcounts` with `arguments` in a child inside `namespace` (pinned to
+    /// `cpu`): its JSON report, or why not.
+    private func runRigChild(executable: String, namespace: String, cpu: Int?, arguments: [String], what: String) -> Result<JackRigReport, AudioError> {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        // As `sonora-bench network` runs a slave: on the CPU the master is not pinned to.
-        let pin = BenchNetwork.slaveCPU.map { ["taskset", "-c", String($0)] } ?? []
-        process.arguments = ["netns", "exec", "\(network.prefix)-s1"] + pin + [
-            executable, "refcounts", "--netjack-rig", network.masterAddress, "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)",
+        let pin = cpu.map { ["taskset", "-c", String($0)] } ?? []
+        process.arguments = ["netns", "exec", namespace] + pin + [executable, "refcounts"] + arguments + [
+            "--device-seconds", "\(deviceSeconds)", "--xrun-every", "\(xrunEvery)",
         ]
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
@@ -256,10 +304,10 @@ extension RefcountAudit {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let reason = message.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
-            return .failure(AudioError(.unspecified, "the netjack2 rig in the slave namespace failed (exit \(process.terminationStatus)): \(reason)"))
+            return .failure(AudioError(.unspecified, "\(what) failed (exit \(process.terminationStatus)): \(reason)"))
         }
         guard let report = try? JSONDecoder().decode(JackRigReport.self, from: data) else {
-            return .failure(AudioError(.unspecified, "the netjack2 rig's report is not JSON"))
+            return .failure(AudioError(.unspecified, "\(what): its report is not JSON"))
         }
         return .success(report)
     }

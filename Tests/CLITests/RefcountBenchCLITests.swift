@@ -31,10 +31,10 @@ struct RefcountBenchCLITests {
         // The ALSA rows need the loopback plugin, which `make build` puts beside sonora-bench;
         // the JACK rows jackd and root (the bench runs itself beside a private jackd).
         // The appliance's own I/O thread is served in the bench's process (2 rows), and the heap
-        // calls of every counted thread are one row; the netjack2 slave's 2 rows need network
-        // namespaces, root and jackd (skipped with a note otherwise).
+        // calls of every counted thread are one row; the netjack2 slave's 2 rows and the master's 2
+        // need network namespaces, root and jackd (skipped with a note otherwise).
         let jack = JACKTestServer.isAvailable
-        let netjack = Self.netjackRows(rows)
+        let netjack = Self.netjackRows(rows) + Self.netjackMasterRows(rows, xrunsForced: false)
         #expect(rows.count == 15 + (jack ? 2 : 0) + (Self.applianceBuilt ? 2 : 0) + netjack, "\(rows.map(\.metric))")
         let jackNames = jack ? ["AudioPlayers on a jack:system client", "JACK's process thread between two renders"] : []
         let applianceNames = Self.applianceBuilt ? ["AudioPlayers on a sonora: client device", "appliance client device's thread between two renders"] : []
@@ -60,7 +60,7 @@ struct RefcountBenchCLITests {
         // The appliance's rows have none: it never waits for a client, so a stall is no xrun of its device.
         let jack = JACKTestServer.isAvailable ? 2 : 0
         // The appliance's own I/O thread runs on the null device: its stalls are xruns (3 rows).
-        let base = 19 + jack + (Self.applianceBuilt ? 2 : 0) + Self.netjackRows(rows)
+        let base = 19 + jack + (Self.applianceBuilt ? 2 : 0) + Self.netjackRows(rows) + Self.netjackMasterRows(rows, xrunsForced: true)
         #expect([base, base + (jack > 0 ? 1 : 0)].contains(rows.count), "\(rows.map(\.metric))")
         for name in ["the appliance's null device's thread through an xrun's recovery", "the null device's thread through an xrun's recovery", "the ALSA device's thread through an xrun's recovery", "the drift-corrected ALSA device's thread through an xrun's recovery"] {
             let row = rows.first { $0.metric.contains(name) }
@@ -74,6 +74,16 @@ struct RefcountBenchCLITests {
         let names = ["AudioPlayers on a netjack:slave device", "the netjack2 slave's thread between two renders"]
         let found = names.filter { name in rows.contains { $0.metric.contains(name) } }.count
         #expect(found == 0 || found == 2, "\(rows.map(\.metric))")
+        return found
+    }
+
+    /// The netjack2 master's rows: none (no namespaces here), or the render and the thread between
+    /// renders, and with forced xruns the recovery too (a master late by its buffer counts an xrun).
+    static func netjackMasterRows(_ rows: [Row], xrunsForced: Bool) -> Int {
+        var names = ["AudioPlayers on a netjack:master device", "the netjack2 master's thread between two renders"]
+        if xrunsForced { names.append("the netjack2 master device's thread through an xrun's recovery") }
+        let found = names.filter { name in rows.contains { $0.metric.contains(name) } }.count
+        #expect(found == 0 || found == names.count, "\(rows.map(\.metric))")
         return found
     }
 
