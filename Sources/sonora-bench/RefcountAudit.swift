@@ -438,7 +438,7 @@ struct RefcountAudit {
                 "AudioQueueOutput, 16 AudioPlayers on a sonora: client device of an appliance (the I/O unit's render on the client driver's thread)",
                 "the appliance client device's thread between two renders of those players (its wait for the appliance's wake-up, the shared-memory ring's write)")
             case .applianceServer: (
-                "the appliance serving client streams on the null device, 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone, a player through an EQ and a splitter, a 3D mixer, the --plugin LV2 plugin, a meter, a recorder, the cycle end waking each client)",
+                "the appliance serving client streams on the null device (voice-processing I/O), 2 playback + 1 capture + 1 duplex clients and 1 more joining and leaving (the I/O unit's render: the input node, the clients node's deliverCapture and mixPlayback, a mixer with a tone, a player through an EQ and a splitter, a 3D mixer, the --plugin LV2 plugin, a meter, a gain, a parametric EQ, a delay, a reverb, a merger, a channel map, a converter, a voice processor, a recorder, the cycle end waking each client)",
                 "the appliance's I/O thread between two renders (the null device's engine cycle and its wait)")
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",

@@ -28,7 +28,9 @@ struct RefcountBenchCommand: ParsableCommand {
             the appliance's own I/O thread, served in this process as sonora run
             serves it (the null device; its capture into a clients node, mixed
             with a tone, a looping player through an EQ and a splitter and a 3D
-            mixer, through the LV2 plugin, a meter and a recorder; session roles):
+            mixer, through the LV2 plugin, a meter, a gain, a parametric EQ, a
+            delay, a reverb beside the dry signal merged and channel-mapped, a
+            converter, a voice processor and a recorder; session roles):
             its renders (the clients
             node's deliverCapture and mixPlayback, the cycle end waking each
             client) and the thread between them, with 2 playing,

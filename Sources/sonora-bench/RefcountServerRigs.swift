@@ -18,8 +18,11 @@ extension RefcountAudit {
     /// (`PipelineRuntime.serve`: the null device, the session server with roles as in
     /// Configs/appliance-policy.yaml, the pipeline: the device's capture into a `clients` node,
     /// mixed with a local tone, a looping player through an EQ and a splitter, and a 3D mixer
-    /// placing the player and a tone, through a meter and a recorder to the output —
-    /// Configs/default.yaml's and positional.yaml's node kinds beside the clients), with clients of
+    /// placing the player and a tone, through a meter, a gain, a parametric EQ, a delay, a
+    /// reverb beside the dry signal (a splitter, a merger, a channel map), a converter, a voice
+    /// processor (the player's EQ'd copy as its reference) and a recorder to the output — every
+    /// node kind beside the clients; the device behind the voice-processing I/O unit, so its
+    /// cycle cancels the capture first), with clients of
     /// its own attached through `sonora:` devices: 2 playing, 1 recording, 1 doing both, each
     /// looping input to output (`BenchLoop`). Counted on the appliance's I/O thread — the null
     /// device's — in the I/O unit's renders (the graph: the `clients` node's `deliverCapture`
@@ -50,14 +53,14 @@ extension RefcountAudit {
         let toMeter = lv2Note == nil ? "  - {from: mixer, to: effect}\n  - {from: effect, to: meter}\n" : "  - {from: mixer, to: meter}\n"
         let config = """
             engine: {sample_rate: 48000, period: 256, periods: 2, channels: 2}
-            device: {capture: "null", playback: "null"}
+            device: {capture: "null", playback: "null", voice_processing: on}
             nodes:
               - {id: clients, kind: clients}
               - {id: mixer, kind: MultiChannelMixer, inputs: 4}
               - {id: local, kind: ToneGenerator, parameters: {frequency: 440 Hz, level: -20 dB}}
               - {id: melody, kind: player, file: \(folder)/melody.wav, loop: true}
               - {id: eq, kind: GraphicEQ, preset: Rock}
-              - {id: split, kind: Splitter}
+              - {id: split, kind: Splitter, outputs: 3}
               - {id: far, kind: tone, parameters: {frequency: 571 Hz, level: -18 dB}}
               - id: scene
                 kind: mixer3d
@@ -66,6 +69,15 @@ extension RefcountAudit {
                   - {name: melody, position: [0, 0, -1.5], gain: -6 dB}
                   - {name: far, position: [3, 0, -10]}
               - {id: meter, kind: Meter}
+              - {id: trim, kind: Gain, parameters: {gain: -3 dB}}
+              - {id: peq, kind: peq}
+              - {id: late, kind: delay}
+              - {id: fork, kind: Splitter}
+              - {id: room, kind: Reverb}
+              - {id: pair, kind: merger}
+              - {id: map, kind: channel_map, map: [0, 3]}
+              - {id: conv, kind: Converter}
+              - {id: aec, kind: voice}
               - {id: played, kind: recorder, file: \(folder)/played.wav}
             \(lv2Node)connections:
               - {from: input, to: clients}
@@ -77,7 +89,18 @@ extension RefcountAudit {
               - {from: "split:1", to: "scene:0"}
               - {from: far, to: "scene:1"}
               - {from: scene, to: "mixer:3"}
-            \(toMeter)  - {from: meter, to: played}
+            \(toMeter)  - {from: meter, to: trim}
+              - {from: trim, to: peq}
+              - {from: peq, to: late}
+              - {from: late, to: fork}
+              - {from: "fork:0", to: "pair:0"}
+              - {from: "fork:1", to: room}
+              - {from: room, to: "pair:1"}
+              - {from: pair, to: map}
+              - {from: map, to: conv}
+              - {from: conv, to: "aec:0"}
+              - {from: "split:2", to: "aec:1"}
+              - {from: aec, to: played}
               - {from: played, to: output}
             session:
               socket: \(socket)

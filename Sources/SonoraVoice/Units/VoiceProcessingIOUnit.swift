@@ -24,7 +24,10 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
     public var cancellerSettings: EchoCancellerConfiguration
 
     // Render-side voice (allocated at initialize).
-    @exclusivity(unchecked) private var voice: VoiceProcessingState?
+    private var voice: VoiceProcessingState?
+    /// The render side's view of `voice`: binding the optional class property retained and
+    /// released it on the I/O thread every cycle (see VoiceProcessorUnit).
+    @exclusivity(unchecked) private var renderVoice: Unmanaged<VoiceProcessingState>?
     @exclusivity(unchecked) private var referenceRing: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var ringMask = 0
     @exclusivity(unchecked) private var sentFrames = 0
@@ -80,7 +83,9 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
         settings.maximumFramesPerCall = period
         settings.suppressionStrength = try parameter(VoiceProcessingParameter.suppressionStrength)
         let canceller = try EchoCanceller(configuration: settings)
-        voice = try VoiceProcessingState(canceller: canceller, unit: self)
+        let state = try VoiceProcessingState(canceller: canceller, unit: self)
+        voice = state
+        renderVoice = .passUnretained(state)
         roundTrip = max(0, format.roundTripFrames)
         var size = 1
         while size < roundTrip + 2 * period + 1 { size *= 2 }
@@ -98,6 +103,7 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
 
     public override func deallocateRenderResources() {
         stop()
+        renderVoice = nil
         voice = nil
         releaseBuffers()
         super.deallocateRenderResources()
@@ -123,9 +129,11 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
     /// published and the output muted when asked; element 1 (the cancelled capture) as the I/O unit's.
     public override func process(_ context: RenderContext) -> AudioError.Code {
         guard context.bus == Self.outputElement else { return super.process(context) }
-        guard let voice else { return .uninitialized }
-        muted = voice.applySettings(context)
-        voice.publishMetrics(context)
+        guard let renderVoice else { return .uninitialized }
+        muted = renderVoice._withUnsafeGuaranteedRef { voice in
+            defer { voice.publishMetrics(context) }
+            return voice.applySettings(context)
+        }
         let status = super.process(context)
         if muted { context.output.clear() }
         return status
@@ -140,7 +148,12 @@ public final class VoiceProcessingIOUnit: IOUnit, @unchecked Sendable {
     /// covers a period (ALSA: periods × period); only a device with a shorter round trip
     /// is cancelled after rendering, against what this cycle plays.
     public override func processCycle(_ cycle: UnsafeMutablePointer<IOCycle>) -> Int32 {
-        guard let voice else { return 0 }
+        guard let renderVoice else { return 0 }
+        return renderVoice._withUnsafeGuaranteedRef { processCycle(cycle, voice: $0) }
+    }
+
+    @inline(__always)
+    private func processCycle(_ cycle: UnsafeMutablePointer<IOCycle>, voice: VoiceProcessingState) -> Int32 {
         let frames = cycle.pointee.frameCount
         let capture = cycle.pointee.input
         let captures = isInputEnabled && capture.channelCount > 0

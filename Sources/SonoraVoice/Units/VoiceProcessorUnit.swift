@@ -18,7 +18,12 @@ public final class VoiceProcessorUnit: AudioUnit, @unchecked Sendable {
     /// the sample rate comes from the stream format.
     public var cancellerSettings: EchoCancellerConfiguration
 
-    @exclusivity(unchecked) private var voice: VoiceProcessingState?
+    /// Owns the canceller (set and cleared off the realtime thread)…
+    private var voice: VoiceProcessingState?
+    /// …and the render reaches it through this view: binding the optional class property
+    /// retained and released it (and its canceller) on every render on the I/O thread
+    /// (`sonora-bench refcounts`, the appliance's pipeline with a `voice` node).
+    @exclusivity(unchecked) private var renderVoice: Unmanaged<VoiceProcessingState>?
 
     public init() {
         cancellerSettings = EchoCancellerConfiguration(sampleRate: 48000)
@@ -47,10 +52,15 @@ public final class VoiceProcessorUnit: AudioUnit, @unchecked Sendable {
         settings.maximumFramesPerCall = maximumFramesPerSlice
         settings.suppressionStrength = try parameter(VoiceProcessingParameter.suppressionStrength)
         let canceller = try EchoCanceller(configuration: settings)
-        voice = try VoiceProcessingState(canceller: canceller, unit: self)
+        let state = try VoiceProcessingState(canceller: canceller, unit: self)
+        voice = state
+        renderVoice = .passUnretained(state)
     }
 
-    public override func deallocateRenderResources() { voice = nil }
+    public override func deallocateRenderResources() {
+        renderVoice = nil
+        voice = nil
+    }
 
     public override func resetRenderState() { voice?.canceller.reset() }
 
@@ -80,7 +90,12 @@ public final class VoiceProcessorUnit: AudioUnit, @unchecked Sendable {
     }
 
     public override func process(_ context: RenderContext) -> AudioError.Code {
-        guard let voice else { return .uninitialized }
+        guard let renderVoice else { return .uninitialized }
+        return renderVoice._withUnsafeGuaranteedRef { process(context, voice: $0) }
+    }
+
+    @inline(__always)
+    private func process(_ context: RenderContext, voice: VoiceProcessingState) -> AudioError.Code {
         let microphone = context.input(0)
         let reference = context.input(1)
         let output = context.output
