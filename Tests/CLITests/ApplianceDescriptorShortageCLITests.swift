@@ -61,6 +61,35 @@ struct ApplianceDescriptorShortageCLITests {
         #expect(outcome.status == 0, "sonora run: \(outcome.stderr)")
     }
 
+    @Test("a client short of descriptors gets a clear error, and the appliance keeps no stream for it")
+    func clientShortOfDescriptors() throws {
+        let appliance = try SessionServerCLITests.Appliance(folder: scratch.path, name: "cfds")
+        defer { appliance.stop() }
+        try #require(appliance.isServing, "the appliance did not start")
+        let tone = scratch.path + "/tone.wav"
+        _ = try runProcess("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", tone, "synth", "0.3", "sine", "440", "vol", "0.5"])
+        // Somewhere between "cannot even start" and "plays", a limit leaves the client without
+        // room for the two descriptors a stream comes with (the kernel drops them).
+        var reasons: [String] = []
+        for limit in stride(from: 8, through: 48, by: 2) {
+            let outcome = try CLIRunner(executable: "/usr/bin/prlimit").run(
+                ["--nofile=\(limit)", sonoraBinary!, "play", "--device", "sonora:\(appliance.sessionSocket)", tone])
+            #expect(outcome.signal == nil, "limit \(limit): sonora play was killed by signal \(outcome.signal ?? 0): \(outcome.stderr)")
+            if outcome.status != 0 {
+                #expect(!outcome.stderr.isEmpty, "limit \(limit): failed without a reason")
+                reasons.append(outcome.stderr)
+            }
+        }
+        #expect(reasons.contains { $0.contains("stream descriptors did not arrive") && $0.contains("out of file descriptors") },
+                "no run reached the stream's descriptors short of room: \(reasons)")
+        // Nothing left attached, and the appliance serves on.
+        #expect(appliance.isServing)
+        let status = try appliance.session(["status", "--json"])
+        let listed = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any]
+        let clients = try #require(listed?["clients"] as? [[String: Any]], "\(status.stdout)")
+        #expect(clients.allSatisfy { ($0["streams"] as? Int ?? 0) == 0 }, "streams left attached: \(status.stdout)")
+    }
+
     /// The appliance's thread called `name` (its task id).
     static func thread(named name: String, of pid: Int32) -> Int32? {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []

@@ -61,6 +61,23 @@ public enum ApplianceSocket {
     }
 
     static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// "N open, limit M" for this process (its descriptors and RLIMIT_NOFILE), for errors
+    /// about running out of them.
+    static func openDescriptorSummary() -> String {
+        var open = "open count unknown"
+        if let directory = opendir("/proc/self/fd") {
+            var entries = 0
+            while let entry = readdir(directory) {
+                if entry.pointee.d_name.0 != UInt8(ascii: ".") { entries += 1 }
+            }
+            closedir(directory)
+            open = "\(entries - 1) open"  // less the directory's own descriptor
+        }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return open }
+        return "\(open), limit \(limit.rlim_cur)"
+    }
 }
 
 /// True when an appliance accepts connections at `path` (default: `clientPath()`): one
