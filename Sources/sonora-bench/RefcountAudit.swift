@@ -3,7 +3,7 @@ import Foundation
 import SonoraCore
 import SonoraHAL
 import SonoraLV2
-import SonoraToolbox
+@_spi(Benchmark) import SonoraToolbox
 @_spi(Benchmark) import SonoraUnits
 
 /// `sonora-bench refcounts`: the Swift reference-count operations (retains and releases) each
@@ -110,6 +110,7 @@ struct RefcountAudit {
         } else {
             notes.append("the appliance rows: skipped, the sonora binary is not built beside sonora-bench")
         }
+        append(try Self.countOpenAL(seconds: deviceSeconds, xrunEvery: xrunEvery), rig: .openAL, to: &rows, notes: &notes, heap: &heap)
         let served = try Self.countApplianceServer(seconds: deviceSeconds, xrunEvery: xrunEvery, lv2Plugin: lv2Plugin)
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
@@ -395,6 +396,9 @@ struct RefcountAudit {
         /// master's timer-paced thread sending to and receiving from the slave around the
         /// I/O unit's render.
         case netjackMaster
+        /// The OpenAL-style API on a playback device (`ALDevice.playback("null")`): its
+        /// contexts mixed in the I/O unit's input callback on the null device's thread.
+        case openAL
 
         var deviceName: String {
             switch self {
@@ -406,6 +410,7 @@ struct RefcountAudit {
             case .applianceServer: "the appliance's null device"
             case .netjackSlave: "the netjack2 slave device"
             case .netjackMaster: "the netjack2 master device"
+            case .openAL: "the OpenAL device's null device"
             }
         }
 
@@ -414,7 +419,7 @@ struct RefcountAudit {
         var countsItsOwnXruns: Bool {
             switch self {
             // (A master late by more than its buffer re-anchors its clock and counts an xrun.)
-            case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer, .netjackMaster: true
+            case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer, .netjackMaster, .openAL: true
             case .jack, .appliance, .netjackSlave: false
             }
         }
@@ -443,6 +448,9 @@ struct RefcountAudit {
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",
                 "the netjack2 slave's thread between two renders of those players (libjacknet's receive and send, NetJackSlaveCycle.process: clock, lent buffers, load)")
+            case .openAL: (
+                "an OpenAL context on a playback device (the null device): 24 looping mono sources placed, moving and doppler-shifted, 2 through a lowpass filter, 8 sending to a reverb slot, 1 stereo source, 1 streaming queued buffers, positions and the listener changed every 10 ms (the I/O unit's render: the device's mix)",
+                "the OpenAL device's thread between two renders (the null device's engine cycle and its wait)")
             case .netjackMaster: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:master device driving JACK's jack_net_slave across network namespaces (the I/O unit's render on the master's thread)",
                 "the netjack2 master's thread between two renders of those players (its timer wait, libjacknet's send and receive, the copy into the send buffers, xrun and load bookkeeping)")
@@ -530,6 +538,8 @@ struct RefcountAudit {
             output = try AudioQueueOutput(device: device, maximumQueues: players)
         case .applianceServer:
             throw AudioError(.unspecified, "the appliance's own I/O thread has no players: countApplianceServer counts it")
+        case .openAL:
+            throw AudioError(.unspecified, "the OpenAL device has no players: countOpenAL counts it")
         case .loopWithRecorder, .loopDriftCorrected:
             let loop = "sonoraloop:bench-refcounts-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let alsa = try ALSADevice(capture: loop, playback: loop, configuration: AudioDeviceConfiguration(

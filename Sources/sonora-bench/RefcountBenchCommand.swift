@@ -42,7 +42,10 @@ struct RefcountBenchCommand: ParsableCommand {
             sonora-bench network; root, iproute2 and jackd needed, skipped with
             the reason otherwise); and the netjack2 master's thread with the same
             players on a netjack:master device, in a child inside the master's
-            namespace, driving JACK's jack_net_slave in the slave's. The
+            namespace, driving JACK's jack_net_slave in the slave's; and an OpenAL
+            context on a playback null device (its mix in the I/O unit's input
+            callback: placed, moving, filtered and reverb-sending sources, a stereo
+            one and a streaming one, the scene changed every 10 ms). The
             goal is 0 per cycle. With --xrun-every N, each device thread sleeps longer
             than its buffer after every Nth counted render (a real xrun,
             found at the next transfer, and its recovery): a row per device

@@ -30,15 +30,16 @@ struct RefcountBenchCLITests {
         let rows = try JSONDecoder().decode([Row].self, from: Data(outcome.stdout.utf8))
         // The ALSA rows need the loopback plugin, which `make build` puts beside sonora-bench;
         // the JACK rows jackd and root (the bench runs itself beside a private jackd).
-        // The appliance's own I/O thread is served in the bench's process (2 rows), and the heap
+        // The appliance's own I/O thread is served in the bench's process (2 rows), so is an OpenAL
+        // context on a playback null device (2 rows), and the heap
         // calls of every counted thread are one row; the netjack2 slave's 2 rows and the master's 2
         // need network namespaces, root and jackd (skipped with a note otherwise).
         let jack = JACKTestServer.isAvailable
         let netjack = Self.netjackRows(rows) + Self.netjackMasterRows(rows, xrunsForced: false)
-        #expect(rows.count == 15 + (jack ? 2 : 0) + (Self.applianceBuilt ? 2 : 0) + netjack, "\(rows.map(\.metric))")
+        #expect(rows.count == 17 + (jack ? 2 : 0) + (Self.applianceBuilt ? 2 : 0) + netjack, "\(rows.map(\.metric))")
         let jackNames = jack ? ["AudioPlayers on a jack:system client", "JACK's process thread between two renders"] : []
         let applianceNames = Self.applianceBuilt ? ["AudioPlayers on a sonora: client device", "appliance client device's thread between two renders"] : []
-        let servedNames = ["the appliance serving client streams on the null device", "the appliance's I/O thread between two renders", "heap calls on the counted rendering threads"]
+        let servedNames = ["an OpenAL context on a playback device", "the OpenAL device's thread between two renders", "the appliance serving client streams on the null device", "the appliance's I/O thread between two renders", "heap calls on the counted rendering threads"]
         for name in servedNames + ["64-gain chain (steady plan)", "64-gain chain (full steps)", "64-input mixer with render callbacks (steady plan)", "3D mixer", "LV2Unit", "AudioPlayers looping on the null device", "null device's thread between two renders", "AudioPlayers on a duplex sonoraloop ALSA device recording too", "ALSA device's thread between two renders", "drift-corrected ALSA device's thread between two renders"] + jackNames + applianceNames {
             #expect(rows.contains { $0.metric.contains(name) }, "\(name)")
         }
@@ -60,9 +61,9 @@ struct RefcountBenchCLITests {
         // The appliance's rows have none: it never waits for a client, so a stall is no xrun of its device.
         let jack = JACKTestServer.isAvailable ? 2 : 0
         // The appliance's own I/O thread runs on the null device: its stalls are xruns (3 rows).
-        let base = 19 + jack + (Self.applianceBuilt ? 2 : 0) + Self.netjackRows(rows) + Self.netjackMasterRows(rows, xrunsForced: true)
+        let base = 22 + jack + (Self.applianceBuilt ? 2 : 0) + Self.netjackRows(rows) + Self.netjackMasterRows(rows, xrunsForced: true)
         #expect([base, base + (jack > 0 ? 1 : 0)].contains(rows.count), "\(rows.map(\.metric))")
-        for name in ["the appliance's null device's thread through an xrun's recovery", "the null device's thread through an xrun's recovery", "the ALSA device's thread through an xrun's recovery", "the drift-corrected ALSA device's thread through an xrun's recovery"] {
+        for name in ["the OpenAL device's null device's thread through an xrun's recovery", "the appliance's null device's thread through an xrun's recovery", "the null device's thread through an xrun's recovery", "the ALSA device's thread through an xrun's recovery", "the drift-corrected ALSA device's thread through an xrun's recovery"] {
             let row = rows.first { $0.metric.contains(name) }
             #expect(row?.metric.hasSuffix("per xrun") == true && row?.anchor_value == 0, "\(name)")
             #expect(row.map { $0.sonora.isFinite && $0.sonora >= 0 } == true, "\(name)")

@@ -188,6 +188,10 @@ public final class ALDevice: @unchecked Sendable {
         while epoch.load(ordering: .acquiring) == seen { sched_yield() }
     }
 
+    /// The playback device's I/O unit once a context started it (the refcount audit counts
+    /// on its thread through its render notifications).
+    @_spi(Benchmark) public var ioUnit: IOUnit? { locked { io } }
+
     /// Starts the playback device's I/O unit (first context).
     func startPlaybackIfNeeded() throws(ALError) {
         guard case .playback = kind, io == nil, let hardware else { return }
