@@ -72,8 +72,6 @@ struct LV2Benchmark {
         /// as the C loop's `inputs[c] + position`. It was `sampleTime % frames`, an integer division
         /// per render the C loop does not make (≈ 2 ns, perf).
         let passStart: UnsafeMutablePointer<Double>
-        /// False (`--versus host-copy-first`): `HostRunner` has copied the input already.
-        var copies = true
         init(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
             self.left = left
             self.right = right
@@ -92,7 +90,6 @@ struct LV2Benchmark {
                 seenCount = min(request.pointee.buffers.channelCount, Self.seenCapacity)
                 for channel in 0..<seenCount { seen[channel] = request.pointee.buffers.samples(channel) }
             }
-            guard copies else { return .noError }
             // Later passes over the signal carry on the time line (sample time pass × frames + position).
             let start = Int(request.pointee.timeStamp.sampleTime - passStart.pointee)
             let count = min(request.pointee.frameCount, frames - start)
@@ -171,8 +168,8 @@ struct LV2Benchmark {
             case .host:
                 first = { try host.run(from: $0, count: $1, pass: $2) }
             case .hostCopyFirst:
-                host.copyFirst = true
-                first = { try host.run(from: $0, count: $1, pass: $2) }
+                try host.copyInputFirst()
+                first = { try host.runCopyingFirst(from: $0, count: $1, pass: $2) }
             case .loop, .loopInHostBuffers:
                 let other = try LoopRunner(
                     bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
@@ -349,10 +346,6 @@ struct LV2Benchmark {
         let blockSize: Int
         let signalFrames: Int
         let sources: [SignalInput]
-        /// `--versus host-copy-first`: copy the input into the unit's input buffers before `render`.
-        var copyFirst = false {
-            didSet { for source in sources { source.copies = !copyFirst } }
-        }
 
         init(
             unit: LV2Unit, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
@@ -372,7 +365,10 @@ struct LV2Benchmark {
             for index in 0..<channels { destinations[index] = outputs[index] }
         }
 
-        deinit { destinations.deallocate() }
+        deinit {
+            destinations.deallocate()
+            precopy?.deallocate()
+        }
 
         func finish() { unit.uninitialize() }
 
@@ -384,6 +380,45 @@ struct LV2Benchmark {
         /// The buffers the unit renders into.
         var outputBuffers: [UnsafeMutablePointer<Float>] { (0..<channels).map { list.samples($0) } }
 
+        /// `--versus host-copy-first`: the unit's inputs fed by callbacks that copy nothing; `runCopyingFirst`
+        /// copies the signal into the unit's input buffers itself, before each `render` (where the C loop copies).
+        func copyInputFirst() throws {
+            let buffers = inputBuffers
+            precopy = .allocate(capacity: max(1, buffers.count))
+            for (index, buffer) in buffers.enumerated() { precopy![index] = buffer }
+            precopyCount = buffers.count
+            for input in sources.indices { try unit.setRenderCallback(PassInput(), input: input) }
+        }
+        var precopy: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+        var precopyCount = 0
+        final class PassInput: RenderCallbackTarget {
+            override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code { .noError }
+        }
+
+        /// `run`, with the input copied before `render` rather than in the pull (`--versus host-copy-first`).
+        func runCopyingFirst(from start: Int, count: Int, pass: Int = 0) throws -> Double {
+            guard let precopy, let source = sources.first else { return try run(from: start, count: count, pass: pass) }
+            let passStart = Double(pass) * Double(signalFrames)
+            let began = LV2Benchmark.threadCPUSeconds()
+            var position = start
+            while position < start + count {
+                let frames = min(blockSize, start + count - position)
+                for channel in 0..<precopyCount {
+                    precopy[channel].update(from: (channel % 2 == 0 ? source.left : source.right) + position, count: frames)
+                }
+                var flags = RenderActionFlags()
+                let status = unit.render(
+                    flags: &flags, timeStamp: AudioTimeStamp(sampleTime: passStart + Double(position)), bus: 0,
+                    frameCount: frames, into: list)
+                guard status == .noError else { throw AudioError(status, "\(unit.name): render failed at frame \(position)") }
+                for channel in 0..<channels {
+                    (destinations[channel] + position).update(from: list.samples(channel), count: frames)
+                }
+                position += frames
+            }
+            return LV2Benchmark.threadCPUSeconds() - began
+        }
+
         /// Thread CPU seconds to render frames `start ..< start + count` of the signal, in pass
         /// `pass` over it (time stamps carry on from pass to pass).
         func run(from start: Int, count: Int, pass: Int = 0) throws -> Double {
@@ -393,13 +428,6 @@ struct LV2Benchmark {
             var position = start
             while position < start + count {
                 let frames = min(blockSize, start + count - position)
-                if copyFirst {
-                    for source in sources {
-                        for channel in 0..<source.seenCount {
-                            source.seen[channel]!.update(from: (channel % 2 == 0 ? source.left : source.right) + position, count: frames)
-                        }
-                    }
-                }
                 var flags = RenderActionFlags()
                 let status = unit.render(
                     flags: &flags, timeStamp: AudioTimeStamp(sampleTime: passStart + Double(position)), bus: 0,
