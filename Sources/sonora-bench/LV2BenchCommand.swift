@@ -46,7 +46,23 @@ struct LV2BenchCommand: ParsableCommand {
     @Option(name: .customLong("plugin"), help: "Benchmark this plugin URI instead of the seven (repeatable).")
     var plugins: [String] = []
 
+    @Option(help: "What is timed against the C loop: host (the benchmark); host-copy-first (the host, the harness copying its input before render instead of in the pull); or a check of the harness with Sonora's host left out: loop (a second C loop, blocks placed like the host's buffers), loop-in-host-buffers (a second C loop in the host's buffers), swift-loop (the Swift harness's copies around a direct run()).")
+    var versus: String = "host"
+
+    @Option(help: "With --versus swift-loop: 8-byte stores the loop makes per block (a probe of what a host's own stores cost).")
+    var probeStores = 0
+
+    @Option(help: "With --probe-stores: where the stores go, out (after the copy out) or run (between the copy in and run()).")
+    var probeAt = "out"
+
+    @Flag(help: "With --versus swift-loop: read MXCSR before run() and write it back after, as the host does.")
+    var probeMxcsr = false
+
     func validate() throws {
+        guard probeAt == "out" || probeAt == "run" else { throw ValidationError("--probe-at must be out or run") }
+        guard LV2Benchmark.Versus(rawValue: versus) != nil else {
+            throw ValidationError("--versus must be one of \(LV2Benchmark.Versus.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         guard (1...600).contains(seconds) else { throw ValidationError("--seconds must be in 1…600") }
         guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
         guard minTrialCpu >= 0 && minTrialCpu <= 10 else { throw ValidationError("--min-trial-cpu must be in 0…10") }
@@ -54,6 +70,10 @@ struct LV2BenchCommand: ParsableCommand {
 
     func run() throws {
         var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply, minimumTrialCPU: minTrialCpu)
+        benchmark.versus = LV2Benchmark.Versus(rawValue: versus) ?? .host
+        benchmark.probeStores = min(max(0, probeStores), 512)
+        benchmark.probeAt = probeAt
+        benchmark.probeMXCSR = probeMxcsr
         if !plugins.isEmpty { benchmark.plugins = plugins.map { (name: $0, uri: $0) } }
         let (rows, notes) = try benchmark.run()
         BenchmarkReport.print(rows, json: json, notes: notes)

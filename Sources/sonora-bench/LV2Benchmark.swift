@@ -23,6 +23,29 @@ struct LV2Benchmark {
 
     var plugins = Self.defaultPlugins
 
+    /// What takes the host's place against the C loop (`--versus`). `host` is the benchmark; the
+    /// others are checks of the harness itself, with Sonora's host left out of the timing:
+    /// - `loop`: a second C loop over a second bare instance, its blocks placed like the host's
+    ///   buffers (A/A: what two instances and the placement rule alone differ by);
+    /// - `loop-in-host-buffers`: that second C loop rendering in the host's very buffers (the
+    ///   unit's input list and the list it renders into);
+    /// - `swift-loop`: the Swift harness's copies (as `HostRunner` makes them) around a direct
+    ///   `run()` of a second bare instance, in the host's buffers.
+    /// - `host-copy-first`: the host, with the harness's copy of the input made by `HostRunner`
+    ///   right before it calls `render` (where the C loop makes it, after the last copy out)
+    ///   instead of inside the unit's pull (the render callback then copies nothing).
+    enum Versus: String, CaseIterable, Sendable {
+        case host, loop, loopInHostBuffers = "loop-in-host-buffers", swiftLoop = "swift-loop", hostCopyFirst = "host-copy-first"
+    }
+    var versus = Versus.host
+    /// `--versus swift-loop` only: stores of 8 bytes each the loop makes per block, after its copy
+    /// out (`probeAt == "out"`) or between its copy in and `run()` (`"run"`), to see what a host's
+    /// own stores cost at either place.
+    var probeStores = 0
+    var probeAt = "out"
+    /// `--versus swift-loop` only: save MXCSR before `run()` and write it back after, as the host does.
+    var probeMXCSR = false
+
     static let defaultPlugins: [(name: String, uri: String)] = [
         ("mda Delay", "http://drobilla.net/plugins/mda/Delay"),
         ("swh gverb", "http://plugin.org.uk/swh-plugins/gverb"),
@@ -139,7 +162,42 @@ struct LV2Benchmark {
                 bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
                 placedLike: (inputs: host.inputBuffers, outputs: host.outputBuffers))
             _ = loop.run(from: 0, count: min(frames, 48000))
-            let passes = try self.passes(host: host, loop: loop, frames: frames)
+            // The side timed against the C loop: the host, or (`--versus`) a check of the harness.
+            let first: (Int, Int, Int) throws -> Double
+            switch versus {
+            case .host:
+                first = { try host.run(from: $0, count: $1, pass: $2) }
+            case .hostCopyFirst:
+                try host.copyInputFirst()
+                first = { try host.runCopyingFirst(from: $0, count: $1, pass: $2) }
+            case .loop, .loopInHostBuffers:
+                let other = try LoopRunner(
+                    bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
+                    placedLike: (inputs: host.inputBuffers, outputs: host.outputBuffers),
+                    inPlace: versus == .loopInHostBuffers)
+                _ = other.run(from: 0, count: min(frames, 48000))
+                first = { start, count, _ in other.run(from: start, count: count) }
+            case .swiftLoop:
+                let other = try SwiftLoopRunner(
+                    bare: try unit.makeBareInstance(), left: left, right: right, outputs: outputs, blockSize: blockSize,
+                    inputBlocks: host.inputBuffers, outputBlocks: host.outputBuffers)
+                other.probeStores = probeStores
+                other.probeAfterCopyOut = probeAt != "run"
+                other.probeMXCSR = probeMXCSR
+                _ = other.run(from: 0, count: min(frames, 48000))
+                first = { start, count, _ in other.run(from: start, count: count) }
+            }
+            if versus != .host {
+                let offsets = { (pointers: [UnsafeMutablePointer<Float>]) in
+                    pointers.map { String(Int(bitPattern: $0) & 4095) }.joined(separator: ",")
+                }
+                let what = versus == .hostCopyFirst
+                    ? "the host, its input copied before render, not in the pull" : "a check of the harness: Sonora's host is not timed"
+                notes.append(
+                    "  \(name): --versus \(versus.rawValue) (\(what)); host buffers' page offsets:"
+                        + " inputs \(offsets(host.inputBuffers)), outputs \(offsets(host.outputBuffers))")
+            }
+            let passes = try self.passes(first: first, loop: loop, frames: frames)
             var sonoraTimes: [Double] = []
             var loopTimes: [Double] = []
             // Per turn (the same frames in every trial), the fastest time each side took: the
@@ -147,6 +205,8 @@ struct LV2Benchmark {
             let turns = (frames + Self.chunkFrames - 1) / Self.chunkFrames
             var fastestHost = [Double](repeating: .infinity, count: turns)
             var fastestLoop = [Double](repeating: .infinity, count: turns)
+            // Time by who went first in the turn (host first, loop first), summed over all trials.
+            var byOrder = (hostFirst: 0.0, loopSecond: 0.0, loopFirst: 0.0, hostSecond: 0.0)
             for trial in 0..<trials {
                 // The two take turns every ~1 s of audio (in alternating order), so a change in the
                 // machine's speed — frequent on this shared VM — hits both alike.
@@ -161,13 +221,20 @@ struct LV2Benchmark {
                         let loopTurn: Double
                         if turn % 2 == 0 {
                             loopTurn = loop.run(from: position, count: count)
-                            hostTurn = try host.run(from: position, count: count, pass: pass)
+                            hostTurn = try first(position, count, pass)
                         } else {
-                            hostTurn = try host.run(from: position, count: count, pass: pass)
+                            hostTurn = try first(position, count, pass)
                             loopTurn = loop.run(from: position, count: count)
                         }
                         hostTime += hostTurn
                         loopTime += loopTurn
+                        if turn % 2 == 0 {
+                            byOrder.loopFirst += loopTurn
+                            byOrder.hostSecond += hostTurn
+                        } else {
+                            byOrder.hostFirst += hostTurn
+                            byOrder.loopSecond += loopTurn
+                        }
                         let index = position / Self.chunkFrames
                         fastestHost[index] = min(fastestHost[index], hostTurn)
                         fastestLoop[index] = min(fastestLoop[index], loopTurn)
@@ -214,6 +281,13 @@ struct LV2Benchmark {
                     format: "  %@: Sonora %.3f s, C loop %.3f s of CPU for %.0f s of audio (%d passes, %.0f× realtime); host work per %d-frame render: trials %+.1f … %+.1f ns, overhead %+.2f … %+.2f %%",
                     name, median(sonoraTimes), median(loopTimes), audioSeconds, passes, realtime, blockSize,
                     works.min() ?? 0, works.max() ?? 0, ((ratios.min() ?? 1) - 1) * 100, ((ratios.max() ?? 1) - 1) * 100))
+            // Half the blocks each way (turns alternate): ns per block for each side by its place in the turn.
+            let halfBlocks = blocks * Double(trials) / 2
+            notes.append(
+                String(
+                    format: "  %@: per block by order in the turn: host first %.1f ns, C loop second %.1f ns; C loop first %.1f ns, host second %.1f ns",
+                    name, byOrder.hostFirst / halfBlocks * 1e9, byOrder.loopSecond / halfBlocks * 1e9,
+                    byOrder.loopFirst / halfBlocks * 1e9, byOrder.hostSecond / halfBlocks * 1e9))
             if let wavPath, unit.plugin.requiredFeatures.isEmpty, !unit.plugin.ports.contains(where: { $0.kind == .atom }) {
                 if let applyTime = lv2apply(uri, input: wavPath) {
                     rows.append(
@@ -243,8 +317,8 @@ struct LV2Benchmark {
     /// Passes over the signal per trial: enough for `minimumTrialCPU` on the cheaper side
     /// (estimated from one untimed pass by each, 25 % margin), at most 10 × `minimumTrialCPU`
     /// on the dearer side and `maximumPasses`. A pass is also the last warm-up.
-    func passes(host: HostRunner, loop: LoopRunner, frames: Int) throws -> Int {
-        let hostPass = try host.run(from: 0, count: frames)
+    func passes(first: (Int, Int, Int) throws -> Double, loop: LoopRunner, frames: Int) throws -> Int {
+        let hostPass = try first(0, frames, 0)
         let loopPass = loop.run(from: 0, count: frames)
         guard minimumTrialCPU > 0 else { return 1 }
         let cheaper = max(min(hostPass, loopPass), 1e-7)
@@ -291,7 +365,10 @@ struct LV2Benchmark {
             for index in 0..<channels { destinations[index] = outputs[index] }
         }
 
-        deinit { destinations.deallocate() }
+        deinit {
+            destinations.deallocate()
+            precopy?.deallocate()
+        }
 
         func finish() { unit.uninitialize() }
 
@@ -302,6 +379,45 @@ struct LV2Benchmark {
 
         /// The buffers the unit renders into.
         var outputBuffers: [UnsafeMutablePointer<Float>] { (0..<channels).map { list.samples($0) } }
+
+        /// `--versus host-copy-first`: the unit's inputs fed by callbacks that copy nothing; `runCopyingFirst`
+        /// copies the signal into the unit's input buffers itself, before each `render` (where the C loop copies).
+        func copyInputFirst() throws {
+            let buffers = inputBuffers
+            precopy = .allocate(capacity: max(1, buffers.count))
+            for (index, buffer) in buffers.enumerated() { precopy![index] = buffer }
+            precopyCount = buffers.count
+            for input in sources.indices { try unit.setRenderCallback(PassInput(), input: input) }
+        }
+        var precopy: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+        var precopyCount = 0
+        final class PassInput: RenderCallbackTarget {
+            override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code { .noError }
+        }
+
+        /// `run`, with the input copied before `render` rather than in the pull (`--versus host-copy-first`).
+        func runCopyingFirst(from start: Int, count: Int, pass: Int = 0) throws -> Double {
+            guard let precopy, let source = sources.first else { return try run(from: start, count: count, pass: pass) }
+            let passStart = Double(pass) * Double(signalFrames)
+            let began = LV2Benchmark.threadCPUSeconds()
+            var position = start
+            while position < start + count {
+                let frames = min(blockSize, start + count - position)
+                for channel in 0..<precopyCount {
+                    precopy[channel].update(from: (channel % 2 == 0 ? source.left : source.right) + position, count: frames)
+                }
+                var flags = RenderActionFlags()
+                let status = unit.render(
+                    flags: &flags, timeStamp: AudioTimeStamp(sampleTime: passStart + Double(position)), bus: 0,
+                    frameCount: frames, into: list)
+                guard status == .noError else { throw AudioError(status, "\(unit.name): render failed at frame \(position)") }
+                for channel in 0..<channels {
+                    (destinations[channel] + position).update(from: list.samples(channel), count: frames)
+                }
+                position += frames
+            }
+            return LV2Benchmark.threadCPUSeconds() - began
+        }
 
         /// Thread CPU seconds to render frames `start ..< start + count` of the signal, in pass
         /// `pass` over it (time stamps carry on from pass to pass).
@@ -351,7 +467,8 @@ struct LV2Benchmark {
         init(
             bare: LV2BareInstance, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
             outputs: [UnsafeMutablePointer<Float>], blockSize: Int,
-            placedLike host: (inputs: [UnsafeMutablePointer<Float>], outputs: [UnsafeMutablePointer<Float>])
+            placedLike host: (inputs: [UnsafeMutablePointer<Float>], outputs: [UnsafeMutablePointer<Float>]),
+            inPlace: Bool = false
         ) throws {
             self.bare = bare
             self.left = left
@@ -366,10 +483,16 @@ struct LV2Benchmark {
                 let offset = like.map { Int(bitPattern: $0) & 4095 } ?? 64
                 return (base + offset).bindMemory(to: Float.self, capacity: blockSize)
             }
-            inBlocks = bare.inputPorts.indices.map { block(like: $0 < host.inputs.count ? host.inputs[$0] : nil) }
-            outBlocks = bare.outputPorts.indices.map { block(like: $0 < host.outputs.count ? host.outputs[$0] : nil) }
+            if inPlace && host.inputs.count == bare.inputPorts.count && host.outputs.count == bare.outputPorts.count {
+                // `--versus loop-in-host-buffers`: the host's own buffers (not rendered by the host meanwhile).
+                inBlocks = host.inputs
+                outBlocks = host.outputs
+            } else {
+                inBlocks = bare.inputPorts.indices.map { block(like: $0 < host.inputs.count ? host.inputs[$0] : nil) }
+                outBlocks = bare.outputPorts.indices.map { block(like: $0 < host.outputs.count ? host.outputs[$0] : nil) }
+                for block in inBlocks + outBlocks { block.initialize(repeating: 0, count: blockSize) }
+            }
             blockMemory = memory
-            for block in inBlocks + outBlocks { block.initialize(repeating: 0, count: blockSize) }
             inputs = Array(repeating: nil, count: bare.inputPorts.count)
             destinations = Array(repeating: nil, count: self.outputs.count)
             inBlockArguments = inBlocks.map { Optional($0) }
@@ -388,6 +511,90 @@ struct LV2Benchmark {
                 bare.descriptor, bare.handle, bare.inputPorts, Int32(bare.inputPorts.count), bare.outputPorts,
                 Int32(bare.outputPorts.count), inputs, destinations, count, Int32(blockSize), inBlockArguments,
                 outBlockArguments, atoms, capacities, Int32(capacities.count), bare.chunkURID)
+        }
+    }
+
+    /// `--versus swift-loop`: the copies the Swift harness makes (`update(from:count:)`, as in
+    /// `SignalInput.render` and `HostRunner.run`) around a direct `run()` of a bare instance, in
+    /// the given blocks — the C loop written in Swift, no Sonora code between the copies.
+    final class SwiftLoopRunner {
+        let bare: LV2BareInstance
+        let run: @convention(c) (LV2_Handle?, UInt32) -> Void
+        let sources: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        let destinations: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        let inBlocks: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        let outBlocks: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        let inCount: Int
+        let outCount: Int
+        let blockSize: Int
+        var probeStores = 0
+        var probeAfterCopyOut = true
+        var probeMXCSR = false
+        let scratch = UnsafeMutablePointer<Int>.allocate(capacity: 512)
+
+        /// `count` stores of 8 bytes to `scratch`, not merged or dropped by the optimizer.
+        @inline(never)
+        static func probe(_ scratch: UnsafeMutablePointer<Int>, _ count: Int) {
+            for index in 0..<count { scratch[index] = Int(sonora_opaque_u64(UInt64(index))) }
+        }
+
+        init(
+            bare: LV2BareInstance, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+            outputs: [UnsafeMutablePointer<Float>], blockSize: Int, inputBlocks: [UnsafeMutablePointer<Float>],
+            outputBlocks: [UnsafeMutablePointer<Float>]
+        ) throws {
+            guard let run = bare.descriptor.pointee.run, let connect = bare.descriptor.pointee.connect_port,
+                inputBlocks.count == bare.inputPorts.count, outputBlocks.count == bare.outputPorts.count,
+                bare.atomOutputs.isEmpty
+            else { throw AudioError(.parameterError, "--versus swift-loop: only for plugins with audio ports alone") }
+            self.bare = bare
+            self.run = run
+            self.blockSize = blockSize
+            inCount = inputBlocks.count
+            outCount = outputBlocks.count
+            sources = .allocate(capacity: max(1, inCount))
+            destinations = .allocate(capacity: max(1, outCount))
+            inBlocks = .allocate(capacity: max(1, inCount))
+            outBlocks = .allocate(capacity: max(1, outCount))
+            for index in 0..<inCount {
+                sources[index] = index % 2 == 0 ? left : right
+                inBlocks[index] = inputBlocks[index]
+                connect(bare.handle, bare.inputPorts[index], inputBlocks[index])
+            }
+            for index in 0..<outCount {
+                destinations[index] = outputs[index]
+                outBlocks[index] = outputBlocks[index]
+                connect(bare.handle, bare.outputPorts[index], outputBlocks[index])
+            }
+        }
+
+        deinit {
+            sources.deallocate()
+            destinations.deallocate()
+            inBlocks.deallocate()
+            outBlocks.deallocate()
+            scratch.deallocate()
+        }
+
+        func run(from start: Int, count: Int) -> Double {
+            let began = LV2Benchmark.threadCPUSeconds()
+            var position = start
+            while position < start + count {
+                let frames = min(blockSize, start + count - position)
+                for channel in 0..<inCount { inBlocks[channel].update(from: sources[channel] + position, count: frames) }
+                if probeStores > 0 && !probeAfterCopyOut { Self.probe(scratch, probeStores) }
+                if probeMXCSR {
+                    let mode = sonora_lv2_anchor_mxcsr_save()
+                    run(bare.handle, UInt32(frames))
+                    sonora_lv2_anchor_mxcsr_restore(mode)
+                } else {
+                    run(bare.handle, UInt32(frames))
+                }
+                for channel in 0..<outCount { (destinations[channel] + position).update(from: outBlocks[channel], count: frames) }
+                if probeStores > 0 && probeAfterCopyOut { Self.probe(scratch, probeStores) }
+                position += frames
+            }
+            return LV2Benchmark.threadCPUSeconds() - began
         }
     }
 

@@ -18,4 +18,21 @@ double sonora_lv2_anchor_run(const LV2_Descriptor *descriptor, LV2_Handle handle
                              void *const *atom_outs, const uint32_t *atom_caps, int atom_out_count,
                              uint32_t chunk_urid);
 
+/// For `sonora-bench lv2 --versus swift-loop`'s probes: the FP mode read and written back, as
+/// Sonora's host does around run() (x86 only; elsewhere nothing).
+static inline unsigned sonora_lv2_anchor_mxcsr_save(void) {
+#if defined(__x86_64__)
+    return __builtin_ia32_stmxcsr();
+#else
+    return 0;
+#endif
+}
+static inline void sonora_lv2_anchor_mxcsr_restore(unsigned state) {
+#if defined(__x86_64__)
+    __builtin_ia32_ldmxcsr(state);
+#else
+    (void)state;
+#endif
+}
+
 #endif
