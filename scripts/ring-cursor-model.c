@@ -5,7 +5,13 @@
  *   /tmp/ring-cursor-model CHUNK_FRAMES TRIALS [PREFETCH 0|1] [PAUSES]
  * Variants: 0 positions on own 128-byte pairs, cached copy on the same line (RingCursors now);
  * 1 and 2 no cached copy (own lines / one shared line); 3 cached copy, one shared line;
- * 4 the cached copy on the second line of the pair (RingCursors before); 9 JACK. */
+ * 4 the cached copy on the second line of the pair (RingCursors before); 9 JACK.
+ * Caveats (BENCHMARKS.md, ring section, "2026-11-28 late"): JACK's buffer here comes from
+ * jack_ringbuffer_create's malloc of 128 KiB, i.e. an mmap 16 bytes past a page, so its 256-byte chunks
+ * straddle five lines, where the bench's comes from the heap on a line boundary. And with PAUSES = 1 the
+ * 32-frame result ranks the two loops' instruction timing, not the cursors: this model and the bench give
+ * opposite orders there, and a C copy of JACK's ring runs 20-30 % below libjack's in the bench's loop.
+ * Compare designs at PAUSES = 16 (the bench's back-off since then), where the two harnesses agree. */
 #define _GNU_SOURCE
 #include <jack/ringbuffer.h>
 #include <pthread.h>

@@ -7,7 +7,8 @@ import CSonoraSystem
 /// Sonora's `SampleRing` (non-interleaved) and `ByteRing` and JACK's
 /// `jack_ringbuffer_t` (both carrying interleaved frames), driven the same way
 /// (copy-in / copy-out of whole chunks, a CPU pause while full or empty), and
-/// copies the same bytes with memcpy on one thread.
+/// copies the same bytes with memcpy on one thread. A side that finds its ring full or
+/// empty waits `pauses` CPU pauses before it looks again (16 unless told), every ring alike.
 ///
 /// Goals are judged on ratios taken within one trial: each trial runs every
 /// contender back to back (in rotating order), so all see the same state of a
@@ -20,6 +21,10 @@ struct RingBenchmark {
     /// Print every trial's value, not only the medians (the machine's noise shows there).
     var showTrials = false
     var chunkFrames: [Int] = [32, 256, 4096]
+    /// CPU pauses a waiting side makes between two looks at its ring (the same for every ring).
+    var pauses: Int32 = 16
+    /// Where the two sides of the last two-thread run left their count of looks that found the ring full or empty.
+    let waits = WaitCounts()
     let channels = 2
     /// Frames the rings hold (stereo Float32, so 8 bytes a frame).
     var ringFrames: Int
@@ -30,6 +35,10 @@ struct RingBenchmark {
         var byteRing = 0.0
         var jack = 0.0
         var memcpy = 0.0
+        /// Looks per chunk that found the ring full (producer) or empty (consumer), per contender.
+        var sampleRingWaits = (producer: 0.0, consumer: 0.0)
+        var byteRingWaits = (producer: 0.0, consumer: 0.0)
+        var jackWaits = (producer: 0.0, consumer: 0.0)
     }
 
     func run() throws -> (rows: [BenchmarkRow], notes: [String]) {
@@ -90,9 +99,15 @@ struct RingBenchmark {
             // Rotate the order so that no contender always runs first (or last).
             for step in 0..<3 {
                 switch (index + step) % 3 {
-                case 0: trial.sampleRing = try sampleRingThroughput(chunk: chunk)
-                case 1: trial.byteRing = try byteRingThroughput(chunk: chunk)
-                default: trial.jack = try jackThroughput(chunk: chunk)
+                case 0:
+                    trial.sampleRing = try sampleRingThroughput(chunk: chunk)
+                    trial.sampleRingWaits = waits.perChunk(framesPerTrial / chunk)
+                case 1:
+                    trial.byteRing = try byteRingThroughput(chunk: chunk)
+                    trial.byteRingWaits = waits.perChunk(framesPerTrial / chunk)
+                default:
+                    trial.jack = try jackThroughput(chunk: chunk)
+                    trial.jackWaits = waits.perChunk(framesPerTrial / chunk)
                 }
             }
             trial.memcpy = try memcpyThroughput(chunk: chunk)
@@ -103,6 +118,13 @@ struct RingBenchmark {
             Swift.print(
                 "  \(chunk) frames, each trial (GB/s): sample ring \(list(results.map(\.sampleRing)))"
                     + " | byte ring \(list(results.map(\.byteRing))) | JACK \(list(results.map(\.jack)))")
+            func looks(_ values: [(producer: Double, consumer: Double)]) -> String {
+                String(format: "%.2f / %.2f", median(values.map(\.producer)), median(values.map(\.consumer)))
+            }
+            Swift.print(
+                "  \(chunk) frames, looks per chunk that found the ring full / empty (median): sample ring "
+                    + "\(looks(results.map(\.sampleRingWaits))) | byte ring \(looks(results.map(\.byteRingWaits)))"
+                    + " | JACK \(looks(results.map(\.jackWaits)))")
         }
         return results
     }
@@ -114,23 +136,29 @@ struct RingBenchmark {
         let source = try OwnedAudioBufferList(channelCount: channels, frameCapacity: chunk)
         let destination = try OwnedAudioBufferList(channelCount: channels, frameCapacity: chunk)
         let total = framesPerTrial / chunk * chunk
+        let pauses = self.pauses
+        let waits = self.waits
         let seconds = try timeTwoThreads(
             producer: {
                 let list = source.list
                 Unmanaged.passUnretained(ring)._withUnsafeGuaranteedRef { ring in
+                    var polls = 0
                     for _ in 0..<total / chunk {
-                        while ring.writeRegion(maxFrames: chunk).frameCount < chunk { backOff() }
+                        while ring.writeRegion(maxFrames: chunk).frameCount < chunk { polls &+= 1; backOff(pauses) }
                         _ = ring.write(from: list)
                     }
+                    waits.producer = polls
                 }
             },
             consumer: {
                 let list = destination.list
                 Unmanaged.passUnretained(ring)._withUnsafeGuaranteedRef { ring in
+                    var polls = 0
                     for _ in 0..<total / chunk {
-                        while ring.readRegion(maxFrames: chunk).frameCount < chunk { backOff() }
+                        while ring.readRegion(maxFrames: chunk).frameCount < chunk { polls &+= 1; backOff(pauses) }
                         _ = ring.read(into: list)
                     }
+                    waits.consumer = polls
                 }
             })
         return Double(total * channels * 4) / seconds / 1e9
@@ -154,23 +182,29 @@ struct RingBenchmark {
         let sourceHandle = RawPointer(source.baseAddress!)
         let destinationHandle = RawPointer(destination.baseAddress!)
         let chunks = bytesPerTrial / chunkBytes
+        let pauses = self.pauses
+        let waits = self.waits
         let seconds = try timeTwoThreads(
             producer: {
                 let chunk = UnsafeRawBufferPointer(start: sourceHandle.pointer, count: chunkBytes)
                 Unmanaged.passUnretained(ring)._withUnsafeGuaranteedRef { ring in
+                    var polls = 0
                     for _ in 0..<chunks {
-                        while ring.writeRegion(maxBytes: chunkBytes).count < chunkBytes { backOff() }
+                        while ring.writeRegion(maxBytes: chunkBytes).count < chunkBytes { polls &+= 1; backOff(pauses) }
                         _ = ring.write(chunk)
                     }
+                    waits.producer = polls
                 }
             },
             consumer: {
                 let chunk = UnsafeMutableRawBufferPointer(start: destinationHandle.pointer, count: chunkBytes)
                 Unmanaged.passUnretained(ring)._withUnsafeGuaranteedRef { ring in
+                    var polls = 0
                     for _ in 0..<chunks {
-                        while ring.readRegion(maxBytes: chunkBytes).count < chunkBytes { backOff() }
+                        while ring.readRegion(maxBytes: chunkBytes).count < chunkBytes { polls &+= 1; backOff(pauses) }
                         _ = ring.read(into: chunk)
                     }
+                    waits.consumer = polls
                 }
             })
         return Double(chunks * chunkBytes) / seconds / 1e9
@@ -181,7 +215,18 @@ struct RingBenchmark {
         guard let ring = jack_ringbuffer_create(ringFrames * frameBytes) else {
             throw BenchmarkFailure("jack_ringbuffer_create failed")
         }
-        defer { jack_ringbuffer_free(ring) }
+        // JACK's ring gets a buffer of the bench's own on a page boundary, as Sonora's rings get aligned
+        // storage: left to malloc, its 128 KiB land wherever the previous contender's freed storage was,
+        // and JACK's 32-frame rate moved by 13 % with the size of the sample ring's channels.
+        let ownBuffer = UnsafeMutableRawPointer.allocate(byteCount: ring.pointee.size, alignment: 4096)
+        ownBuffer.initializeMemory(as: UInt8.self, repeating: 0, count: ring.pointee.size)
+        let jackBuffer = ring.pointee.buf
+        ring.pointee.buf = ownBuffer.assumingMemoryBound(to: CChar.self)
+        defer {
+            ring.pointee.buf = jackBuffer
+            ownBuffer.deallocate()
+            jack_ringbuffer_free(ring)
+        }
         let handle = JackRing(ring)
         let source = UnsafeMutableRawPointer.allocate(byteCount: chunk * frameBytes, alignment: 64)
         let destination = UnsafeMutableRawPointer.allocate(byteCount: chunk * frameBytes, alignment: 64)
@@ -195,20 +240,26 @@ struct RingBenchmark {
         let chunkBytes = chunk * frameBytes
         let chunks = framesPerTrial / chunk
         let totalBytes = chunks * chunkBytes
+        let pauses = self.pauses
+        let waits = self.waits
         let seconds = try timeTwoThreads(
             producer: {
                 let source = sourceHandle.pointer.assumingMemoryBound(to: CChar.self)
+                var polls = 0
                 for _ in 0..<chunks {
-                    while jack_ringbuffer_write_space(handle.ring) < chunkBytes { backOff() }
+                    while jack_ringbuffer_write_space(handle.ring) < chunkBytes { polls &+= 1; backOff(pauses) }
                     _ = jack_ringbuffer_write(handle.ring, source, chunkBytes)
                 }
+                waits.producer = polls
             },
             consumer: {
                 let destination = destinationHandle.pointer.assumingMemoryBound(to: CChar.self)
+                var polls = 0
                 for _ in 0..<chunks {
-                    while jack_ringbuffer_read_space(handle.ring) < chunkBytes { backOff() }
+                    while jack_ringbuffer_read_space(handle.ring) < chunkBytes { polls &+= 1; backOff(pauses) }
                     _ = jack_ringbuffer_read(handle.ring, destination, chunkBytes)
                 }
+                waits.consumer = polls
             })
         return Double(totalBytes) / seconds / 1e9
     }
@@ -254,6 +305,27 @@ struct RingBenchmark {
 
 }
 
+/// Two counters, one a side on lines of their own, that a two-thread run's sides set once at their end.
+final class WaitCounts: @unchecked Sendable {
+    private let base = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 128)
+
+    init() { base.initializeMemory(as: UInt8.self, repeating: 0, count: 256) }
+    deinit { base.deallocate() }
+
+    var producer: Int {
+        get { base.load(as: Int.self) }
+        set { base.storeBytes(of: newValue, as: Int.self) }
+    }
+    var consumer: Int {
+        get { (base + 128).load(as: Int.self) }
+        set { (base + 128).storeBytes(of: newValue, as: Int.self) }
+    }
+
+    func perChunk(_ chunks: Int) -> (producer: Double, consumer: Double) {
+        (Double(producer) / Double(max(chunks, 1)), Double(consumer) / Double(max(chunks, 1)))
+    }
+}
+
 /// Carries C pointers into @Sendable closures (each is used by one thread at a time).
 struct RawPointer: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
@@ -270,9 +342,13 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// What a benchmark thread does when its ring is full or empty: one CPU pause
-/// (both threads have a core each; a syscall here would dominate small chunks).
+/// What a benchmark thread does when its ring is full or empty: `pauses` CPU pauses, the same
+/// for every ring (both threads have a core each; a syscall here would dominate small chunks).
+/// The default is 16 (about 0.4 µs on the reference VM, where a pause takes 25 ns), not 1: with a
+/// single pause the consumer looks again within half a 32-frame chunk's hand-over, so the row ranks
+/// the two loops' instruction timing (libjack's ring and a C copy of the same source differ by 30 %
+/// there) rather than the rings; see BENCHMARKS.md, ring section, "2026-11-28 late".
 @inline(__always)
-func backOff() {
-    sonora_cpu_relax(1)
+func backOff(_ pauses: Int32) {
+    sonora_cpu_relax(pauses)
 }

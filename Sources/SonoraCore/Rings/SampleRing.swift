@@ -19,6 +19,13 @@ public final class SampleRing: @unchecked Sendable {
     /// bounce between the producer's and the consumer's cores).
     private let buffers: OwnedAudioBufferList
     @usableFromInline let channels: UnsafePointer<UnsafeMutablePointer<Float>>
+    /// Floats each channel's storage has beyond the capacity (unused), so that the channels of a
+    /// power-of-two capacity do not start a multiple of 4 KiB apart, where the same frame of every
+    /// channel shares its L1 set and its low twelve address bits. 256 bytes (a 4 KiB page holds 16
+    /// such steps): in `sonora-bench ring` at 32-frame stereo chunks the sample ring went from
+    /// 0.83–0.94 to 0.92–1.00 of the interleaved byte ring's throughput, level at 256 and 4096
+    /// (BENCHMARKS.md, ring section, "2026-11-28 late").
+    static let channelStagger = 64
 
     /// A ring of at least `capacity` frames (rounded up to a power of two, at most 2²⁸).
     /// `zeroed: false`: the channel storage is left unwritten (see `OwnedAudioBufferList`), for
@@ -31,7 +38,8 @@ public final class SampleRing: @unchecked Sendable {
         self.capacity = try ringCapacity(capacity, limit: 1 << 28, what: "sample ring")
         self.channelCount = channelCount
         mask = self.capacity - 1
-        buffers = try OwnedAudioBufferList(channelCount: channelCount, frameCapacity: self.capacity, zeroed: zeroed)
+        buffers = try OwnedAudioBufferList(
+            channelCount: channelCount, frameCapacity: self.capacity + Self.channelStagger, zeroed: zeroed)
         channels = UnsafePointer(buffers.channelPointers)
         cursors = RingCursors()
     }
