@@ -26,6 +26,7 @@ struct GraphBenchmark {
         var mixerGraph: [Double] = []
         var mixerLoop: [Double] = []
         var mixerRatios: [Double] = []
+        var controlRatios: [Double] = []
         var bigGraph: [Double] = []
         var bigLoop: [Double] = []
         // The 1,024-node case renders 16× the work per cycle: 1/16 of the cycles keeps trials alike in length.
@@ -37,6 +38,7 @@ struct GraphBenchmark {
             mixerGraph.append(mixerResult.graph)
             mixerLoop.append(mixerResult.loop)
             mixerRatios.append(mixerResult.ratio)
+            if mixerBlocks > 1 { controlRatios.append(try mixerControlTrial(blocks: mixerBlocks)) }
             bigGraph.append(try gainChainThroughGraph(units: 1024, cycles: bigCycles))
             bigLoop.append(try gainChainByHand(units: 1024, cycles: bigCycles))
         }
@@ -89,6 +91,9 @@ struct GraphBenchmark {
                 : "  mixer trials: graph then loop, \(cycles) cycles each, back to back",
             String(format: "  mixer: graph %.2f µs, hand loop %.2f µs per cycle (overhead %+.1f %%)", mixer.0, mixer.1, (mixer.0 / mixer.1 - 1) * 100),
             "  mixer ratios per trial: " + mixerRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
+            controlRatios.isEmpty ? "  mixer control (A/A): not run (one block per side)"
+                : "  mixer control (A/A: the hand loop ÷ a second hand loop with buffers of its own, measured as the mixer trials are), per trial: "
+                    + controlRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
             String(format: "  1,024-unit chain: graph %.2f µs, hand loop %.2f µs per cycle", big.0, big.1),
             String(format: "  update hand-over (%d updates, another thread rendering the graph): update() alone median %.3f ms (%.3f ms of its thread's CPU time), until live median %.3f ms, worst %.3f ms",
                    updates.count, updates.callMedian, updates.callCPUMedian, updates.median, updates.worst),
@@ -338,6 +343,38 @@ struct GraphBenchmark {
             ratios.append(g / l)
         }
         return (median(graphTimes), median(loopTimes), median(ratios))
+    }
+
+    /// The mixer trial's measurement with the graph replaced by a second copy of the loop (its
+    /// own buffers, as the graph has its own): what the method reads when both sides do the
+    /// same work — the spread a graph ÷ loop ratio has on this machine whatever the graph costs.
+    func mixerControlTrial(blocks: Int) throws -> Double {
+        let first = try MixerLoop(frames: frames)
+        let second = try MixerLoop(frames: frames)
+        let perBlock = max(1, cycles / blocks)
+        func block(_ loop: MixerLoop) -> Double {
+            let start = Self.threadCPUNanoseconds()
+            for _ in 0..<perBlock { loop.cycle() }
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
+        }
+        for _ in 0..<100 {
+            first.cycle()
+            second.cycle()
+        }
+        var ratios: [Double] = []
+        for index in 0..<blocks {
+            let a: Double
+            let b: Double
+            if index % 2 == 0 {
+                a = block(second)
+                b = block(first)
+            } else {
+                b = block(first)
+                a = block(second)
+            }
+            ratios.append(a / b)
+        }
+        return median(ratios)
     }
 
     /// While another thread renders a `units`-gain chain cycle after cycle, inserts a gain
