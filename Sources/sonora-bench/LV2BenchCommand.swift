@@ -63,6 +63,10 @@ struct LV2BenchCommand: ParsableCommand {
         guard LV2Benchmark.Versus(rawValue: versus) != nil else {
             throw ValidationError("--versus must be one of \(LV2Benchmark.Versus.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard (0...512).contains(probeStores) else { throw ValidationError("--probe-stores must be in 0…512") }
+        if (probeStores > 0 || probeMxcsr) && versus != LV2Benchmark.Versus.swiftLoop.rawValue {
+            throw ValidationError("--probe-stores and --probe-mxcsr probe the Swift loop: give --versus swift-loop too")
+        }
         guard (1...600).contains(seconds) else { throw ValidationError("--seconds must be in 1…600") }
         guard (1...50).contains(trials) else { throw ValidationError("--trials must be in 1…50") }
         guard minTrialCpu >= 0 && minTrialCpu <= 10 else { throw ValidationError("--min-trial-cpu must be in 0…10") }
@@ -71,7 +75,7 @@ struct LV2BenchCommand: ParsableCommand {
     func run() throws {
         var benchmark = LV2Benchmark(seconds: seconds, trials: trials, withLV2Apply: !noLv2apply, minimumTrialCPU: minTrialCpu)
         benchmark.versus = LV2Benchmark.Versus(rawValue: versus) ?? .host
-        benchmark.probeStores = min(max(0, probeStores), 512)
+        benchmark.probeStores = probeStores
         benchmark.probeAt = probeAt
         benchmark.probeMXCSR = probeMxcsr
         if !plugins.isEmpty { benchmark.plugins = plugins.map { (name: $0, uri: $0) } }

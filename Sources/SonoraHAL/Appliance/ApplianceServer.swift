@@ -31,8 +31,9 @@ public final class ApplianceServer: @unchecked Sendable {
     private let listener: Int32
     private let wake: WakePipe
     private var acceptor: ConnectionAcceptor
-    /// Times accepting was paused for want of descriptors (tests, logs).
-    let acceptPauses = Atomic<Int>(0)
+    /// Times accepting was paused for want of descriptors (loop thread; the warning is logged
+    /// once every 100 pauses, 10 s of shortage).
+    private var acceptPauses = 0
     private let identity: (device: UInt64, inode: UInt64)
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -267,7 +268,8 @@ public final class ApplianceServer: @unchecked Sendable {
                 // Nothing of the appliance's own to close: leave the listener out of the
                 // poll set for a moment (see ConnectionAcceptor; before, the loop spun).
                 acceptor.pause(now: HostTime.now.seconds)
-                if acceptPauses.wrappingAdd(1, ordering: .relaxed).oldValue % 100 == 0 {
+                acceptPauses += 1
+                if acceptPauses % 100 == 1 {
                     logger.warning("appliance server: out of file descriptors; new clients wait until some are free")
                 }
                 return
