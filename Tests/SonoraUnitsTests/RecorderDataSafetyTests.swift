@@ -97,6 +97,32 @@ struct RecorderDataSafetyTests {
         graph.uninitialize()
     }
 
+    /// The rendering thread wakes the writer once `wakeInterval` of audio (960 frames at
+    /// 48 kHz) has collected, not every slice: 750 slices of 64 frames are about 50 wake-ups
+    /// (plus the writer's own 0.25 s interval), and every frame still reaches the file.
+    @Test func theWriterIsWokenInBatchesNotEverySlice() throws {
+        let path = folder + "/batched.wav"
+        let graph = AudioGraph()
+        let tone = graph.addNode(ToneGeneratorUnit(), name: "tone")
+        let recorder = FileRecorderUnit()
+        try recorder.setFile(path)
+        let rec = graph.addNode(recorder, name: "rec")
+        let output = graph.addNode(GenericOutputUnit())
+        try graph.connect(tone, bus: 0, to: rec, input: 0)
+        try graph.connect(rec, bus: 0, to: output, input: 0)
+        try graph.initialize()
+        let slices = 750
+        _ = try graph.renderOffline(frameCount: slices * 64, sliceFrames: 64)
+        // 48,000 frames are 50 wake-ups' worth exactly: the writer gets all of them without its interval.
+        #expect(Self.eventually { recorder.recordedFrames == slices * 64 }, "\(recorder.recordedFrames) frames written")
+        let wakeUps = recorder.writerWakeUps
+        // Per slice this was 750; batched, 50 and a few interval wake-ups.
+        #expect(wakeUps >= 1 && wakeUps < slices / 4, "\(wakeUps) wake-ups for \(slices) slices")
+        #expect(try recorder.finish() == slices * 64)
+        #expect(Self.frames(path) == slices * 64)
+        graph.uninitialize()
+    }
+
     @Test func partialsOfDeadProcessesAreRecoveredOrRemovedAndOthersLeftAlone() throws {
         let path = folder + "/take.wav"
         let dead = TestProcess.deadProcessID()

@@ -33,6 +33,7 @@ public final class Worker: @unchecked Sendable {
     private let afterJobs: () -> Void
     private let stopping = Atomic<Bool>(false)
     private let dropped = Atomic<Int>(0)
+    private let turns = Atomic<Int>(0)
     private var thread: RealtimeThread?
 
     /// A stopped worker; `start()` starts its thread. `name` is the thread's name (at most
@@ -94,6 +95,9 @@ public final class Worker: @unchecked Sendable {
         sem_post(semaphore)
     }
 
+    /// Times the thread has woken (posted or by its interval) and run its jobs and `afterJobs`.
+    public var wakeUps: Int { turns.load(ordering: .relaxed) }
+
     /// Jobs refused by `submit` (too large, or the queue full).
     public var droppedJobs: Int { dropped.load(ordering: .relaxed) }
 
@@ -113,6 +117,7 @@ public final class Worker: @unchecked Sendable {
     private func serve() {
         while true {
             waitForWakeUp()
+            turns.wrappingAdd(1, ordering: .relaxed)
             // Read before draining: whatever was submitted before stop() is then in the ring.
             let finishing = stopping.load(ordering: .acquiring)
             while let record = jobs.pop(into: scratch, capacity: maximumJobSize) {

@@ -8,8 +8,9 @@ import Glibc
 #endif
 
 /// Records what passes through it to a file ('aufx'/'frec', Sonora's): the audio goes
-/// on unchanged; on the realtime thread it is only copied into a lock-free ring and the
-/// writer (SonoraCore's `Worker`) woken; the writer thread encodes it into the file.
+/// on unchanged; on the realtime thread it is only copied into a lock-free ring, and the
+/// writer (SonoraCore's `Worker`) is woken once `wakeInterval` of audio has collected; the
+/// writer thread encodes it into the file.
 ///
 /// No lost data: the writer rewrites the header's sizes about once a second, so a killed
 /// process leaves a hidden partial that reads as all but the last second (the next
@@ -21,8 +22,16 @@ import Glibc
 public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     public static let componentDescription = AudioComponentDescription(type: .effect, subType: "frec", manufacturer: .sonora)
 
-    /// Seconds of audio between header rewrites: what a killed recording can lose.
+    /// Seconds of audio between header rewrites: what a killed recording's header does
+    /// not cover (the recovery of its partial keeps every whole frame on disk).
     public static let headerInterval = 1.0
+
+    /// Seconds of audio the ring collects before the writer is woken. A wake-up is a futex
+    /// call on the rendering thread and a switch to the writer: every slice that is 188 a
+    /// second at 256-frame periods, 750 at 64. What a SIGKILL loses is what sits in the
+    /// ring, not on disk: at most this much plus one slice (or, if the rendering thread
+    /// stalls first, the writer's own 0.25 s interval).
+    public static let wakeInterval = 0.02
 
     public private(set) var path: String?
     private var fileType: AudioFileType = .wave
@@ -32,8 +41,10 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     private var worker: Worker?
     /// What `process` uses, unretained (kept alive by `ring` and `worker`): no reference
     /// counting on the realtime thread.
-    private var realtime: (ring: Unmanaged<SampleRing>, worker: Unmanaged<Worker>)?
+    private var realtime: (ring: Unmanaged<SampleRing>, worker: Unmanaged<Worker>, wakeFrames: Int)?
     private let overruns = Atomic<Int>(0)
+    /// Frames written to the ring since the writer was last woken (the rendering thread's only).
+    private let framesSinceWake = Atomic<Int>(0)
     /// Partial files of this recording left by killed processes, dealt with when it started.
     public private(set) var staleRecordings: [StalePartialFile] = []
 
@@ -60,6 +71,8 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
     /// Frames the writer thread has written, and the frames lost because the ring was full.
     public var recordedFrames: Int { writer?.framesWritten.load(ordering: .relaxed) ?? finishedFrames }
     public var lostWrites: Int { overruns.load(ordering: .relaxed) }
+    /// Times the writer thread has woken for this recording (tests: the rendering thread wakes it in batches).
+    var writerWakeUps: Int { worker?.wakeUps ?? 0 }
     private var finishedFrames = 0
     private var finishedFailure: AudioError?
 
@@ -87,7 +100,8 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
         self.ring = ring
         self.writer = writer
         self.worker = worker
-        realtime = (Unmanaged.passUnretained(ring), Unmanaged.passUnretained(worker))
+        realtime = (Unmanaged.passUnretained(ring), Unmanaged.passUnretained(worker), max(1, Int(format.sampleRate * Self.wakeInterval)))
+        framesSinceWake.store(0, ordering: .relaxed)
         finishedFailure = nil
         finishedFrames = 0
     }
@@ -120,14 +134,22 @@ public final class FileRecorderUnit: AudioUnit, @unchecked Sendable {
         let input = context.input(0)
         context.output.copy(from: input)
         guard let realtime else { return .noError }
-        realtime.ring._withUnsafeGuaranteedRef { ring in
+        let full = realtime.ring._withUnsafeGuaranteedRef { ring in
             let region = ring.writeRegion(maxFrames: context.frameCount)
-            if region.frameCount < context.frameCount { overruns.wrappingAdd(1, ordering: .relaxed) }
+            let full = region.frameCount < context.frameCount
+            if full { overruns.wrappingAdd(1, ordering: .relaxed) }
             region.first.copy(from: input)
             if region.second.frameCount > 0 { region.second.copy(from: input.frames(from: region.first.frameCount, count: region.second.frameCount)) }
             try? ring.commitWrite(region.frameCount)
+            return full
         }
-        realtime.worker._withUnsafeGuaranteedRef { $0.wake() }
+        let collected = framesSinceWake.load(ordering: .relaxed) + context.frameCount
+        if collected >= realtime.wakeFrames || full {
+            framesSinceWake.store(0, ordering: .relaxed)
+            realtime.worker._withUnsafeGuaranteedRef { $0.wake() }
+        } else {
+            framesSinceWake.store(collected, ordering: .relaxed)
+        }
         return .noError
     }
 }
