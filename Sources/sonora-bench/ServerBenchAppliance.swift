@@ -82,18 +82,39 @@ final class ServerBenchAppliance {
         unlink(controlSocket)
     }
 
-    /// CPU seconds each of its threads ran so far, by thread name (`/proc/PID/task/*/schedstat`,
-    /// nanoseconds): where the appliance's CPU goes.
-    func threadCPUSeconds() -> [String: Double] {
-        var seconds: [String: Double] = [:]
+    /// One reading of every thread of the appliance: its id, name and CPU seconds run so far
+    /// (`/proc/PID/task/*/schedstat`, nanoseconds).
+    struct ThreadReading {
+        var name: String
+        var seconds: Double
+    }
+
+    func threadCPUSeconds() -> [Int: ThreadReading] {
+        var threads: [Int: ThreadReading] = [:]
         let tasks = "/proc/\(pid)/task"
         for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let name = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
+            guard let id = Int(task),
+                  let name = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
                   let stat = try? String(contentsOfFile: "\(tasks)/\(task)/schedstat", encoding: .utf8),
                   let nanoseconds = stat.split(separator: " ").first.flatMap({ Double($0) }) else { continue }
-            seconds[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += nanoseconds / 1e9
+            threads[id] = ThreadReading(name: name.trimmingCharacters(in: .whitespacesAndNewlines), seconds: nanoseconds / 1e9)
         }
-        return seconds
+        return threads
+    }
+
+    /// CPU seconds each thread name ran between two readings, matched by thread id: a thread
+    /// born in between counts from zero; one that ended in between is not counted (its time
+    /// cannot be read any more) and its name is returned in `ended`. Matching by name alone
+    /// made a pool's threads (Dispatch's `…-qos.overcommit`) read negative when one of them
+    /// ended inside the window.
+    static func threadCPUSeconds(from before: [Int: ThreadReading], to after: [Int: ThreadReading]) -> (byName: [String: Double], ended: [String]) {
+        var byName: [String: Double] = [:]
+        for (id, reading) in after {
+            let start = before[id]?.seconds ?? 0
+            byName[reading.name, default: 0] += reading.seconds - start
+        }
+        let ended = before.filter { after[$0.key] == nil }.map(\.value.name).sorted()
+        return (byName, ended)
     }
 
     /// The appliance's device cycles and xruns (`sonora ctl status`).

@@ -14,7 +14,10 @@ struct ServerBenchCommand: ParsableCommand {
             private /dev/shm); and as client streams on the appliance. Rows: CPU per source per
             cycle in-process beside JACK's per client (jackd + clients); the round trip of a
             duplex sonoraloop device in-process; the appliance's added round trip (goal ≤ one
-            period) and its CPU ÷ in-process (goal ≤ 1.15). The appliance is `sonora run` (the
+            period) and its CPU ÷ in-process (goal ≤ 1.15), and beside it the floor of that ratio
+            for any design that wakes one process per client each cycle (--clients processes
+            blocked on an eventfd each, woken every period by one thread, nothing else; its CPU
+            added to in-process). The appliance is `sonora run` (the
             binary beside sonora-bench) with a session section on a private socket; its clients
             are --clients programs, one `sonora:` device each. CPU counts every process: the
             appliance's and each client program's. A row that could not be measured (an xrun in

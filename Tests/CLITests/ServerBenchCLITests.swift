@@ -40,6 +40,11 @@ struct ServerBenchCLITests {
         let ratio = try #require(rows.first { $0.metric.hasPrefix("16 client streams on the appliance: CPU ÷") }, "\(outcome.stderr)")
         #expect(ratio.unit == "ratio" && ratio.anchor_value == 1.15 && ratio.sonora > 0 && ratio.better == "lower")
         #expect(outcome.stderr.contains("appliance: 16 client programs"), "the appliance's CPU split (sonora run + programs) is in the notes")
+        // The floor of one woken process per client, measured in the same run: above 1 (the
+        // wake-ups cost something), with its split in the notes.
+        let floor = try #require(rows.first { $0.metric.contains("the floor of one process per client") }, "\(outcome.stderr)")
+        #expect(floor.unit == "ratio" && floor.anchor_value == 1.15 && floor.sonora > 1 && floor.better == "lower")
+        #expect(outcome.stderr.contains("floor: 16 processes each blocked in one eventfd read"), "\(outcome.stderr)")
         // The round trips: measured, or — only after three runs with xruns on a loaded
         // machine — said not to be, with that reason. A clean run on sonoraloop is exactly
         // the buffer, 256 × 2; the appliance adds to it.

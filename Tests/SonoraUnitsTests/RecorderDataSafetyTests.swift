@@ -102,15 +102,7 @@ struct RecorderDataSafetyTests {
     /// (plus the writer's own 0.25 s interval), and every frame still reaches the file.
     @Test func theWriterIsWokenInBatchesNotEverySlice() throws {
         let path = folder + "/batched.wav"
-        let graph = AudioGraph()
-        let tone = graph.addNode(ToneGeneratorUnit(), name: "tone")
-        let recorder = FileRecorderUnit()
-        try recorder.setFile(path)
-        let rec = graph.addNode(recorder, name: "rec")
-        let output = graph.addNode(GenericOutputUnit())
-        try graph.connect(tone, bus: 0, to: rec, input: 0)
-        try graph.connect(rec, bus: 0, to: output, input: 0)
-        try graph.initialize()
+        let (graph, recorder) = try Self.graph(recordingTo: path)
         let slices = 750
         _ = try graph.renderOffline(frameCount: slices * 64, sliceFrames: 64)
         // 48,000 frames are 50 wake-ups' worth exactly: the writer gets all of them without its interval.

@@ -49,6 +49,21 @@ int sonora_jack_anchor_run(int clients, double seconds, pid_t jackd_pid, sonora_
 /// Returns 0, or -1 with `error` set.
 int sonora_jack_wake_times_run(double seconds, uint64_t *times, long capacity, long *count, int *xruns, char *error, size_t error_size);
 
+typedef struct {
+    long cycles;                ///< the waker's cycles in the measured span
+    double waker_cpu_seconds;   ///< the waking thread's run time over that span
+    double clients_cpu_seconds; ///< all client processes' run time over that span
+    char error[256];            ///< non-empty when the run failed
+} sonora_wake_floor_result;
+
+/// The floor of a design that wakes one process per client every cycle: `clients` forked
+/// processes each block in `read` on an eventfd of their own; one thread (SCHED_FIFO
+/// `priority`, as are the processes; 0: normal) wakes on an absolute timer every
+/// `period_seconds` and writes every eventfd — no audio, no ring, no mixing. After 0.5 s,
+/// over `seconds`: the run time of the waker and of the processes (schedstat). Returns 0,
+/// or -1 with `result->error` set.
+int sonora_wake_floor_run(int clients, double period_seconds, double seconds, int priority, sonora_wake_floor_result *result);
+
 /// CPU time of process `pid` (its CPU-time clock), seconds; -1 if it cannot be read.
 double sonora_process_cpu_seconds(pid_t pid);
 
