@@ -115,6 +115,7 @@ struct RefcountAudit {
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
         absorb(netjackRig(), skipped: "the netjack2 slave rows", rows: &rows, notes: &notes, heap: &heap)
+        absorb(netjackLinkLossRig(), skipped: "the netjack2 slave rows through a link loss", rows: &rows, notes: &notes, heap: &heap)
         absorb(netjackMasterRig(), skipped: "the netjack2 master rows", rows: &rows, notes: &notes, heap: &heap)
         for (name, cycle) in cases {
             let counted = try count(name, cycle)
@@ -359,6 +360,8 @@ struct RefcountAudit {
         var recoveryXruns: Int
         var stalls: Int
         var stallMicroseconds: Int
+        /// What the interlude (if any) reported.
+        var note: String? = nil
     }
 
     /// Where the counted players play.
@@ -391,6 +394,11 @@ struct RefcountAudit {
         /// (the bench runs itself inside the slave's namespace for it): libjacknet's process
         /// thread calling `NetJackSlaveCycle.process` around the I/O unit's render.
         case netjackSlave(master: String)
+        /// The same slave, its network link taken down mid-run (the master goes silent, the
+        /// device reports an interruption) and up again (libjacknet re-joins, the device
+        /// reports the end): the render and the thread after the loss, and the stretch
+        /// across it, counted apart.
+        case netjackSlaveLinkLoss(master: String)
         /// A `netjack:master` device driving JACK's own `jack_net_slave` across network
         /// namespaces (the bench runs itself inside the master's namespace for it): the
         /// master's timer-paced thread sending to and receiving from the slave around the
@@ -409,6 +417,7 @@ struct RefcountAudit {
             case .appliance: "the appliance client device"
             case .applianceServer: "the appliance's null device"
             case .netjackSlave: "the netjack2 slave device"
+            case .netjackSlaveLinkLoss: "the netjack2 slave device through a link loss"
             case .netjackMaster: "the netjack2 master device"
             case .openAL: "the OpenAL device's null device"
             }
@@ -420,7 +429,7 @@ struct RefcountAudit {
             switch self {
             // (A master late by more than its buffer re-anchors its clock and counts an xrun.)
             case .null, .loopWithRecorder, .loopDriftCorrected, .applianceServer, .netjackMaster, .openAL: true
-            case .jack, .appliance, .netjackSlave: false
+            case .jack, .appliance, .netjackSlave, .netjackSlaveLinkLoss: false
             }
         }
 
@@ -448,6 +457,9 @@ struct RefcountAudit {
             case .netjackSlave: (
                 "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device of jackd's netmanager across network namespaces (the I/O unit's render in libjacknet's process callback)",
                 "the netjack2 slave's thread between two renders of those players (libjacknet's receive and send, NetJackSlaveCycle.process: clock, lent buffers, load)")
+            case .netjackSlaveLinkLoss: (
+                "AudioQueueOutput, 16 AudioPlayers on a netjack:slave device whose network link is taken down and up mid-run (the I/O unit's render in libjacknet's process callback, before and after the loss)",
+                "the netjack2 slave's thread between two renders, before and after a link loss (the stretch across the loss counted apart)")
             case .openAL: (
                 "an OpenAL context on a playback device (the null device): 24 looping mono sources placed, moving and doppler-shifted, 2 through a lowpass filter, 8 sending to a reverb slot, 1 stereo source, 1 streaming queued buffers, positions and the listener changed every 10 ms (the I/O unit's render: the device's mix)",
                 "the OpenAL device's thread between two renders (the null device's engine cycle and its wait)")
@@ -505,7 +517,10 @@ struct RefcountAudit {
     /// outside the counted stretches): a real xrun, found by the driver at its next transfer,
     /// and its recovery, once per stall. A sleep, not a spin: the SCHED_FIFO thread leaves
     /// the CPU to the rest of the machine while it is late.
-    static func countPlayersOnDevice(players: Int, seconds: Double, rig: DeviceRig = .null, xrunEvery: Int = 0) throws -> DeviceCounts {
+    static func countPlayersOnDevice(
+        players: Int, seconds: Double, rig: DeviceRig = .null, xrunEvery: Int = 0,
+        interlude: ((any AudioDevice) throws -> String)? = nil
+    ) throws -> DeviceCounts {
         let folder = NSTemporaryDirectory() + "sonora-bench-refcounts-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -525,7 +540,7 @@ struct RefcountAudit {
         case .appliance(let socket):
             device = try AudioDevices.open(named: "sonora:\(socket)", configuration: AudioDeviceConfiguration(inputChannels: 0, outputChannels: 2))
             output = try AudioQueueOutput(device: device, maximumQueues: players)
-        case .netjackSlave(let master):
+        case .netjackSlave(let master), .netjackSlaveLinkLoss(let master):
             // 2 + 2 channels, as `sonora-bench network`: the master loops what the slave returns
             // back to it, and whole periods render straight in libjacknet's buffers.
             device = try AudioDevices.open(named: "netjack:slave@\(master),latency=2,name=refcounts", configuration: AudioDeviceConfiguration(
@@ -571,7 +586,11 @@ struct RefcountAudit {
             tally.deinitialize(count: 1)
             tally.deallocate()
         }
-        tally.pointee.armStalls(every: xrunEvery, format: device.format) { device.statistics.xruns }  // (released with the tally)
+        // Through a link loss the stretch across an interruption is split off as an xrun's is.
+        let splitsInterruptions = if case .netjackSlaveLinkLoss = rig { true } else { false }
+        tally.pointee.armStalls(every: xrunEvery, format: device.format) {  // (released with the tally)
+            splitsInterruptions ? device.statistics.xruns + device.statistics.interruptions : device.statistics.xruns
+        }
         try unit.addRenderNotify(RenderCallback(function: Self.tallyNotify, context: UnsafeMutableRawPointer(tally)))
         for _ in 0..<players {
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: song), output: output)
@@ -584,6 +603,15 @@ struct RefcountAudit {
         usleep(300_000)
         // A plain store the device thread reads at its next notification (a late look costs a cycle).
         withExtendedLifetime(all) { tally.pointee.armed = true }
+        var interludeNote: String?
+        if let interlude {
+            do {
+                interludeNote = try interlude(device)
+            } catch {
+                tally.pointee.armed = false
+                throw error
+            }
+        }
         usleep(useconds_t(seconds * 1_000_000))
         tally.pointee.armed = false
         usleep(50_000)
@@ -602,7 +630,7 @@ struct RefcountAudit {
         let t = tally.pointee
         return DeviceCounts(
             render: t.render, between: t.between, recovery: t.recovery, recoveryXruns: t.recoveryXruns, stalls: t.stalls,
-            stallMicroseconds: tally.pointee.stallMicroseconds)
+            stallMicroseconds: tally.pointee.stallMicroseconds, note: interludeNote)
     }
 
     /// A stereo (or mono) LV2 unit pulling a constant from a render callback, 512-frame renders.

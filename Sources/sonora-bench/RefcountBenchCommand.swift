@@ -40,7 +40,11 @@ struct RefcountBenchCommand: ParsableCommand {
             on a netjack:slave device, run in a child inside a network namespace
             beside jackd's netmanager in another (scripts/netjack-netns.sh, as
             sonora-bench network; root, iproute2 and jackd needed, skipped with
-            the reason otherwise); and the netjack2 master's thread with the same
+            the reason otherwise), once more with the slave's link taken down and up
+            while counted (the renders and the thread between them before and after
+            the loss are rows; the stretch across the loss is reported in the notes,
+            not held to the rule: no audio is due while the master is gone); and the
+            netjack2 master's thread with the same
             players on a netjack:master device, in a child inside the master's
             namespace, driving JACK's jack_net_slave in the slave's; and an OpenAL
             context on a playback null device (its mix in the I/O unit's input
@@ -91,6 +95,10 @@ struct RefcountBenchCommand: ParsableCommand {
     @Option(help: .hidden)
     var netjackRig: String?
 
+    /// With --netjack-rig: the run whose link is taken down and up while counted.
+    @Flag(help: .hidden)
+    var netjackLinkLoss = false
+
     /// The netjack2 master rig alone, as JSON rows and notes: how the command runs itself
     /// inside the master's network namespace (jack_net_slave in the slave's).
     @Flag(help: .hidden)
@@ -104,7 +112,7 @@ struct RefcountBenchCommand: ParsableCommand {
 
     func run() throws {
         if let netjackRig {
-            let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runNetjackRig(master: netjackRig)
+            let report = try RefcountAudit(cycles: cycles, lv2Plugin: plugin, deviceSeconds: deviceSeconds, xrunEvery: xrunEvery).runNetjackRig(master: netjackRig, linkLoss: netjackLinkLoss)
             print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
             return
         }

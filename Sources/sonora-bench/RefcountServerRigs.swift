@@ -213,8 +213,9 @@ extension RefcountAudit {
 
     /// The netjack2 rig, counted in this process (inside the slave's network namespace:
     /// `--netjack-rig MASTER`).
-    func runNetjackRig(master: String) throws -> JackRigReport {
+    func runNetjackRig(master: String, linkLoss: Bool = false) throws -> JackRigReport {
         guard sonora_refcount_counter_available() != 0, Self.countsKnownOperations() else { throw CounterUnavailable() }
+        if linkLoss { return try runNetjackLinkLossRig(master: master) }
         var rows: [BenchmarkRow] = []
         var notes: [String] = []
         let rig = DeviceRig.netjackSlave(master: master)
@@ -225,6 +226,68 @@ extension RefcountAudit {
             notes.append("the netjack2 slave: \(counted.stalls) stalls of \(counted.stallMicroseconds) µs forced; a late slave is no xrun of its device (the master does not wait; libjacknet reads what came), so there is no per-xrun row")
         }
         return JackRigReport(rows: rows, notes: notes, heap: heap)
+    }
+
+    /// The slave's link taken down while counted (`ip link set eth0 down` in the slave's
+    /// namespace, where this child runs) until the device reports the interruption, then up
+    /// until it reports the end, then `deviceSeconds` more of renders. The render and the
+    /// stretches between renders are rows as every rig's (the realtime rule: 0); the stretch
+    /// across the loss — libjacknet's timeout and re-join, the restart callback — is counted
+    /// apart and reported, not held to the rule (no audio is due while the master is gone).
+    private func runNetjackLinkLossRig(master: String) throws -> JackRigReport {
+        var rows: [BenchmarkRow] = []
+        var notes: [String] = []
+        let rig = DeviceRig.netjackSlaveLinkLoss(master: master)
+        let counted = try Self.countPlayersOnDevice(players: 16, seconds: deviceSeconds, rig: rig, xrunEvery: 0) { device in
+            usleep(useconds_t(deviceSeconds * 500_000))  // half the window before the loss
+            let before = device.statistics
+            try Self.setLink(up: false)
+            defer { try? Self.setLink(up: true) }
+            guard Self.waitFor(seconds: 15, { device.statistics.interruptions > before.interruptions }) else {
+                throw AudioError(.unspecified, "the netjack2 slave reported no interruption within 15 s of its link going down")
+            }
+            usleep(500_000)
+            try Self.setLink(up: true)
+            var events: [DeviceEvent] = []
+            let recovered = Self.waitFor(seconds: 30) {
+                events += device.takeEvents()
+                return events.contains { if case .interruptionEnded = $0 { true } else { false } }
+            }
+            guard recovered else { throw AudioError(.unspecified, "the netjack2 slave did not recover within 30 s of its link coming back (events: \(events))") }
+            let after = device.statistics
+            return "link down and up while counted: \(after.interruptions - before.interruptions) interruption(s), recovered; cycles before the loss \(before.cycles), after recovery \(after.cycles)"
+        }
+        var heap = HeapTotal()
+        // The loss's stretch stays out of the heap total (it is no realtime stretch); its own note says what it did.
+        var outside = counted
+        outside.recovery = DeviceSpan()
+        outside.recoveryXruns = 0
+        append(outside, rig: rig, to: &rows, notes: &notes, heap: &heap)
+        notes.removeLast()  // the xrun-recovery line `append` writes: replaced by the loss's
+        if let note = counted.note { notes.append("the netjack2 slave through a link loss: " + note) }
+        notes.append(
+            "the netjack2 slave's thread across the link loss (from the last render before it to the first after: libjacknet's timeout and re-join, the device's restart callback, the end posted): \(counted.recovery.count.retains) retains, \(counted.recovery.count.releases) releases, \(counted.recovery.count.heapCalls) heap calls over \(counted.recoveryXruns) interruption(s) in \(counted.recovery.spans) stretch(es); reported, not held to the realtime rule (no audio is due meanwhile)")
+        return JackRigReport(rows: rows, notes: notes, heap: heap)
+    }
+
+    /// `ip link set eth0 up|down` in this process's network namespace.
+    static func setLink(up: Bool) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = ["link", "set", "eth0", up ? "up" : "down"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw AudioError(.unspecified, "ip link set eth0 \(up ? "up" : "down") failed (exit \(process.terminationStatus))") }
+    }
+
+    /// Polls every 10 ms until `condition` holds (true) or `seconds` pass (false).
+    static func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
     }
 
     /// The netjack2 rig in a child of this program inside a slave network namespace, beside
@@ -261,12 +324,44 @@ extension RefcountAudit {
         return .failure(failure)
     }
 
-    /// One child run of the netjack2 rig in `network`'s slave namespace: its report, or why not.
-    private func runNetjackChild(executable: String, network: BenchNetwork) -> Result<JackRigReport, AudioError> {
+    /// One child run of the netjack2 rig in `network`'s slave namespace: its report, or why
+    /// not. With `linkLoss`, the run with the link taken down and up (on a master started
+    /// afresh: the first slave left without telling it).
+    private func runNetjackChild(executable: String, network: BenchNetwork, linkLoss: Bool = false) -> Result<JackRigReport, AudioError> {
         // As `sonora-bench network` runs a slave: on the CPU the master is not pinned to.
         runRigChild(
             executable: executable, namespace: "\(network.prefix)-s1", cpu: BenchNetwork.slaveCPU,
-            arguments: ["--netjack-rig", network.masterAddress], what: "the netjack2 rig in the slave namespace")
+            arguments: ["--netjack-rig", network.masterAddress] + (linkLoss ? ["--netjack-link-loss"] : []),
+            what: linkLoss ? "the netjack2 link-loss rig in the slave namespace" : "the netjack2 rig in the slave namespace")
+    }
+
+    /// The netjack2 slave through a link loss, in a child as `netjackRig`'s, on a network of its own.
+    func netjackLinkLossRig() -> Result<JackRigReport, AudioError> {
+        guard let script = IOBenchmark.script(named: "netjack-netns.sh") else {
+            return .failure(AudioError(.unspecified, "scripts/netjack-netns.sh not found above sonora-bench"))
+        }
+        guard getuid() == 0 else { return .failure(AudioError(.unspecified, "network namespaces need root")) }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { return .failure(AudioError(.unspecified, "jackd is not installed (Debian: jackd2)")) }
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
+        }
+        let network = BenchNetwork(script: script, tag: 8)
+        defer { network.tearDown() }
+        do { try network.up(rate: 48000, period: 256) } catch { return .failure(AudioError(.unspecified, "\(error)")) }
+        var failure = AudioError(.unspecified, "the netjack2 link-loss rig did not run")
+        for attempt in 1...2 {
+            if attempt > 1 {
+                do { try network.restartMaster(rate: 48000, period: 256) } catch { return .failure(failure) }
+            }
+            switch runNetjackChild(executable: executable, network: network, linkLoss: true) {
+            case .success(var report):
+                if attempt > 1 { report.notes.append("the netjack2 link-loss rig ran on its second try, on a master started afresh (the first: \(failure.message))") }
+                return .success(report)
+            case .failure(let error):
+                failure = error
+            }
+        }
+        return .failure(failure)
     }
 
     // MARK: The netjack2 master
