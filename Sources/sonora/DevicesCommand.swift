@@ -24,11 +24,20 @@ struct DevicesCommand: ParsableCommand {
             probing (alsa-lib, libjack's "jack server is not running") is shown only with
             --verbose.
 
+            netjack2 masters do not announce themselves (they only listen on netjack2's
+            multicast group), so they are listed only with --netjack: the command then
+            asks as a slave would (`SLAVE_AVAILABLE` to --netjack-group, default
+            225.3.19.154:19000), lists each master that answers within --netjack-seconds
+            as `netjack:slave@ADDRESS` with its rate, period and channels, and declines
+            each at once, before it opens a JACK client for the probe; the master logs a
+            slave set-up that failed.
+
             Examples:
               sonora devices
               sonora devices --probe
               sonora devices --probe --json sonoraloop null
               sonora devices --json jack:system
+              sonora devices --netjack --json
             """
     )
 
@@ -44,6 +53,15 @@ struct DevicesCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Ask netjack2 masters to answer and list them (each logs a declined slave set-up).")
+    var netjack = false
+
+    @Option(help: "With --netjack: netjack2's multicast group, or a master's address, ADDRESS[:PORT].")
+    var netjackGroup = "\(NetJackDeviceName.defaultAddress):\(NetJackDeviceName.defaultPort)"
+
+    @Option(help: "With --netjack: seconds to wait for answers (0.1…10).")
+    var netjackSeconds = 1.0
+
     struct Entry: Codable {
         var name: String
         var description: String
@@ -54,6 +72,8 @@ struct DevicesCommand: ParsableCommand {
         var errors: [String]?
         /// A JACK client's audio ports (`client:port`), for `jack:CLIENT` entries.
         var ports: [String]?
+        /// What a netjack2 master answered (`--netjack`), for its `netjack:slave@ADDRESS` entry.
+        var master: NetJackMasterAdvert?
     }
 
     /// An entry and the ALSA PCMs behind it (none for Sonora's timer devices).
@@ -64,6 +84,10 @@ struct DevicesCommand: ParsableCommand {
     }
 
     func validate() throws {
+        _ = try netjackEndpoint()
+        guard netjackSeconds.isFinite, (0.1...10).contains(netjackSeconds) else {
+            throw ValidationError("--netjack-seconds must be in 0.1…10 (got \(netjackSeconds))")
+        }
         for name in names {
             do {
                 _ = try DeviceSpecifier(parsing: name)
@@ -134,7 +158,29 @@ struct DevicesCommand: ParsableCommand {
                 throw CLIError(asked.flatMap { $0.entry.errors ?? [] }.joined(separator: "\n"))
             }
         }
+        var unanswered: String?
+        if netjack {
+            let (address, port) = try netjackEndpoint()
+            let masters: [NetJackMasterAdvert]
+            do {
+                masters = try NetJackMasterProbe.probe(group: address, port: port, seconds: netjackSeconds)
+            } catch {
+                throw CLIError(error.message)
+            }
+            if masters.isEmpty {
+                unanswered = "netjack2: no master answered on \(address):\(port) within \(netjackSeconds) s"
+            }
+            rows += masters.map { master in
+                var entry = Entry(
+                    name: "netjack:slave@\(master.address)",
+                    description: "netjack2 master '\(master.name)': \(master.sampleRate) Hz, \(master.periodFrames) frames, \(master.sendChannels) channels to a slave, \(master.returnChannels) back",
+                    capture: master.sendChannels != 0, playback: master.returnChannels != 0, source: "netjack")
+                entry.master = master
+                return Row(entry: entry, capturePCM: nil, playbackPCM: nil)
+            }
+        }
         let entries = rows.map(\.entry)
+        if let unanswered { FileHandle.standardError.write(Data((unanswered + "\n").utf8)) }
         if json { return try printJSON(entries) }
         if hints.isEmpty && names.isEmpty {
             print("ALSA lists no PCMs (no sound card here); Sonora's own devices work without one.\n")
@@ -173,6 +219,17 @@ struct DevicesCommand: ParsableCommand {
             rows.append(Row(entry: entry, capturePCM: nil, playbackPCM: nil))
         }
         return rows
+    }
+
+    /// --netjack-group as an address and a port (netjack device names' own parsing and errors).
+    private func netjackEndpoint() throws -> (address: String, port: Int) {
+        guard !netjackGroup.contains(",") else { throw ValidationError("--netjack-group: '\(netjackGroup)' is ADDRESS[:PORT], no options") }
+        do {
+            let name = try NetJackDeviceName.parse("slave@" + netjackGroup)
+            return (name.address, name.port)
+        } catch {
+            throw ValidationError("--netjack-group: " + error.message)
+        }
     }
 
     private func text(_ range: ClosedRange<Int>) -> String {

@@ -50,6 +50,27 @@ struct DevicesCLITests {
         #expect(outcome.stderr.isEmpty, "\(outcome.stderr)")
     }
 
+    /// The probe itself runs against a real master in `NetJackMasterProbeTests` (network
+    /// namespaces); here its options and what it says with no master around.
+    @Test("--netjack: bad options refused by name; no master answering is said on stderr, exit 0 (or why it could not ask)")
+    func netjackProbeOptions() throws {
+        for (options, reason) in [(["--netjack-group", "10.0.0"], "'10.0.0' is not an IPv4 address"), (["--netjack-group", "10.0.0.1:0"], "not a UDP port"),
+                                  (["--netjack-group", "10.0.0.1,latency=3"], "no options"), (["--netjack-seconds", "0"], "--netjack-seconds must be in 0.1…10"),
+                                  (["--netjack-seconds", "nan"], "--netjack-seconds must be in 0.1…10")] {
+            let outcome = try runProcess(sonoraBinary!, ["devices", "--netjack"] + options)
+            #expect(outcome.status != 0 && outcome.stderr.contains(reason), "\(options): \(outcome.stderr)")
+        }
+        // A documentation address (TEST-NET-1) where nothing answers: an empty probe, or — on a
+        // machine without a route there — the reason it could not send.
+        let quiet = try sonora("devices", "--netjack", "--netjack-group", "192.0.2.1", "--netjack-seconds", "0.2", "--json")
+        if quiet.status == 0 {
+            #expect(quiet.stderr.contains("netjack2: no master answered on 192.0.2.1:19000 within 0.2 s"), "\(quiet.stderr)")
+            #expect(try entries(quiet).allSatisfy { ($0["source"] as? String) != "netjack" })
+        } else {
+            #expect(quiet.stderr.contains("netjack2 probe: cannot send to 192.0.2.1:19000"), "\(quiet.stderr)")
+        }
+    }
+
     @Test("`loopback` is refused, naming the two devices it could mean")
     func loopbackRefused() throws {
         let outcome = try sonora("latency", "--device", "loopback")
