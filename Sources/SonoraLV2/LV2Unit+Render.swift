@@ -128,6 +128,14 @@ extension LV2Unit {
         {
             return renderPlainSlice(state, context)
         }
+        return renderGeneralSlice(state, context)
+    }
+
+    /// `renderSlice` when the plain slice is not taken. Out of line, so the plain slice's
+    /// function keeps a small frame (a few registers saved, no spills: stores, which wait
+    /// behind a host's draining copy out).
+    @inline(never)
+    func renderGeneralSlice(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> AudioError.Code {
         let frames = context.frameCount
         let cycleStart = context.timeStamp.sampleTime - Double(context.frameOffset)
         let multiBus = state.pointee.outputBusCount > 1
@@ -218,6 +226,43 @@ extension LV2Unit {
     @inline(__always)
     func renderPlainSlice(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> AudioError.Code {
         // The entries at their fixed place after the state: no pointer loaded to find them.
+        // Checks only (no call in the loop, so nothing to keep across one); connecting, which
+        // happens when a buffer moved, out of line.
+        if !plainPortsAreConnected(state, context) { connectPlainPorts(state, context) }
+        let floatingPointState = sonora_fp_state_save()
+        state.pointee.run(state.pointee.handle, UInt32(context.frameCount))
+        putBackFloatingPointState(floatingPointState)
+        return .noError
+    }
+
+    /// Whether every audio port of a plain plugin is connected where this slice's buffers are.
+    @inline(__always)
+    func plainPortsAreConnected(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> Bool {
+        let channels = LV2RunState.channels(state)
+        let inputCount = state.pointee.inputCount
+        if inputCount > 0 {
+            var element = Int(channels[0].element)
+            var list = context.input(element)
+            for index in 0..<inputCount {
+                let channel = channels[index]
+                if Int(channel.element) != element {
+                    element = Int(channel.element)
+                    list = context.input(element)
+                }
+                if channel.connected != UnsafeMutableRawPointer(list.samples(Int(channel.channel))) { return false }
+            }
+        }
+        let outputs = channels + inputCount
+        for index in 0..<state.pointee.outputCount {
+            let channel = outputs[index]
+            if channel.connected != UnsafeMutableRawPointer(context.output.samples(Int(channel.channel))) { return false }
+        }
+        return true
+    }
+
+    /// Connects a plain plugin's audio ports that moved (inputs, then outputs, as the general slice).
+    @inline(never)
+    func connectPlainPorts(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
         let channels = LV2RunState.channels(state)
         let inputCount = state.pointee.inputCount
         connectInputs(state, channels, inputCount, context)
@@ -225,10 +270,6 @@ extension LV2Unit {
         for index in 0..<state.pointee.outputCount {
             connect(state, outputs + index, to: UnsafeMutableRawPointer(context.output.samples(Int(outputs[index].channel))))
         }
-        let floatingPointState = sonora_fp_state_save()
-        state.pointee.run(state.pointee.handle, UInt32(context.frameCount))
-        putBackFloatingPointState(floatingPointState)
-        return .noError
     }
 
     /// Connects every audio input port to its element's buffer. One look at each input
