@@ -12,15 +12,16 @@ import Synchronization
 struct LV2ControlChanges: @unchecked Sendable, BitwiseCopyable {
     let base: UnsafeMutablePointer<Atomic<Int>>
 
-    init() {
-        base = .allocate(capacity: 2)
+    /// The two words live at `words` (16 bytes, owned by the caller): the LV2 unit puts them
+    /// at the start of its run block, on the line the plain slice reads first (`LV2RunState.Block`).
+    init(at words: UnsafeMutableRawPointer) {
+        base = words.bindMemory(to: Atomic<Int>.self, capacity: 2)
         base.initialize(to: Atomic(0))
         (base + 1).initialize(to: Atomic(0))
     }
 
-    func deallocate() {
+    func deinitialize() {
         base.deinitialize(count: 2)
-        base.deallocate()
     }
 
     /// Changes announced so far.

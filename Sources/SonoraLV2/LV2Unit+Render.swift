@@ -8,7 +8,6 @@ extension LV2Unit {
     /// caller's buffers (controls, atoms, CV/audio left unmapped) once.
     func buildRunState() throws(AudioError) {
         freeRunState()
-        let portCount = plugin.ports.count
         let maximumFrames = maximumFramesPerSlice
         func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
             let memory = UnsafeMutableRawPointer.allocate(
@@ -17,19 +16,19 @@ extension LV2Unit {
             return memory.bindMemory(to: T.self, capacity: max(1, count))
         }
         let values = instance.values
-        let connected = allocate(UnsafeMutableRawPointer?.self, portCount)
-        connected.initialize(repeating: nil, count: max(1, portCount))
 
+        // The channel entries sit in the run block after the state (`LV2RunState.Block`).
         let inputChannels = layout.channels(.input)
-        let inputs = allocate(LV2RunState.Channel.self, inputChannels.count)
-        for (index, entry) in inputChannels.enumerated() {
-            inputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
-        }
         let outputChannels = layout.channels(.output)
-        let outputs = allocate(LV2RunState.Channel.self, outputChannels.count)
-        for (index, entry) in outputChannels.enumerated() {
-            outputs[index] = .init(element: Int32(entry.element), channel: Int32(entry.channel), port: UInt32(entry.port))
+        let channelEntries = (runBlock + LV2RunState.Block.channelsOffset).bindMemory(
+            to: LV2RunState.Channel.self, capacity: max(1, inputChannels.count + outputChannels.count))
+        for (index, entry) in (inputChannels + outputChannels).enumerated() {
+            (channelEntries + index).initialize(
+                to: .init(
+                    element: UInt16(entry.element), channel: UInt16(entry.channel), port: UInt32(entry.port), connected: nil))
         }
+        let inputs = channelEntries
+        let outputs = channelEntries + inputChannels.count
         var ownOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
         if layout.outputs.count > 1 {
             let list = allocate(UnsafeMutablePointer<Float>.self, outputChannels.count)
@@ -84,22 +83,23 @@ extension LV2Unit {
             mix: isBypassed ? 1 : 0, channels: mainInputChannels, history: history, writePosition: 0)
 
         let urids = world.urids
-        let state = allocate(LV2RunState.self, 1)
+        let state = (runBlock + LV2RunState.Block.stateOffset).bindMemory(to: LV2RunState.self, capacity: 1)
         state.initialize(
             to: LV2RunState(
-                handle: instance.handle, connectPort: instance.connectPort, run: instance.run,
+                handle: instance.handle, run: instance.run, connectPort: instance.connectPort,
+                seenEpoch: controlChanges.epoch, controlCopyFrames: 1, lastBypassed: isBypassed,
+                inputCount: inputChannels.count, outputCount: outputChannels.count, bypass: bypass, changes: controlChanges,
+                inputs: inputs, outputs: outputs,
                 worker: Unmanaged.passUnretained(instance.features.worker),
                 hasWorker: plugin.extensionData.contains(LV2URI.workerInterface)
                     || plugin.requiredFeatures.contains(LV2URI.workerSchedule)
                     || plugin.optionalFeatures.contains(LV2URI.workerSchedule),
-                values: values, connected: connected, inputs: inputs, inputCount: inputChannels.count,
-                outputs: outputs, outputCount: outputChannels.count, controlInputs: controlInputs,
+                values: values, controlInputs: controlInputs,
                 controlInputCount: inputCount, controlOutputs: controlOutputs, controlOutputCount: outputCount,
-                changes: controlChanges, seenEpoch: controlChanges.epoch, controlCopyFrames: 1,
-                controlSlack: 2 * maximumFrames + 1, lastBypassed: isBypassed,
+                controlSlack: 2 * maximumFrames + 1,
                 atoms: atoms, atomCount: atomPorts.count, ownOutputs: ownOutputs, outputBusCount: layout.outputs.count,
                 lastCycleStart: -1, lastCycleEnd: 0, midi: Unmanaged.passUnretained(midiQueue),
-                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0, bypass: bypass,
+                pendingMIDI: allocate(LV2MIDIEvent.self, LV2RunState.midiCapacity), pendingMIDICount: 0, midiCycleEnd: 0,
                 patchPort: Int32(atomPorts.firstIndex { $0.index == patchPortIndex } ?? -1),
                 patches: Unmanaged.passUnretained(patchQueue),
                 positionPort: Int32(atomPorts.firstIndex { $0.index == transportInputPort?.index } ?? -1), positionSent: false,
@@ -128,6 +128,14 @@ extension LV2Unit {
         {
             return renderPlainSlice(state, context)
         }
+        return renderGeneralSlice(state, context)
+    }
+
+    /// `renderSlice` when the plain slice is not taken. Out of line, so the plain slice's
+    /// function keeps a small frame (a few registers saved, no spills: stores, which wait
+    /// behind a host's draining copy out).
+    @inline(never)
+    func renderGeneralSlice(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> AudioError.Code {
         let frames = context.frameCount
         let cycleStart = context.timeStamp.sampleTime - Double(context.frameOffset)
         let multiBus = state.pointee.outputBusCount > 1
@@ -159,7 +167,7 @@ extension LV2Unit {
             if enabledPort >= 0 && bypassed { state.pointee.values[enabledPort] = 0 }
             state.pointee.controlCopyFrames = max(0, state.pointee.controlCopyFrames - frames)
         }
-        connectInputs(state, context)
+        connectInputs(state, state.pointee.inputs, state.pointee.inputCount, context)
         for index in 0..<state.pointee.outputCount {
             let channel = state.pointee.outputs[index]
             let samples: UnsafeMutablePointer<Float>
@@ -168,7 +176,7 @@ extension LV2Unit {
             } else {
                 samples = context.output.samples(Int(channel.channel))
             }
-            connect(state, port: channel.port, to: UnsafeMutableRawPointer(samples))
+            connect(state, state.pointee.outputs + index, to: UnsafeMutableRawPointer(samples))
         }
         if state.pointee.atomCount > 0 { prepareAtoms(state, context) }
         if state.pointee.outputCount == 0 { context.output.clear() }
@@ -217,31 +225,70 @@ extension LV2Unit {
     /// ports, worker, control outputs, several output elements, latency history).
     @inline(__always)
     func renderPlainSlice(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> AudioError.Code {
-        connectInputs(state, context)
-        for index in 0..<state.pointee.outputCount {
-            let channel = state.pointee.outputs[index]
-            connect(state, port: channel.port, to: UnsafeMutableRawPointer(context.output.samples(Int(channel.channel))))
-        }
+        // The entries at their fixed place after the state: no pointer loaded to find them.
+        // Checks only (no call in the loop, so nothing to keep across one); connecting, which
+        // happens when a buffer moved, out of line.
+        if !plainPortsAreConnected(state, context) { connectPlainPorts(state, context) }
         let floatingPointState = sonora_fp_state_save()
         state.pointee.run(state.pointee.handle, UInt32(context.frameCount))
         putBackFloatingPointState(floatingPointState)
         return .noError
     }
 
+    /// Whether every audio port of a plain plugin is connected where this slice's buffers are.
+    @inline(__always)
+    func plainPortsAreConnected(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) -> Bool {
+        let channels = LV2RunState.channels(state)
+        let inputCount = state.pointee.inputCount
+        if inputCount > 0 {
+            var element = Int(channels[0].element)
+            var list = context.input(element)
+            for index in 0..<inputCount {
+                let channel = channels[index]
+                if Int(channel.element) != element {
+                    element = Int(channel.element)
+                    list = context.input(element)
+                }
+                if channel.connected != UnsafeMutableRawPointer(list.samples(Int(channel.channel))) { return false }
+            }
+        }
+        let outputs = channels + inputCount
+        for index in 0..<state.pointee.outputCount {
+            let channel = outputs[index]
+            if channel.connected != UnsafeMutableRawPointer(context.output.samples(Int(channel.channel))) { return false }
+        }
+        return true
+    }
+
+    /// Connects a plain plugin's audio ports that moved (inputs, then outputs, as the general slice).
+    @inline(never)
+    func connectPlainPorts(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
+        let channels = LV2RunState.channels(state)
+        let inputCount = state.pointee.inputCount
+        connectInputs(state, channels, inputCount, context)
+        let outputs = channels + inputCount
+        for index in 0..<state.pointee.outputCount {
+            connect(state, outputs + index, to: UnsafeMutableRawPointer(context.output.samples(Int(outputs[index].channel))))
+        }
+    }
+
     /// Connects every audio input port to its element's buffer. One look at each input
     /// element's buffers, not one per channel: the channels of an element are listed together.
     @inline(__always)
-    func connectInputs(_ state: UnsafeMutablePointer<LV2RunState>, _ context: RenderContext) {
-        guard state.pointee.inputCount > 0 else { return }
-        var element = Int(state.pointee.inputs[0].element)
+    func connectInputs(
+        _ state: UnsafeMutablePointer<LV2RunState>, _ inputs: UnsafeMutablePointer<LV2RunState.Channel>, _ count: Int,
+        _ context: RenderContext
+    ) {
+        guard count > 0 else { return }
+        var element = Int(inputs[0].element)
         var list = context.input(element)
-        for index in 0..<state.pointee.inputCount {
-            let channel = state.pointee.inputs[index]
+        for index in 0..<count {
+            let channel = inputs[index]
             if Int(channel.element) != element {
                 element = Int(channel.element)
                 list = context.input(element)
             }
-            connect(state, port: channel.port, to: UnsafeMutableRawPointer(list.samples(Int(channel.channel))))
+            connect(state, inputs + index, to: UnsafeMutableRawPointer(list.samples(Int(channel.channel))))
         }
     }
 
@@ -260,11 +307,15 @@ extension LV2Unit {
         #endif
     }
 
+    /// Connects the entry's port to `pointer` unless it is connected there already.
     @inline(__always)
-    func connect(_ state: UnsafeMutablePointer<LV2RunState>, port: UInt32, to pointer: UnsafeMutableRawPointer) {
-        if state.pointee.connected[Int(port)] != pointer {
-            state.pointee.connected[Int(port)] = pointer
-            state.pointee.connectPort(state.pointee.handle, port, pointer)
+    func connect(
+        _ state: UnsafeMutablePointer<LV2RunState>, _ entry: UnsafeMutablePointer<LV2RunState.Channel>,
+        to pointer: UnsafeMutableRawPointer
+    ) {
+        if entry.pointee.connected != pointer {
+            entry.pointee.connected = pointer
+            state.pointee.connectPort(state.pointee.handle, entry.pointee.port, pointer)
         }
     }
 

@@ -62,8 +62,12 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     /// Problems the set-port-value callback met during one restore.
     var stateErrors: [String] = []
     var lastReportedLatency = 0
-    /// Parameter changes announced to the realtime side (see LV2ControlChanges).
-    let controlChanges = LV2ControlChanges()
+    /// Parameter changes announced to the realtime side (see LV2ControlChanges); its two
+    /// words are the first of `runBlock`.
+    let controlChanges: LV2ControlChanges
+    /// The control-change words, the run state and its channel entries, one 64-aligned block
+    /// for the unit's life (`LV2RunState.Block`): what the plain slice reads is three adjacent lines.
+    let runBlock: UnsafeMutableRawPointer
 
     public static let manufacturer: FourCharCode = "LV2 "
 
@@ -86,6 +90,9 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
         midiQueue = try MessageQueue(capacity: 1024)
         atomOutputRing = try RecordRing(capacity: 256 * 1024)
         patchQueue = try RecordRing(capacity: 64 * 1024)
+        let audioChannels = layout.inputs.reduce(0) { $0 + $1.ports.count } + layout.outputs.reduce(0) { $0 + $1.ports.count }
+        runBlock = .allocate(byteCount: LV2RunState.Block.byteCount(channels: audioChannels), alignment: 64)
+        controlChanges = LV2ControlChanges(at: runBlock)
         let parameters = description.ports.filter { $0.kind == .control }.map {
             LV2ParameterMapping.definition(for: $0, sampleRate: options.sampleRate)
         }
@@ -120,7 +127,8 @@ public final class LV2Unit: AudioUnit, @unchecked Sendable {
     deinit {
         freeRunState()
         stateScratch.deallocate()
-        controlChanges.deallocate()
+        controlChanges.deinitialize()
+        runBlock.deallocate()
     }
 
     /// A stable four-character subtype from the URI (FNV-1a), so ClassInfo names the plugin.

@@ -178,6 +178,21 @@ struct RealtimeCoreLayoutTests {
             #expect(offset < 64, "\(path) at byte \(offset)")  // aligned fields of ≤ 8 bytes: then it ends within the line
         }
     }
+
+    /// What a direct steady `AudioUnit.render` reads (its checks, the command check, `isSteady`,
+    /// the pull check) sits in the core's first two lines.
+    @Test func whatADirectSteadyRenderReadsIsOnTheFirstTwoLines() throws {
+        let paths: [PartialKeyPath<RealtimeCore>] = [
+            \.maximumFrames, \.outputCount, \.outputChannels, \.commandsSent, \.commandsTaken, \.eventCount,
+            \.rampsActive, \.notifyCount, \.bypass, \.fadingInputs, \.cachesOutput, \.processesInPlace,
+            \.pullsOwnInputs, \.lastPulledSampleTime, \.lastPulledFrames, \.inputCount, \.inputLists,
+            \.inputSources, \.nextScratch,
+        ]
+        for path in paths {
+            let offset = try #require(MemoryLayout<RealtimeCore>.offset(of: path))
+            #expect(offset < 128, "\(path) at byte \(offset)")
+        }
+    }
 }
 
 @Suite("Render plan lean steps on the realtime thread", .serialized, .enabled(if: AllocationCounter.isAvailable))

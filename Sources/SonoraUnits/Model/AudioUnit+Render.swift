@@ -28,6 +28,17 @@ extension AudioUnit {
         {
             return renderSteady(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
         }
+        return renderGeneral(core, timeStamp: timeStamp, bus: bus, frameCount: frameCount, output: output)
+    }
+
+    /// `render` when the steady path is not taken (notifications, cache, in-place, slices).
+    /// Out of line, so the steady path's function keeps a small frame: fewer registers saved
+    /// and spilled, and stores wait behind a host's draining copies (issue 22, `lv2h8`).
+    @inline(never)
+    func renderGeneral(
+        _ core: UnsafeMutablePointer<RealtimeCore>, timeStamp: AudioTimeStamp, bus: Int, frameCount: Int,
+        output: AudioBufferList
+    ) -> AudioError.Code {
         if core.pointee.cachesOutput && timeStamp.flags.contains(.sampleTimeValid)
             && core.pointee.cachedSampleTimes[bus] == timeStamp.sampleTime && core.pointee.cachedFrames[bus] == frameCount
         {
@@ -85,7 +96,20 @@ extension AudioUnit {
         {
             for element in 0..<core.pointee.inputCount {
                 let list = core.pointee.inputLists[element].frames(from: 0, count: frameCount)
-                let status = pull(core.pointee.inputSources[element], element: element, into: list, timeStamp: timeStamp)
+                let source = core.pointee.inputSources[element]
+                let status: AudioError.Code
+                // A render callback (a host feeding the unit) inline: what `pull` does for it. Any
+                // other source through `pullOutOfLine`, so this function's frame stays the size the
+                // callback needs (inlined, `pull`'s connection case brought the source's render
+                // checks and its spills into every render; issue 22, `lv2h8`).
+                if case .callback(let callback) = source {
+                    var request = RenderRequest(
+                        flags: [], timeStamp: timeStamp.fieldwiseCopy, bus: element, frameCount: list.frameCount,
+                        buffers: list)
+                    status = withUnsafeMutablePointer(to: &request) { callback.call($0) }
+                } else {
+                    status = pullOutOfLine(source, element: element, into: list, timeStamp: timeStamp)
+                }
                 if status != .noError { return failed(status, core) }
             }
             core.pointee.lastPulledSampleTime = timeStamp.sampleTime
@@ -98,6 +122,14 @@ extension AudioUnit {
                 frameCount: frameCount, frameOffset: 0, timeStamp: timeStamp.fieldwiseCopy, bus: bus, output: output,
                 core: core, unit: Unmanaged.passUnretained(self)))
         return status == .noError ? .noError : failed(status, core)
+    }
+
+    /// `pull`, not inlined (`renderSteady`'s sources other than a render callback).
+    @inline(never)
+    func pullOutOfLine(_ source: InputSource, element: Int, into list: AudioBufferList, timeStamp: AudioTimeStamp)
+        -> AudioError.Code
+    {
+        pull(source, element: element, into: list, timeStamp: timeStamp)
     }
 
     func failed(_ status: AudioError.Code, _ core: UnsafeMutablePointer<RealtimeCore>) -> AudioError.Code {
@@ -182,7 +214,7 @@ extension AudioUnit {
         if crossfade, case .none = core.pointee.fadeSources[element] {
             core.pointee.fadeSources[element] = core.pointee.inputSources[element]
             core.pointee.fadePositions[element] = 0
-            core.pointee.fadingInputs += 1
+            core.pointee.fadingInputs &+= 1
         }
         core.pointee.inputSources[element] = source
         core.pointee.lastPulledSampleTime = -1
@@ -232,7 +264,7 @@ extension AudioUnit {
         core.pointee.fadePositions[element] = start + frameCount
         if start + frameCount >= core.pointee.crossfadeFrames {
             core.pointee.fadeSources[element] = .none
-            core.pointee.fadingInputs -= 1
+            core.pointee.fadingInputs &-= 1
         }
         return .noError
     }

@@ -42,7 +42,7 @@ enum RealtimeCommand: BitwiseCopyable {
 /// Everything the render path of one unit touches, reachable through raw
 /// pointers only. Allocated at `initialize()`, freed at `uninitialize()`;
 /// `RealtimeResources` owns the memory. (The few fields `RenderContext`'s inlinable
-/// accessors read are usable from inline; the layout is unchanged.)
+/// accessors read are usable from inline.)
 @usableFromInline
 struct RealtimeCore {
     // The first 64 bytes (the core starts its block, 64-aligned): what a steady (lean) render
@@ -59,30 +59,45 @@ struct RealtimeCore {
     /// False while no parameter ramp runs, so renders skip looking for one.
     var rampsActive: Bool
     @usableFromInline var bypass: Bool
+    /// The unit's `canProcessInPlace` and `pullsInputsItself`, read once at `initialize()`
+    /// (they are fixed per unit), so a render makes no virtual call to learn them.
+    var processesInPlace = false
+    var pullsOwnInputs = false
+    /// Inputs with a crossfade running (a `fadeSources` entry that is not `.none`): 0 lets
+    /// a render skip looking at each input's fade. Two bytes, to stay on this line; counted
+    /// with wrapping arithmetic (only whether it is 0 is read: exact unless 65,536 inputs of
+    /// one unit fade at once).
+    var fadingInputs: UInt16 = 0
+
+    // The second line: the rest of what `AudioUnit.render` reads in the steady state (its
+    // argument checks, the command check, `isSteady`, the pull check), so a direct render —
+    // a host rendering one unit, as the LV2 bench does — touches two lines of the core, not
+    // four (issue 22, `lv2h8`).
     var maximumFrames: Int
+    var outputCount: Int
+    var outputChannels: UnsafeMutablePointer<Int>
+    /// Commands the control side has pushed (it counts after each push), and the
+    /// realtime side has taken: equal counts mean the queue need not be looked at.
+    var commandsSent: UnsafeMutablePointer<Atomic<Int>>
+    var commandsTaken: Int
+    var eventCount: Int
+    var notifyCount: Int
+    var lastPulledFrames: Int
+
     var slotCount: Int
     static let scratchCount = 4
     var scratch: UnsafeMutablePointer<Float>
     static let eventCapacity = 512
     var events: UnsafeMutablePointer<ParameterEvent>
-    var eventCount: Int
     var commands: Unmanaged<MessageQueue<RealtimeCommand>>
-    /// Commands the control side has pushed (it counts after each push), and the
-    /// realtime side has taken: equal counts mean the queue need not be looked at.
-    var commandsSent: UnsafeMutablePointer<Atomic<Int>>
-    var commandsTaken: Int
     static let notifyCapacity = 8
     var notify: UnsafeMutablePointer<RenderCallback?>
-    var notifyCount: Int
-    var lastPulledFrames: Int
     /// Commands taken from the queue so far (read by the control side to free retired objects).
     var commandsApplied: UnsafeMutablePointer<Atomic<Int>>
     var lastError: UnsafeMutablePointer<Atomic<Int32>>
     /// Values the realtime side publishes for read-only (meter) parameters, as Float bit patterns.
     @usableFromInline var published: UnsafeMutablePointer<Atomic<UInt32>>
     var sampleRate: Double
-    var outputCount: Int
-    var outputChannels: UnsafeMutablePointer<Int>
 
     // Crossfades when an input's source changes while rendering: the old source
     // keeps being pulled into `fadeLists` and faded out over `crossfadeFrames`.
@@ -90,13 +105,6 @@ struct RealtimeCore {
     var fadeSources: UnsafeMutablePointer<InputSource>
     var fadeLists: UnsafeMutablePointer<AudioBufferList>
     var fadePositions: UnsafeMutablePointer<Int>
-    /// Inputs with a crossfade running (a `fadeSources` entry that is not `.none`): 0 lets
-    /// a render skip looking at each input's fade.
-    var fadingInputs = 0
-    /// The unit's `canProcessInPlace` and `pullsInputsItself`, read once at `initialize()`
-    /// (they are fixed per unit), so a render makes no virtual call to learn them.
-    var processesInPlace = false
-    var pullsOwnInputs = false
 
     // Fan-out: a unit feeding several inputs renders once per time stamp and
     // serves the other pulls from its output cache (`cachesOutput`, on the first line).
@@ -252,7 +260,7 @@ final class RealtimeResources {
         core = array(hot, coreAt, RealtimeCore.self)
         core.initialize(
             to: RealtimeCore(
-                inputCount: inputs, inputLists: inputLists, ownedInputLists: ownedInputLists, inputSources: sources, ramps: ramps, nextScratch: 0, lastPulledSampleTime: -1, cachesOutput: false, rampsActive: false, bypass: false, maximumFrames: maximumFrames, slotCount: slots, scratch: scratch, events: events, eventCount: 0, commands: Unmanaged.passUnretained(commands), commandsSent: sent, commandsTaken: 0, notify: notify, notifyCount: 0, lastPulledFrames: 0, commandsApplied: applied, lastError: lastError, published: published, sampleRate: sampleRate, outputCount: outputs, outputChannels: channels, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists, fadePositions: fadePositions, outputCaches: outputCaches, cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
+                inputCount: inputs, inputLists: inputLists, ownedInputLists: ownedInputLists, inputSources: sources, ramps: ramps, nextScratch: 0, lastPulledSampleTime: -1, cachesOutput: false, rampsActive: false, bypass: false, maximumFrames: maximumFrames, outputCount: outputs, outputChannels: channels, commandsSent: sent, commandsTaken: 0, eventCount: 0, notifyCount: 0, lastPulledFrames: 0, slotCount: slots, scratch: scratch, events: events, commands: Unmanaged.passUnretained(commands), notify: notify, commandsApplied: applied, lastError: lastError, published: published, sampleRate: sampleRate, crossfadeFrames: 64, fadeSources: fadeSources, fadeLists: fadeLists, fadePositions: fadePositions, outputCaches: outputCaches, cachedSampleTimes: cachedSampleTimes, cachedFrames: cachedFrames))
     }
 
     deinit {
