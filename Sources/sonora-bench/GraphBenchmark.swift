@@ -27,6 +27,8 @@ struct GraphBenchmark {
         var mixerLoop: [Double] = []
         var mixerRatios: [Double] = []
         var controlRatios: [Double] = []
+        var oneBufferRatios: [Double] = []
+        var oneBufferLoop: [Double] = []
         var bigGraph: [Double] = []
         var bigLoop: [Double] = []
         // The 1,024-node case renders 16× the work per cycle: 1/16 of the cycles keeps trials alike in length.
@@ -38,7 +40,12 @@ struct GraphBenchmark {
             mixerGraph.append(mixerResult.graph)
             mixerLoop.append(mixerResult.loop)
             mixerRatios.append(mixerResult.ratio)
-            if mixerBlocks > 1 { controlRatios.append(try mixerControlTrial(blocks: mixerBlocks)) }
+            if mixerBlocks > 1 {
+                controlRatios.append(try mixerControlTrial(blocks: mixerBlocks))
+                let oneBuffer = try mixerOneBufferTrial(blocks: mixerBlocks)
+                oneBufferRatios.append(oneBuffer.ratio)
+                oneBufferLoop.append(oneBuffer.loop)
+            }
             bigGraph.append(try gainChainThroughGraph(units: 1024, cycles: bigCycles))
             bigLoop.append(try gainChainByHand(units: 1024, cycles: bigCycles))
         }
@@ -94,6 +101,9 @@ struct GraphBenchmark {
             controlRatios.isEmpty ? "  mixer control (A/A): not run (one block per side)"
                 : "  mixer control (A/A: the hand loop ÷ a second hand loop with buffers of its own, measured as the mixer trials are), per trial: "
                     + controlRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
+            oneBufferRatios.isEmpty ? "  mixer ÷ one-buffer hand loop: not run (one block per side)"
+                : String(format: "  mixer ÷ a hand loop that fills and mixes each input through one buffer (what a careful hand-written mixer does; a note, not the goal's anchor; %.2f µs per cycle), per trial: ", median(oneBufferLoop))
+                    + oneBufferRatios.map { String(format: "%.3f", $0) }.joined(separator: " "),
             String(format: "  1,024-unit chain: graph %.2f µs, hand loop %.2f µs per cycle", big.0, big.1),
             String(format: "  update hand-over (%d updates, another thread rendering the graph): update() alone median %.3f ms (%.3f ms of its thread's CPU time), until live median %.3f ms, worst %.3f ms",
                    updates.count, updates.callMedian, updates.callCPUMedian, updates.median, updates.worst),
@@ -246,9 +256,10 @@ struct GraphBenchmark {
         let out: OwnedAudioBufferList
         let meters: UnsafeMutablePointer<LevelMeter>
 
-        init(frames: Int) throws {
+        /// `oneInputBuffer`: one input buffer for `cycleThroughOneBuffer` instead of 64.
+        init(frames: Int, oneInputBuffer: Bool = false) throws {
             self.frames = frames
-            inputs = try (0..<64).map { _ in try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames) }
+            inputs = try (0..<(oneInputBuffer ? 1 : 64)).map { _ in try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames) }
             scratch = try OwnedAudioBufferList(channelCount: 1, frameCapacity: frames)
             sum = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
             out = try OwnedAudioBufferList(channelCount: 2, frameCapacity: frames)
@@ -267,6 +278,25 @@ struct GraphBenchmark {
                 for channel in 0..<2 {
                     meters[index * 4 + channel].measure(input.list.samples(channel), count: frames)
                     Mixing.copy(input.list.samples(channel), to: scratch.list.samples(0), count: frames, gain: 0.5)
+                    meters[index * 4 + 2 + channel].measure(scratch.list.samples(0), count: frames)
+                    Mixing.add(scratch.list.samples(0), into: sum.list.samples(channel), count: frames, gain: 1)
+                }
+            }
+            for channel in 0..<2 { meters[256 + channel].measure(sum.list.samples(channel), count: frames) }
+            out.list.copy(from: sum.list)
+        }
+
+        /// `cycle`'s work with each input filled into the one input buffer and mixed before the
+        /// next is filled (what the mixer's steady cycle does since it pulls every callback
+        /// input into one region): the working set of a careful hand-written mixer.
+        func cycleThroughOneBuffer() {
+            let input = inputs[0].list
+            sum.list.clear()
+            for index in 0..<64 {
+                for channel in 0..<2 { input.samples(channel).update(repeating: 0.5, count: frames) }
+                for channel in 0..<2 {
+                    meters[index * 4 + channel].measure(input.samples(channel), count: frames)
+                    Mixing.copy(input.samples(channel), to: scratch.list.samples(0), count: frames, gain: 0.5)
                     meters[index * 4 + 2 + channel].measure(scratch.list.samples(0), count: frames)
                     Mixing.add(scratch.list.samples(0), into: sum.list.samples(channel), count: frames, gain: 1)
                 }
@@ -375,6 +405,50 @@ struct GraphBenchmark {
             ratios.append(a / b)
         }
         return median(ratios)
+    }
+
+    /// The mixer trial's measurement (`mixerTrial`) against the one-buffer hand loop
+    /// (`MixerLoop.cycleThroughOneBuffer`) instead of the goal's loop: whether the graph's
+    /// standing against the loop comes from the reuse of one input buffer alone. A note.
+    func mixerOneBufferTrial(blocks: Int) throws -> (loop: Double, ratio: Double) {
+        let graph = try mixerGraphCycle()
+        let loop = try MixerLoop(frames: frames, oneInputBuffer: true)
+        let perBlock = max(1, cycles / blocks)
+        var graphCycle = 0
+        func graphBlock() -> Double {
+            let start = Self.threadCPUNanoseconds()
+            for _ in 0..<perBlock {
+                _ = graph(graphCycle)
+                graphCycle += 1
+            }
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
+        }
+        func loopBlock() -> Double {
+            let start = Self.threadCPUNanoseconds()
+            for _ in 0..<perBlock { loop.cycleThroughOneBuffer() }
+            return (Self.threadCPUNanoseconds() - start) / 1000 / Double(perBlock)
+        }
+        for _ in 0..<100 {
+            _ = graph(graphCycle)
+            graphCycle += 1
+            loop.cycleThroughOneBuffer()
+        }
+        var loopTimes: [Double] = []
+        var ratios: [Double] = []
+        for block in 0..<blocks {
+            let g: Double
+            let l: Double
+            if block % 2 == 0 {
+                g = graphBlock()
+                l = loopBlock()
+            } else {
+                l = loopBlock()
+                g = graphBlock()
+            }
+            loopTimes.append(l)
+            ratios.append(g / l)
+        }
+        return (median(loopTimes), median(ratios))
     }
 
     /// While another thread renders a `units`-gain chain cycle after cycle, inserts a gain

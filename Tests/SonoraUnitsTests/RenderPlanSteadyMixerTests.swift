@@ -166,6 +166,170 @@ struct RenderPlanSteadyMixerTests {
     }
 }
 
+/// A render callback that checks the buffers it is handed against its input's width and the
+/// cycle's frame count (and that its channels do not overlap), reads every sample of them, then
+/// fills them as `MovingSource` does.
+final class CheckingSource: RenderCallbackTarget {
+    let channels: Int
+    let seed: Float
+    /// Calls whose buffers were not of the input's width, the cycle's frame count, or distinct channels.
+    var wrongBuffers = 0
+    var calls = 0
+    /// What the buffers held when handed over, summed (read, so a bad view would show under a sanitizer).
+    var readSum: Float = 0
+
+    init(channels: Int, seed: Float) {
+        self.channels = channels
+        self.seed = seed
+    }
+
+    override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+        calls += 1
+        let buffers = request.pointee.buffers
+        let frames = request.pointee.frameCount
+        if buffers.channelCount != channels || buffers.frameCount != frames { wrongBuffers += 1 }
+        for channel in 0..<buffers.channelCount {
+            let samples = buffers.samples(channel)
+            for other in 0..<buffers.channelCount where other != channel {
+                let distance = buffers.samples(other) - samples
+                if distance > -frames && distance < frames { wrongBuffers += 1 }
+            }
+            for frame in 0..<frames { readSum += samples[frame] }
+        }
+        let start = Float(request.pointee.timeStamp.sampleTime)
+        for channel in 0..<buffers.channelCount {
+            let samples = buffers.samples(channel)
+            for frame in 0..<frames { samples[frame] = CheckingSource.sample(seed: seed, channel: channel, time: start + Float(frame)) }
+        }
+        return .noError
+    }
+
+    static func sample(seed: Float, channel: Int, time: Float) -> Float {
+        0.3 * sin(time * 0.013 * seed + Float(channel) * 0.7) + 0.02 * seed * Float(channel + 1)
+    }
+}
+
+/// Render callbacks of different widths on one mixer, pulled in its steady cycles.
+@Suite("The mixer's steady cycle: callback inputs pulled into one buffer", .serialized)
+struct RenderPlanSteadyMixerPullBufferTests {
+    typealias Parameter = MultiChannelMixerUnit.Parameter
+
+    /// A mono, a stereo and a four-channel callback (each with content of its own), a second
+    /// stereo callback, into a stereo output, volumes and pans set: every cycle — steady ones
+    /// included, where every callback input is pulled into the same memory — is the sum the
+    /// mixer's rules give, computed here from the sources' samples; and every callback was
+    /// handed a list of its input's width and the cycle's frame count, frame counts changing.
+    @Test func callbackInputsOfDifferentWidthsMixAsTheirOwn() throws {
+        let widths = [2, 1, 4, 2]
+        let volumes: [Float] = [0.5, 0.8, 0.3, 1]
+        let pans: [Float] = [0.2, -0.4, 0, -0.6]
+        let graph = AudioGraph()
+        let mixer = MultiChannelMixerUnit(inputs: widths.count)
+        try mixer.setMaximumFramesPerSlice(256)
+        let node = graph.addNode(mixer)
+        let sources = widths.enumerated().map { CheckingSource(channels: $0.element, seed: Float($0.offset + 1)) }
+        for (element, width) in widths.enumerated() {
+            if width != 2 {
+                try mixer.setStreamFormat(StreamFormat.canonical(sampleRate: 48000, channels: width), scope: .input, element: element)
+            }
+            try mixer.setParameter(Parameter.volume, scope: .input, element: element, to: volumes[element])
+            try mixer.setParameter(Parameter.pan, scope: .input, element: element, to: pans[element])
+            try graph.setRenderCallback(sources[element], node: node, input: element)
+        }
+        let head = GenericOutputUnit()
+        try head.setMaximumFramesPerSlice(256)
+        try graph.connect(node, bus: 0, to: graph.addNode(head), input: 0)
+        try graph.initialize()
+        let plan = try #require(graph.plan)
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 256)
+        var sampleTime = 0
+        var steadyRendered = 0
+        var worst: Float = 0
+        for cycle in 0..<300 {
+            let frames = [128, 64, 256, 32, 128][cycle % 5]
+            let steadyBefore = plan.steadyCycles
+            var flags = RenderActionFlags()
+            let status = graph.render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(sampleTime)), frameCount: frames, into: buffers.list)
+            #expect(status == .noError, "cycle \(cycle)")
+            if plan.steadyCycles != steadyBefore { steadyRendered += 1 }
+            for frame in 0..<frames {
+                var expected: [Float] = [0, 0]
+                let time = Float(sampleTime + frame)
+                for (element, width) in widths.enumerated() {
+                    let sides = MultiChannelMixerKernel.Sides(pan: pans[element], inputChannels: width, outputChannels: 2)
+                    for channel in 0..<width {
+                        let post = CheckingSource.sample(seed: sources[element].seed, channel: channel, time: time) * volumes[element]
+                        if width == 1 {
+                            expected[0] += post * sides.left
+                            expected[1] += post * sides.right
+                        } else if width == 2 {
+                            expected[channel] += post * (channel == 0 ? sides.left : sides.right)
+                        } else {
+                            expected[channel % 2] += post
+                        }
+                    }
+                }
+                for channel in 0..<2 { worst = max(worst, abs(buffers.list.samples(channel)[frame] - expected[channel])) }
+            }
+            sampleTime += frames
+        }
+        #expect(worst < 1e-5, "the mix differs from the sources' sum by up to \(worst)")
+        #expect(steadyRendered > 100, "most cycles ran steady (\(steadyRendered) of 300)")
+        #expect(plan.compactSteadySteps == 1)
+        for source in sources {
+            #expect(source.calls == 300)
+            #expect(source.wrongBuffers == 0, "a \(source.channels)-channel callback was handed a wrong list \(source.wrongBuffers) times")
+            #expect(source.readSum.isFinite)
+        }
+        graph.uninitialize()
+    }
+
+    /// Two stereo callbacks whose content differs (one silent, one loud), then swapped by
+    /// their volumes: in steady cycles the silent input contributes nothing though it is pulled
+    /// into the memory the loud one was just pulled into, and the mixer's pre-fader meters
+    /// read each input's own level.
+    @Test func aSilentInputAfterALoudOneStaysSilent() throws {
+        final class Level: RenderCallbackTarget {
+            var value: Float
+            init(_ value: Float) { self.value = value }
+            override func render(_ request: UnsafeMutablePointer<RenderRequest>) -> AudioError.Code {
+                for channel in 0..<request.pointee.buffers.channelCount {
+                    request.pointee.buffers.samples(channel).update(repeating: value, count: request.pointee.frameCount)
+                }
+                return .noError
+            }
+        }
+        let graph = AudioGraph()
+        let mixer = MultiChannelMixerUnit(inputs: 2)
+        let node = graph.addNode(mixer)
+        let loud = Level(0.5)
+        let silent = Level(0)
+        try graph.setRenderCallback(loud, node: node, input: 0)
+        try graph.setRenderCallback(silent, node: node, input: 1)
+        for element in 0..<2 { try mixer.setProperty(.meteringMode, scope: .input, element: element, to: .flag(true)) }
+        try graph.connect(node, bus: 0, to: graph.addNode(GenericOutputUnit()), input: 0)
+        try graph.initialize()
+        let plan = try #require(graph.plan)
+        let buffers = try OwnedAudioBufferList(channelCount: 2, frameCapacity: 128)
+        for cycle in 0..<200 {
+            var flags = RenderActionFlags()
+            #expect(graph.render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: Double(cycle * 128)), frameCount: 128, into: buffers.list) == .noError)
+            for channel in 0..<2 {
+                #expect(buffers.list[channel].allSatisfy { $0 == 0.5 }, "cycle \(cycle): only the loud input sounds")
+            }
+        }
+        #expect(plan.steadyCycles > 100)
+        #expect(plan.compactSteadySteps == 1)
+        let loudPeak = try mixer.parameter(Parameter.prePeakHoldLevel, scope: .input, element: 0)
+        let silentPeak = try mixer.parameter(Parameter.prePeakHoldLevel, scope: .input, element: 1)
+        #expect(abs(loudPeak - 20 * log10(0.5)) < 0.01, "the loud input's peak: \(loudPeak) dB")
+        #expect(silentPeak <= -120, "the silent input's peak: \(silentPeak) dB")
+        graph.uninitialize()
+    }
+}
+
 @Suite("No allocation while a mixer renders from its steady form", .serialized, .enabled(if: AllocationCounter.isAvailable))
 struct RenderPlanSteadyMixerAllocationTests {
     /// 4,000 cycles of the metering mixer graph, MeteringMode switching while steady and a

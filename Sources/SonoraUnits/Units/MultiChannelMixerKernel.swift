@@ -4,7 +4,7 @@ import Synchronization
 
 /// What `MultiChannelMixerUnit`'s render reads besides its core, in one block the unit
 /// allocates at `initialize()`: the meters, the scratch buffer, the metering flags, and the
-/// mixer's steady form (`steadyInputs`).
+/// mixer's steady form (`steadyInputs`, `steadyPullLists`).
 ///
 /// `process` (any cycle) and `renderSteady` (a render plan's steady cycle) run the same
 /// per-input and output code below; they differ only in where the parameters come from.
@@ -38,6 +38,13 @@ struct MultiChannelMixerKernel {
     // The steady form, filled on the realtime side by `MultiChannelMixerUnit.steadySlot`.
     var core: UnsafeMutablePointer<RealtimeCore>
     var steadyInputs: UnsafeMutablePointer<SteadyInput>
+    /// Per input element, the list a steady cycle pulls it into when it is not a plan buffer
+    /// (a render callback, or unconnected): the input's own channel count, every input over
+    /// the same memory (the unit's `steadyPullBuffer`, the widest input × MaximumFramesPerSlice).
+    /// A steady cycle mixes each input right after its pull and reads it no more, so one
+    /// region serves them all and stays in L1, where the unit's own input buffers (64 stereo
+    /// inputs of 128 frames: 64 KiB) streamed through it.
+    var steadyPullLists: UnsafeMutablePointer<AudioBufferList>
     /// The plan buffer the mixer's step writes (nil until the first fill).
     var steadyOutput: AudioBufferList?
     var steadyOutputVolume: Float = 1
@@ -51,7 +58,8 @@ struct MultiChannelMixerKernel {
     struct SteadyInput {
         /// Pulled into `list` each cycle unless `direct` (a render callback, or nothing: silence).
         var source: InputSource = .none
-        /// A render plan's buffer the input is bound to (`direct`), or the unit's own input buffer.
+        /// A render plan's buffer the input is bound to (`direct`), or its list over the shared
+        /// pull buffer (`steadyPullLists`).
         var list: AudioBufferList
         var direct = false
         var enabled = true

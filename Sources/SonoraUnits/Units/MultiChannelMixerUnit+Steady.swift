@@ -25,8 +25,10 @@ extension MultiChannelMixerUnit {
         let published = core.pointee.published
         output.clear()
         // Each input is mixed right after its pull, while what its callback wrote is still in
-        // L1 (64 stereo inputs of 128 frames are 64 KiB, more than L1 holds): the callbacks
-        // still run in element order, one each; a failed pull ends the cycle silent.
+        // L1; and every pulled input is pulled into the same memory (`steadyPullLists`), so the
+        // cycle streams no input buffers (64 stereo inputs of 128 frames in buffers of their
+        // own were 64 KiB, more than L1 holds): the callbacks still run in element order, one
+        // each, each into a list of its input's channel count; a failed pull ends the cycle silent.
         for element in 0..<inputCount {
             let input = inputs + element
             let list = input.pointee.list.frames(from: 0, count: frameCount)

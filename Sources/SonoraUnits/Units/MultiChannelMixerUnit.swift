@@ -39,6 +39,9 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
     @exclusivity(unchecked) private var slots = Slots()
     /// Everything else the render reads (meters, scratch, metering flags, the steady form).
     @exclusivity(unchecked) private var kernel: UnsafeMutablePointer<MultiChannelMixerKernel>?
+    /// The memory every input a steady cycle pulls (not a plan buffer) is pulled into, one
+    /// input after another (`MultiChannelMixerKernel.steadyPullLists`).
+    private var steadyPullBuffer: OwnedAudioBufferList?
 
     public init(inputs: Int = 2) {
         inputMetering = Array(repeating: false, count: inputs)
@@ -202,15 +205,35 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         }
         let measured = UnsafeMutablePointer<MultiChannelMixerKernel.MeasuredMeters>.allocate(capacity: max(1, inputCount))
         measured.initialize(repeating: .init(), count: max(1, inputCount))
+        // One pull buffer for the steady cycle's pulled inputs, as wide as the widest input
+        // (an input list has at least one channel), each input's list its own channel count.
+        let pullChannels = (0..<inputCount).map { core.pointee.ownedInputLists[$0].channelCount }.max() ?? 1
+        let pullBuffer: OwnedAudioBufferList
+        do {
+            pullBuffer = try OwnedAudioBufferList(channelCount: max(1, pullChannels), frameCapacity: core.pointee.maximumFrames)
+        } catch {
+            meters.deallocate()
+            flags.deallocate()
+            seen.deallocate()
+            measured.deallocate()
+            table.deallocate()
+            throw error
+        }
+        let pullLists = UnsafeMutablePointer<AudioBufferList>.allocate(capacity: max(1, inputCount))
+        for element in 0..<inputCount {
+            (pullLists + element).initialize(
+                to: pullBuffer.list.channels(prefix: core.pointee.ownedInputLists[element].channelCount))
+        }
+        steadyPullBuffer = pullBuffer
         // Filled by `steadySlot` before a steady cycle reads them.
         let steadyInputs = UnsafeMutablePointer<MultiChannelMixerKernel.SteadyInput>.allocate(capacity: max(1, inputCount))
-        for element in 0..<inputCount { (steadyInputs + element).initialize(to: .init(list: core.pointee.ownedInputLists[element])) }
+        for element in 0..<inputCount { (steadyInputs + element).initialize(to: .init(list: pullLists[element])) }
         kernel = .allocate(capacity: 1)
         kernel!.initialize(
             to: MultiChannelMixerKernel(
                 meters: meters, meterCount: meterCount, inputMeterChannels: inputChannels, outputMeterChannels: outputChannels,
                 gains: .allocate(capacity: maximumFramesPerSlice), measured: measured, meterSlots: table, meteringFlags: flags,
-                meteringSeen: seen, core: core, steadyInputs: steadyInputs))
+                meteringSeen: seen, core: core, steadyInputs: steadyInputs, steadyPullLists: pullLists))
     }
 
     public override func deallocateRenderResources() {
@@ -222,8 +245,10 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
         kernel.pointee.meteringFlags.deallocate()
         kernel.pointee.meteringSeen.deallocate()
         kernel.pointee.steadyInputs.deallocate()
+        kernel.pointee.steadyPullLists.deallocate()
         kernel.deallocate()
         self.kernel = nil
+        steadyPullBuffer = nil
     }
 
     public override func resetRenderState() {
@@ -261,8 +286,11 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
 
     /// The steady form of this mixer for a render plan's steady cycles (`renderSteady`), from
     /// how the last (lean) cycle bound its inputs: each input a plan buffer, or pulled from a
-    /// render callback (or silent, unconnected); the parameters as the ramps hold them, no
-    /// ramp running. Nil for an input pulled from anything else. Realtime side, between cycles.
+    /// render callback (or silent, unconnected) into the shared pull buffer (`steadyPullLists`:
+    /// nothing reads a pulled input after its mix, and the unit's own input buffers are not a
+    /// pull of the cycle's afterwards, `lastPulledSampleTime` −1); the parameters as the ramps
+    /// hold them, no ramp running. Nil for an input pulled from anything else. Realtime side,
+    /// between cycles.
     override func steadySlot(
         _ core: UnsafeMutablePointer<RealtimeCore>, inputs: UnsafeMutablePointer<RenderPlan.Input>, output: AudioBufferList
     ) -> SteadySlot? {
@@ -280,7 +308,7 @@ public final class MultiChannelMixerUnit: AudioUnit, @unchecked Sendable {
                 case .connection: return nil
                 }
                 steady.pointee.source = core.pointee.inputSources[element]
-                steady.pointee.list = core.pointee.ownedInputLists[element]
+                steady.pointee.list = kernel.pointee.steadyPullLists[element]
                 steady.pointee.direct = false
             }
             steady.pointee.enabled = ramps[slots.enable + element].value >= 0.5
