@@ -11,6 +11,7 @@ extension AudioInputQueue {
         let wanted = passRequested
         passDone.unlock()
         while servePass() {}
+        publishWakeThreshold()
         passDone.lock()
         passCompleted = max(passCompleted, wanted)
         passDone.broadcast()
@@ -62,6 +63,28 @@ extension AudioInputQueue {
             return true
         }
         return false
+    }
+
+    /// Tells the capture side how many frames in the ring are worth waking this thread for:
+    /// linear PCM, what completes the buffer being filled (or the next one enqueued) less
+    /// what is already encoded and waiting; with no buffer to fill, half the ring (an enqueue
+    /// wakes the thread itself); a compressed format, 1 — every slice, as its packets' sizes
+    /// are not known ahead. Never more than half the ring, so the ring cannot fill first.
+    private func publishWakeThreshold() {
+        let ring = capturer.ring
+        var threshold = ring.capacity / 2
+        if format.isLinearPCM {
+            let frameBytes = max(1, Int(format.bytesPerFrame))
+            let room: Int? = if let current {
+                current.byteCapacity / frameBytes * frameBytes - current.byteSize
+            } else {
+                (try? withLock { queued.first.map { $0.byteCapacity / frameBytes * frameBytes } }) ?? nil
+            }
+            if let room { threshold = min(threshold, max(1, (room - pendingBytes.count) / frameBytes)) }
+        } else {
+            threshold = 1
+        }
+        capturer.wakeThreshold.store(max(1, threshold), ordering: .relaxed)
     }
 
     private var pendingIsEmpty: Bool { pendingBytes.isEmpty && pendingPacketIndex >= pendingPackets.count }

@@ -16,6 +16,11 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
     /// retains and releases on the capturing thread.
     var worker: Unmanaged<Worker>?
     let wakesWorker = Atomic<Bool>(false)
+    /// The worker is woken once the ring holds this many frames (the queue's thread publishes
+    /// it after each pass: what completes the buffer it fills, so that buffer is still handed
+    /// over in the slice that completes it). A post is a futex call and a thread switch: every
+    /// slice was 188 a second at 256-frame periods, for buffers usually many slices long.
+    let wakeThreshold = Atomic<Int>(1)
 
     private let capturedCount = Atomic<Int>(0)
     /// The input's sample time of the first frame ever kept (-1: none yet): the origin of the
@@ -107,7 +112,9 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
         try? ring.commitWrite(count)
         capturedCount.wrappingAdd(count, ordering: .releasing)
         if metering { measure(input) }
-        if wakesWorker.load(ordering: .relaxed) { worker?._withUnsafeGuaranteedRef { $0.wake() } }
+        if wakesWorker.load(ordering: .relaxed) && ring.readableFrames >= wakeThreshold.load(ordering: .relaxed) {
+            worker?._withUnsafeGuaranteedRef { $0.wake() }
+        }
     }
 
     /// Average (RMS) and peak of each channel over the slice.
