@@ -77,20 +77,31 @@ struct AudioInputQueueDeviceTests {
         let recording = InputRecording()
         let (queue, device, _) = try Self.startedQueue(recording)
         defer { try? queue.dispose() }
+        let capturer = queue.capturer
+        // `barrier` (one pass of the queue's thread, waited for) rather than `flush`, which
+        // would hand over the buffer half filled.
         try device.run(cycles: 4)
-        try queue.flush()
+        queue.barrier()
+        // The warm-up's 1024 frames filled one buffer; the next wants all of its 1024.
+        #expect(capturer.wakeThreshold.load(ordering: .relaxed) == 1024)
+        try device.run(cycles: 1)
+        queue.barrier()
+        #expect(capturer.wakeThreshold.load(ordering: .relaxed) == 768)
+        try device.run(cycles: 3)
+        queue.barrier()
         let wakeUpsBefore = queue.worker.wakeUps
         let slices = 40
         for _ in 0..<slices {
             try device.run(cycles: 1)
-            usleep(2000)  // a period's wait: the queue's thread runs when woken
+            // As a period's wait would: the thread, if woken, has taken what it was woken for.
+            _ = waitUntil { capturer.ring.readableFrames < capturer.wakeThreshold.load(ordering: .relaxed) }
         }
-        // The warm-up's buffer and ten more, delivered without a flush (each woke the thread).
-        let delivered = waitUntil { recording.deliveries.count >= 1 + slices / 4 }
+        // The two of the warm-up and ten more, delivered without a flush (each woke the thread).
+        let delivered = waitUntil { recording.deliveries.count >= 2 + slices / 4 }
         let wakeUps = queue.worker.wakeUps - wakeUpsBefore
         try queue.stop(immediate: false)
         #expect(delivered, "\(recording.deliveries.count) buffers delivered")
-        // Per slice this was at least 40 (one a slice, plus the enqueues); per buffer about 20.
+        // Per slice this was 50 (one a slice, plus the callbacks' enqueues); per buffer about 20.
         #expect(wakeUps < slices * 3 / 4, "\(wakeUps) wake-ups for \(slices) slices")
         #expect(recording.deliveries.dropLast().allSatisfy { $0.bytes.count == 4096 })
         let frames = device.next
