@@ -94,7 +94,8 @@ struct AudioInputQueueDeviceTests {
         for _ in 0..<slices {
             try device.run(cycles: 1)
             // As a period's wait would: the thread, if woken, has taken what it was woken for.
-            _ = waitUntil { capturer.ring.readableFrames < capturer.wakeThreshold.load(ordering: .relaxed) }
+            // (This thread is the ring's producer here: the fill is read as any thread may.)
+            _ = waitUntil { capturer.ring.approximateFillLevel < capturer.wakeThreshold.load(ordering: .relaxed) }
         }
         // The two of the warm-up and ten more, delivered without a flush (each woke the thread).
         let delivered = waitUntil { recording.deliveries.count >= 2 + slices / 4 }

@@ -112,7 +112,8 @@ public final class AudioInputQueueCapturer: @unchecked Sendable {
         try? ring.commitWrite(count)
         capturedCount.wrappingAdd(count, ordering: .releasing)
         if metering { measure(input) }
-        if wakesWorker.load(ordering: .relaxed) && ring.readableFrames >= wakeThreshold.load(ordering: .relaxed) {
+        // The fill from the producer's own view (`readableFrames` is the consumer's: it updates the consumer's cache).
+        if wakesWorker.load(ordering: .relaxed) && ring.capacity - ring.writableFrames >= wakeThreshold.load(ordering: .relaxed) {
             worker?._withUnsafeGuaranteedRef { $0.wake() }
         }
     }
