@@ -48,7 +48,8 @@ public final class SampleRing: @unchecked Sendable {
 
     // MARK: Producer
 
-    /// Frames the producer can write now.
+    /// Frames the producer can write now. The producer's thread only: it refreshes the
+    /// producer's cached read position (any other thread: `approximateFillLevel`).
     @inlinable
     public var writableFrames: Int { cursors.producerView(wanted: capacity, capacity: capacity).free }
 
@@ -101,7 +102,9 @@ public final class SampleRing: @unchecked Sendable {
 
     // MARK: Consumer
 
-    /// Frames the consumer can read now.
+    /// Frames the consumer can read now. The consumer's thread only: it refreshes the
+    /// consumer's cached write position, a race from any other thread (the producer knows
+    /// the fill as `capacity - writableFrames`; anyone else, `approximateFillLevel`).
     @inlinable
     public var readableFrames: Int { cursors.consumerView(wanted: capacity).filled }
 
