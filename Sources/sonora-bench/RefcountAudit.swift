@@ -115,7 +115,7 @@ struct RefcountAudit {
         append(served.counts, rig: .applianceServer, to: &rows, notes: &notes, heap: &heap)
         notes += served.notes
         absorb(netjackRig(), skipped: "the netjack2 slave rows", rows: &rows, notes: &notes, heap: &heap)
-        absorb(netjackLinkLossRig(), skipped: "the netjack2 slave rows through a link loss", rows: &rows, notes: &notes, heap: &heap)
+        absorb(netjackRig(linkLoss: true), skipped: "the netjack2 slave rows through a link loss", rows: &rows, notes: &notes, heap: &heap)
         absorb(netjackMasterRig(), skipped: "the netjack2 master rows", rows: &rows, notes: &notes, heap: &heap)
         for (name, cycle) in cases {
             let counted = try count(name, cycle)

@@ -292,8 +292,9 @@ extension RefcountAudit {
 
     /// The netjack2 rig in a child of this program inside a slave network namespace, beside
     /// jackd's netmanager in a master namespace (scripts/netjack-netns.sh, as `sonora-bench
-    /// network`: root, iproute2, jackd).
-    func netjackRig() -> Result<JackRigReport, AudioError> {
+    /// network`: root, iproute2, jackd). With `linkLoss`, the run whose link is taken down and
+    /// up while counted, on a network of its own.
+    func netjackRig(linkLoss: Bool = false) -> Result<JackRigReport, AudioError> {
         guard let script = IOBenchmark.script(named: "netjack-netns.sh") else {
             return .failure(AudioError(.unspecified, "scripts/netjack-netns.sh not found above sonora-bench"))
         }
@@ -303,19 +304,20 @@ extension RefcountAudit {
             return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
         }
         // A tag of its own: `sonora-bench network` runs tag 64…1024 (its periods).
-        let network = BenchNetwork(script: script, tag: 7)
+        let network = BenchNetwork(script: script, tag: linkLoss ? 8 : 7)
+        let what = linkLoss ? "the netjack2 link-loss rig" : "the netjack2 rig"
         defer { network.tearDown() }
         do { try network.up(rate: 48000, period: 256) } catch { return .failure(AudioError(.unspecified, "\(error)")) }
         // A fresh master now and then never answers a slave (`sonora-bench network` sees it too):
         // once more on a master started afresh, and the note says so.
-        var failure = AudioError(.unspecified, "the netjack2 rig did not run")
+        var failure = AudioError(.unspecified, "\(what) did not run")
         for attempt in 1...2 {
             if attempt > 1 {
                 do { try network.restartMaster(rate: 48000, period: 256) } catch { return .failure(failure) }
             }
-            switch runNetjackChild(executable: executable, network: network) {
+            switch runNetjackChild(executable: executable, network: network, linkLoss: linkLoss) {
             case .success(var report):
-                if attempt > 1 { report.notes.append("the netjack2 rig ran on its second try, on a master started afresh (the first: \(failure.message))") }
+                if attempt > 1 { report.notes.append("\(what) ran on its second try, on a master started afresh (the first: \(failure.message))") }
                 return .success(report)
             case .failure(let error):
                 failure = error
@@ -325,43 +327,13 @@ extension RefcountAudit {
     }
 
     /// One child run of the netjack2 rig in `network`'s slave namespace: its report, or why
-    /// not. With `linkLoss`, the run with the link taken down and up (on a master started
-    /// afresh: the first slave left without telling it).
+    /// not. With `linkLoss`, the run with the link taken down and up.
     private func runNetjackChild(executable: String, network: BenchNetwork, linkLoss: Bool = false) -> Result<JackRigReport, AudioError> {
         // As `sonora-bench network` runs a slave: on the CPU the master is not pinned to.
         runRigChild(
             executable: executable, namespace: "\(network.prefix)-s1", cpu: BenchNetwork.slaveCPU,
             arguments: ["--netjack-rig", network.masterAddress] + (linkLoss ? ["--netjack-link-loss"] : []),
             what: linkLoss ? "the netjack2 link-loss rig in the slave namespace" : "the netjack2 rig in the slave namespace")
-    }
-
-    /// The netjack2 slave through a link loss, in a child as `netjackRig`'s, on a network of its own.
-    func netjackLinkLossRig() -> Result<JackRigReport, AudioError> {
-        guard let script = IOBenchmark.script(named: "netjack-netns.sh") else {
-            return .failure(AudioError(.unspecified, "scripts/netjack-netns.sh not found above sonora-bench"))
-        }
-        guard getuid() == 0 else { return .failure(AudioError(.unspecified, "network namespaces need root")) }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { return .failure(AudioError(.unspecified, "jackd is not installed (Debian: jackd2)")) }
-        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return .failure(AudioError(.unspecified, "cannot find sonora-bench's own path"))
-        }
-        let network = BenchNetwork(script: script, tag: 8)
-        defer { network.tearDown() }
-        do { try network.up(rate: 48000, period: 256) } catch { return .failure(AudioError(.unspecified, "\(error)")) }
-        var failure = AudioError(.unspecified, "the netjack2 link-loss rig did not run")
-        for attempt in 1...2 {
-            if attempt > 1 {
-                do { try network.restartMaster(rate: 48000, period: 256) } catch { return .failure(failure) }
-            }
-            switch runNetjackChild(executable: executable, network: network, linkLoss: true) {
-            case .success(var report):
-                if attempt > 1 { report.notes.append("the netjack2 link-loss rig ran on its second try, on a master started afresh (the first: \(failure.message))") }
-                return .success(report)
-            case .failure(let error):
-                failure = error
-            }
-        }
-        return .failure(failure)
     }
 
     // MARK: The netjack2 master
